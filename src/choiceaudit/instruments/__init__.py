@@ -1,0 +1,1 @@
+"""Instruments: signalling (Consistency Without Alignment) and meaning (literal attraction)."""

@@ -1,0 +1,30 @@
+"""The narrow interface every backend implements: score queries, describe yourself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from choiceaudit.types import Decision, Query
+
+__all__ = ["MissingBackendError", "Scorer", "ScorerError"]
+
+
+class ScorerError(RuntimeError):
+    """A scorer could not be built or could not score (a clear message, never a bare trace)."""
+
+
+class MissingBackendError(ScorerError):
+    """An optional dependency or model package is not installed; the message names the pip command."""
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """``score`` returns one :class:`Decision` per query, in order; ``describe`` returns the
+    manifest entry (model id, sha256 of weights or revision, dtype, library versions)."""
+
+    name: str
+
+    def score(self, queries: Sequence[Query]) -> list[Decision]: ...
+
+    def describe(self) -> dict[str, Any]: ...
