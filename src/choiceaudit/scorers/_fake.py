@@ -8,6 +8,7 @@ the position bias is what an order audit must find, the label prior what a key-s
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ class FakeScorer:
     position_bias: Sequence[float] = ()
     label_prior: Mapping[str, float] = field(default_factory=dict)
     temperature: float = 1.0
+    delay: float = 0.0  # seconds per query, to make interruption tests deterministic
     name: str = "fake"
     calls: int = 0
 
@@ -50,6 +52,8 @@ class FakeScorer:
         decisions = []
         for query in queries:
             self.calls += 1
+            if self.delay:
+                time.sleep(self.delay)
             logits = self.logits(query)
             z = np.exp(logits - logits.max())
             probs = z / z.sum()

@@ -1,0 +1,3 @@
+from choiceaudit.cli import main
+
+main()

@@ -1,0 +1,260 @@
+"""The Bangla Bagdhara corpus (the meaning paper, §3): 19-field schema, JSONL or CSV.
+
+Loading follows the released task contract (``task_contract.json``) step by step, and the
+:class:`LoaderReport` holds the count after each:
+
+1. ``loaded`` — every record parsed; a record missing one of the 19 fields, with an id that is not
+   an integer, or with a field of the wrong type raises :class:`CorpusError` naming file, row
+   and field (nothing is skipped silently).
+2. ``normalised`` — every string (and every string inside a list) is Unicode NFC + strip.
+3. ``deduplicated`` — rows sorted by id, duplicate ``idiom`` strings dropped keeping the lowest id
+   (``sort_values('id'); drop_duplicates('idiom', keep='first')``). Rows with an empty idiom are
+   dropped first (reason ``missing_idiom``); two rows with one id and different idioms are an
+   error, since item ids must be unique.
+4. ``usable`` — rows with a non-empty ``figurative_meaning_bn`` and ``literal_meaning``.
+
+For the full corpus the contract records 10,359 loaded and 8,876 usable. The report also counts
+``with_alt`` (non-empty ``alternative_idioms``), ``with_sim_en`` (non-empty
+``similar_in_english``) and ``with_en_parenthetical`` (literal gloss carrying an English
+parenthetical, Appendix J).
+
+CSV cells holding list fields may be JSON arrays or Python list literals; any other non-empty
+text is read as a one-element list.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.instruments.meaning._corpus import (
+    Corpus,
+    CorpusError,
+    IdiomEntry,
+    LoaderReport,
+    normalise_text,
+)
+from choiceaudit.instruments.meaning._text import english_parenthetical
+
+__all__ = ["BAGDHARA_FIELDS", "load_bagdhara"]
+
+#: The corpus's 19-field schema, in its own order.
+BAGDHARA_FIELDS: tuple[str, ...] = (
+    "id",
+    "idiom",
+    "alternative_idioms",
+    "literal_meaning",
+    "figurative_meaning_bn",
+    "figurative_meaning_en",
+    "similar_in_english",
+    "example_sentences_in_bangla",
+    "example_sentences_in_english",
+    "usage_domain",
+    "tags",
+    "frequency",
+    "sentiment",
+    "historical_significance",
+    "religious_significance",
+    "cultural_significance",
+    "scape",
+    "note",
+    "history",
+)
+
+_LIST_FIELDS = frozenset(
+    {
+        "alternative_idioms",
+        "similar_in_english",
+        "example_sentences_in_bangla",
+        "example_sentences_in_english",
+        "usage_domain",
+        "tags",
+    }
+)
+_TEXT_FIELDS = frozenset(
+    {
+        "idiom",
+        "literal_meaning",
+        "figurative_meaning_bn",
+        "figurative_meaning_en",
+        "frequency",
+        "sentiment",
+        "scape",
+        "note",
+        "history",
+    }
+)
+
+
+def load_bagdhara(path: str | Path) -> Corpus:
+    """Load a Bagdhara JSONL (``.jsonl``/``.json``) or CSV (``.csv``) file into a :class:`Corpus`."""
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(str(path), None, None, "file not found")
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        raw = list(_read_jsonl(path))
+    elif suffix == ".csv":
+        raw = list(_read_csv(path))
+    else:
+        raise CorpusError(str(path), None, None, f"unknown format {suffix!r} (use .jsonl or .csv)")
+    report = LoaderReport(source=str(path))
+    rows = [_normalise_row(str(path), row_no, rec) for row_no, rec in raw]
+    report.step("loaded", len(rows))
+    report.step("normalised", len(rows))
+
+    rows.sort(key=lambda r: (r[1]["id"], r[0]))
+    seen_idiom: dict[str, tuple[int, int]] = {}
+    seen_id: dict[int, tuple[int, str]] = {}
+    kept: list[tuple[int, dict[str, Any]]] = []
+    for row_no, rec in rows:
+        rid = rec["id"]
+        if not rec["idiom"]:
+            report.drop("missing_idiom", rid)
+            continue
+        if rid in seen_id and seen_id[rid][1] != rec["idiom"]:
+            raise CorpusError(
+                str(path),
+                row_no,
+                "id",
+                f"id {rid} is also used by row {seen_id[rid][0]} with a different idiom",
+            )
+        seen_id.setdefault(rid, (row_no, rec["idiom"]))
+        if rec["idiom"] in seen_idiom:
+            report.drop("duplicate_idiom", rid)
+            continue
+        seen_idiom[rec["idiom"]] = (rid, row_no)
+        kept.append((row_no, rec))
+    report.step("deduplicated", len(kept))
+
+    entries: list[IdiomEntry] = []
+    for _, rec in kept:
+        if not rec["figurative_meaning_bn"]:
+            report.drop("missing_figurative_meaning_bn", rec["id"])
+            continue
+        if not rec["literal_meaning"]:
+            report.drop("missing_literal_meaning", rec["id"])
+            continue
+        entries.append(_entry(rec))
+    report.step("usable", len(entries))
+    report.step("with_alt", sum(1 for e in entries if e.alternatives))
+    report.step("with_sim_en", sum(1 for e in entries if e.equivalents_other))
+    report.step("with_en_parenthetical", sum(1 for e in entries if e.literal_other))
+    return Corpus("bagdhara", "bn", tuple(entries), report, other_language="en")
+
+
+def _entry(rec: dict[str, Any]) -> IdiomEntry:
+    idiom = rec["idiom"]
+    alternatives = tuple(dict.fromkeys(a for a in rec["alternative_idioms"] if a and a != idiom))
+    extra = {
+        k: rec[k]
+        for k in (
+            "usage_domain",
+            "frequency",
+            "sentiment",
+            "historical_significance",
+            "religious_significance",
+            "cultural_significance",
+            "scape",
+        )
+    }
+    return IdiomEntry(
+        id=rec["id"],
+        expression=idiom,
+        gold=rec["figurative_meaning_bn"],
+        literal=rec["literal_meaning"],
+        language="bn",
+        tags=tuple(t for t in rec["tags"] if t),
+        alternatives=alternatives,
+        carriers=tuple(s for s in rec["example_sentences_in_bangla"] if s),
+        gold_other=rec["figurative_meaning_en"] or None,
+        literal_other=english_parenthetical(rec["literal_meaning"]),
+        equivalents_other=tuple(s for s in rec["similar_in_english"] if s),
+        carriers_other=tuple(s for s in rec["example_sentences_in_english"] if s),
+        extra=extra,
+    )
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(str(path), line_no, None, f"not valid JSON ({exc.msg})") from None
+            if not isinstance(rec, dict):
+                raise CorpusError(str(path), line_no, None, "a record must be a JSON object")
+            yield line_no, rec
+
+
+def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        missing = [f for f in BAGDHARA_FIELDS if f not in (reader.fieldnames or [])]
+        if missing:
+            raise CorpusError(str(path), 1, missing[0], f"header lacks columns {missing}")
+        for rec in reader:
+            row_no = reader.line_num
+            out: dict[str, Any] = {}
+            for name in BAGDHARA_FIELDS:
+                cell = rec[name]
+                out[name] = None if cell is None or cell.strip() == "" else cell
+                if name in _LIST_FIELDS and out[name] is not None:
+                    out[name] = _parse_list_cell(str(path), row_no, name, cell)
+            yield row_no, out
+
+
+def _parse_list_cell(path: str, row_no: int, name: str, cell: str) -> list[Any]:
+    text = cell.strip()
+    if not text.startswith("["):
+        return [text]
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(text)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(value, list):
+            return value
+    raise CorpusError(path, row_no, name, f"cannot parse list cell {text[:60]!r}")
+
+
+def _normalise_row(path: str, row_no: int, rec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    missing = [f for f in BAGDHARA_FIELDS if f not in rec]
+    if missing:
+        raise CorpusError(path, row_no, missing[0], f"missing field (schema has 19: {missing})")
+    out: dict[str, Any] = {}
+    out["id"] = _parse_id(path, row_no, rec["id"])
+    for name in BAGDHARA_FIELDS[1:]:
+        value = rec[name]
+        if name in _LIST_FIELDS:
+            if value is None:
+                out[name] = []
+                continue
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise CorpusError(path, row_no, name, f"expected a list of strings, got {value!r}")
+            out[name] = [normalise_text(v) for v in value]
+        elif name in _TEXT_FIELDS:
+            if value is not None and not isinstance(value, str):
+                raise CorpusError(path, row_no, name, f"expected text, got {value!r}")
+            out[name] = normalise_text(value) if value is not None else ""
+        else:
+            out[name] = value
+    return row_no, out
+
+
+def _parse_id(path: str, row_no: int, value: Any) -> int:
+    if isinstance(value, bool):
+        raise CorpusError(path, row_no, "id", f"id must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise CorpusError(path, row_no, "id", f"id must be an integer, got {value!r}")

@@ -1,0 +1,373 @@
+"""The ``things`` norms bundle: THINGS concepts, THINGSplus property and size ratings, SPoSE.
+
+File formats (paper §I-B, §I-C; ``../shared/data/README.md``):
+
+* THINGS ``things_concepts.tsv`` — tab-separated, CRLF line endings, one row per concept with
+  ``Word``, ``uniqueID``, ``Concreteness (M)``, ``SUBTLEX freq``, ``Dominant Part of Speech``.
+* THINGSplus property ratings — comma-separated, per concept a mean and a rater SD for each
+  dimension. The early release names them ``<dim>_mean`` / ``<dim>_sd`` (``be.moved_mean``); the
+  final release capitalises and re-spells them (``Manmade_mean``, ``manmade_SD``,
+  ``mean_manmade``, ``be_moved (SD)``, …). Both are accepted: column names are compared after
+  lower-casing and folding every run of non-alphanumerics to ``_``.
+* THINGSplus size ratings — semicolon-separated, ``meanSize`` / ``stdSize`` on the 0–520 slider;
+  its ``uniqueID`` spells multi-word concepts with spaces where THINGS uses underscores.
+* SPoSE — whitespace-separated 1,854 × 66 matrix in THINGS order, with optional
+  ``unique_id.txt`` and ``labels_66.txt``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from choiceaudit.instruments.signalling._norms import (
+    BoolArray,
+    Dimension,
+    FloatArray,
+    NormsBundle,
+    NormsFormatError,
+)
+
+__all__ = [
+    "LIKERT_SCALE",
+    "PROPERTY_DIMENSIONS",
+    "SIZE_SCALE",
+    "PropertyRatings",
+    "SizeRatings",
+    "Spose",
+    "ThingsConcepts",
+    "load_things",
+    "read_property_ratings",
+    "read_size_ratings",
+    "read_spose",
+    "read_things_concepts",
+]
+
+#: THINGSplus property dimensions, in the early release's spelling.
+PROPERTY_DIMENSIONS: tuple[str, ...] = (
+    "manmade",
+    "precious",
+    "lives",
+    "heavy",
+    "natural",
+    "moves",
+    "grasp",
+    "hold",
+    "be.moved",
+    "pleasant",
+    "arousing",
+)
+#: The nominal range of the THINGSplus Likert items (§I-C: "bin on the nominal 1 to 7 range").
+LIKERT_SCALE = (1.0, 7.0)
+#: The THINGSplus size slider.
+SIZE_SCALE = (0.0, 520.0)
+
+_THINGS_FILES = {
+    "concepts": ("things", "things_concepts.tsv"),
+    "properties": ("thingsplus", "property_ratings_animacy.csv"),
+    "size": ("thingsplus", "size_ratings_size_fixed.csv"),
+    "spose": ("spose", "spose_embedding_66d_sorted.txt"),
+    "spose_ids": ("spose", "unique_id.txt"),
+    "spose_labels": ("spose", "labels_66.txt"),
+}
+
+
+def _fold(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", name.strip().lower()).strip("_")
+
+
+def _number(path: Path, row: int, field: str, text: str | None) -> float:
+    """A numeric cell; empty or NA is NaN, anything else unparsable is an error naming the cell."""
+    if text is None:
+        raise NormsFormatError(path, "row is shorter than the header", row=row, field=field)
+    text = text.strip()
+    if text in ("", "NA", "N/A", "#N/A", "NaN", "nan"):
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        raise NormsFormatError(path, f"not a number: {text!r}", row=row, field=field) from None
+
+
+def _read_rows(path: Path, delimiter: str) -> tuple[list[str], list[dict[str, str]]]:
+    if not path.is_file():
+        raise FileNotFoundError(f"norms file not found: {path}")
+    # newline="" lets the csv module own line endings, so CRLF files parse like LF ones.
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter=delimiter)
+        if reader.fieldnames is None:
+            raise NormsFormatError(path, "file is empty (no header)")
+        header = [h.strip() for h in reader.fieldnames]
+        reader.fieldnames = header
+        rows = list(reader)
+    return header, rows
+
+
+def _require(path: Path, header: Sequence[str], names: Sequence[str]) -> None:
+    missing = [n for n in names if n not in header]
+    if missing:
+        raise NormsFormatError(path, f"missing column(s) {missing}; header is {list(header)}")
+
+
+@dataclass(frozen=True)
+class ThingsConcepts:
+    """The THINGS concept table, in file order."""
+
+    unique_ids: tuple[str, ...]
+    words: tuple[str, ...]
+    concreteness: FloatArray
+    frequency: FloatArray
+    part_of_speech: tuple[str | None, ...]
+
+
+def read_things_concepts(path: str | Path) -> ThingsConcepts:
+    """Read ``things_concepts.tsv`` (tab-separated, CRLF or LF)."""
+    path = Path(path)
+    header, rows = _read_rows(path, "\t")
+    need = ["Word", "uniqueID", "Concreteness (M)", "SUBTLEX freq", "Dominant Part of Speech"]
+    _require(path, header, need)
+    ids: list[str] = []
+    words: list[str] = []
+    conc: list[float] = []
+    freq: list[float] = []
+    pos: list[str | None] = []
+    for i, row in enumerate(rows, start=2):
+        uid = (row.get("uniqueID") or "").strip()
+        word = (row.get("Word") or "").strip()
+        if not uid:
+            raise NormsFormatError(path, "empty concept id", row=i, field="uniqueID")
+        if not word:
+            raise NormsFormatError(path, "empty word", row=i, field="Word")
+        ids.append(uid)
+        words.append(word)
+        conc.append(_number(path, i, "Concreteness (M)", row.get("Concreteness (M)")))
+        freq.append(_number(path, i, "SUBTLEX freq", row.get("SUBTLEX freq")))
+        tag = (row.get("Dominant Part of Speech") or "").strip()
+        pos.append(None if tag in ("", "#N/A", "NA") else tag)
+    if len(set(ids)) != len(ids):
+        dup = sorted({u for u in ids if ids.count(u) > 1})[:5]
+        raise NormsFormatError(path, f"duplicate uniqueID values {dup}", field="uniqueID")
+    return ThingsConcepts(tuple(ids), tuple(words), np.array(conc), np.array(freq), tuple(pos))
+
+
+@dataclass(frozen=True)
+class PropertyRatings:
+    """THINGSplus property ratings keyed by concept id: ``means[dim]``/``sds[dim]`` aligned with
+    ``unique_ids``; dimension names in the early release's spelling."""
+
+    unique_ids: tuple[str, ...]
+    means: dict[str, FloatArray]
+    sds: dict[str, FloatArray]
+
+
+def _find_column(folded: dict[str, str], dim: str, stat: str) -> str | None:
+    d = _fold(dim)
+    synonyms = {"mean": ("mean", "m", "avg"), "sd": ("sd", "std", "stdev")}[stat]
+    for s in synonyms:
+        for candidate in (f"{d}_{s}", f"{s}_{d}", f"{d}{s}"):
+            if candidate in folded:
+                return folded[candidate]
+    return None
+
+
+def read_property_ratings(
+    path: str | Path, *, dimensions: Sequence[str] = PROPERTY_DIMENSIONS
+) -> PropertyRatings:
+    """Read THINGSplus property ratings in either column convention (see module docstring)."""
+    path = Path(path)
+    delimiter = "\t" if path.suffix.lower() in (".tsv", ".txt") else ","
+    header, rows = _read_rows(path, delimiter)
+    folded = {_fold(h): h for h in header}
+    id_col = next((folded[k] for k in ("uniqueid", "unique_id", "concept_id") if k in folded), None)
+    if id_col is None:
+        raise NormsFormatError(path, f"no uniqueID column; header is {header}")
+    cols: dict[str, tuple[str, str]] = {}
+    for dim in dimensions:
+        mean_col = _find_column(folded, dim, "mean")
+        sd_col = _find_column(folded, dim, "sd")
+        if mean_col is None or sd_col is None:
+            raise NormsFormatError(
+                path, f"no mean/SD columns for dimension {dim!r}; header is {header}"
+            )
+        cols[dim] = (mean_col, sd_col)
+    ids = []
+    means: dict[str, list[float]] = {d: [] for d in dimensions}
+    sds: dict[str, list[float]] = {d: [] for d in dimensions}
+    for i, row in enumerate(rows, start=2):
+        uid = (row.get(id_col) or "").strip()
+        if not uid:
+            raise NormsFormatError(path, "empty concept id", row=i, field=id_col)
+        ids.append(uid)
+        for dim, (mc, sc) in cols.items():
+            means[dim].append(_number(path, i, mc, row.get(mc)))
+            sds[dim].append(_number(path, i, sc, row.get(sc)))
+    if len(set(ids)) != len(ids):
+        raise NormsFormatError(path, "duplicate concept ids", field=id_col)
+    return PropertyRatings(
+        tuple(ids), {d: np.array(v) for d, v in means.items()}, {d: np.array(v) for d, v in sds.items()}
+    )
+
+
+@dataclass(frozen=True)
+class SizeRatings:
+    """THINGSplus size ratings: mean and rater SD of the rated size on the 0–520 slider."""
+
+    unique_ids: tuple[str, ...]
+    means: FloatArray
+    sds: FloatArray
+
+
+def read_size_ratings(path: str | Path) -> SizeRatings:
+    """Read the semicolon-separated size ratings; ids are normalised to THINGS spelling."""
+    path = Path(path)
+    header, rows = _read_rows(path, ";")
+    folded = {_fold(h): h for h in header}
+    id_col = folded.get("uniqueid")
+    mean_col = folded.get("meansize") or folded.get("size_mean")
+    sd_col = folded.get("stdsize") or folded.get("size_sd") or folded.get("sdsize")
+    if id_col is None or mean_col is None or sd_col is None:
+        raise NormsFormatError(path, f"need uniqueID, meanSize and stdSize columns; header is {header}")
+    ids, means, sds = [], [], []
+    for i, row in enumerate(rows, start=2):
+        uid = (row.get(id_col) or "").strip().replace(" ", "_")
+        if not uid:
+            raise NormsFormatError(path, "empty concept id", row=i, field=id_col)
+        ids.append(uid)
+        means.append(_number(path, i, mean_col, row.get(mean_col)))
+        sds.append(_number(path, i, sd_col, row.get(sd_col)))
+    if len(set(ids)) != len(ids):
+        raise NormsFormatError(path, "duplicate concept ids", field=id_col)
+    return SizeRatings(tuple(ids), np.array(means), np.array(sds))
+
+
+@dataclass(frozen=True)
+class Spose:
+    """SPoSE: a human-derived similarity embedding fit to odd-one-out triplets (§I-C)."""
+
+    unique_ids: tuple[str, ...]
+    matrix: FloatArray
+    labels: tuple[str, ...]
+
+
+def read_spose(
+    path: str | Path, *, unique_ids: str | Path | Sequence[str], labels: str | Path | None = None
+) -> Spose:
+    """Read the SPoSE matrix; ``unique_ids`` is the row-id file or the ids themselves."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"norms file not found: {path}")
+    if isinstance(unique_ids, (str, Path)):
+        ids = tuple(Path(unique_ids).read_text(encoding="utf-8").split())
+    else:
+        ids = tuple(unique_ids)
+    rows: list[list[float]] = []
+    width = None
+    with path.open("r", encoding="utf-8") as fh:
+        for i, line in enumerate(fh, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if width is None:
+                width = len(parts)
+            elif len(parts) != width:
+                raise NormsFormatError(path, f"{len(parts)} values, expected {width}", row=i)
+            rows.append([_number(path, i, f"dim {j}", p) for j, p in enumerate(parts)])
+    matrix = np.array(rows, dtype=np.float64)
+    if matrix.shape[0] != len(ids):
+        raise NormsFormatError(path, f"{matrix.shape[0]} rows but {len(ids)} unique ids")
+    names: tuple[str, ...] = ()
+    if labels is not None:
+        names = tuple(x.strip() for x in Path(labels).read_text(encoding="utf-8").splitlines() if x.strip())
+        if len(names) != matrix.shape[1]:
+            raise NormsFormatError(labels, f"{len(names)} labels for {matrix.shape[1]} dimensions")
+    return Spose(ids, matrix, names)
+
+
+def _locate(data_dir: Path, key: str) -> Path:
+    sub, name = _THINGS_FILES[key]
+    for candidate in (data_dir / sub / name, data_dir / name):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"{name} not found under {data_dir} (looked in {sub}/ and the top level)")
+
+
+def _align(ids: Sequence[str], source_ids: Sequence[str], values: FloatArray) -> FloatArray:
+    pos = {u: i for i, u in enumerate(source_ids)}
+    out = np.full(len(ids), np.nan)
+    for i, u in enumerate(ids):
+        j = pos.get(u)
+        if j is not None:
+            out[i] = values[j]
+    return out
+
+
+def load_things(data_dir: str | Path, *, spose: bool = True) -> NormsBundle:
+    """Assemble the ``things`` bundle from a directory laid out like ``../shared/data``.
+
+    Dimensions: the eleven THINGSplus properties on 1–7 and ``size`` on 0–520, each with its
+    per-concept rater SD. Coverage sources: ``property_ratings``, ``size_ratings`` and (with
+    ``spose``) ``spose`` triplet coverage. Homographs are THINGS words listed under more than one
+    concept (exact case); artifacts are concepts rated above the manmade midpoint (4 on 1–7).
+    Rating rows whose concept THINGS does not list are counted in ``skipped``.
+    """
+    data_dir = Path(data_dir)
+    things = read_things_concepts(_locate(data_dir, "concepts"))
+    ids = things.unique_ids
+    props = read_property_ratings(_locate(data_dir, "properties"))
+    size = read_size_ratings(_locate(data_dir, "size"))
+    known = set(ids)
+    skipped = {
+        "property rating rows for concepts not in THINGS": sum(u not in known for u in props.unique_ids),
+        "size rating rows for concepts not in THINGS": sum(u not in known for u in size.unique_ids),
+    }
+    dims: dict[str, Dimension] = {}
+    for d in PROPERTY_DIMENSIONS:
+        dims[d] = Dimension(
+            d,
+            _align(ids, props.unique_ids, props.means[d]),
+            LIKERT_SCALE,
+            _align(ids, props.unique_ids, props.sds[d]),
+        )
+    dims["size"] = Dimension(
+        "size", _align(ids, size.unique_ids, size.means), SIZE_SCALE, _align(ids, size.unique_ids, size.sds)
+    )
+    prop_cov: BoolArray = np.all([np.isfinite(dims[d].means) for d in PROPERTY_DIMENSIONS], axis=0)
+    coverage: dict[str, BoolArray] = {
+        "property_ratings": prop_cov,
+        "size_ratings": np.isfinite(dims["size"].means),
+    }
+    sources = {"things": str(_locate(data_dir, "concepts"))}
+    if spose:
+        sp = read_spose(
+            _locate(data_dir, "spose"),
+            unique_ids=_locate(data_dir, "spose_ids"),
+            labels=_locate(data_dir, "spose_labels"),
+        )
+        have = set(sp.unique_ids)
+        coverage["spose"] = np.array([u in have for u in ids])
+        skipped["SPoSE rows for concepts not in THINGS"] = sum(u not in known for u in sp.unique_ids)
+        sources["spose"] = str(_locate(data_dir, "spose"))
+    words = things.words
+    counts: dict[str, int] = {}
+    for w in words:
+        counts[w] = counts.get(w, 0) + 1
+    manmade = dims["manmade"].means
+    return NormsBundle(
+        name="things",
+        concepts=ids,
+        words=words,
+        dimensions=dims,
+        coverage=coverage,
+        noun=np.array([p == "Noun" for p in things.part_of_speech]),
+        homograph=np.array([counts[w] > 1 for w in words]),
+        artifact=np.where(np.isfinite(manmade), manmade > 4.0, False),
+        covariates={"concreteness": things.concreteness, "frequency": things.frequency},
+        skipped=skipped,
+        sources=sources,
+    )

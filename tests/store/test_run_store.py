@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from choiceaudit import Query
+from choiceaudit.scorers import FakeScorer
+from choiceaudit.store import RunStore, StoreError, read_queries, run_scoring, write_queries
+
+N_QUERIES = 60
+
+
+def make_queries(n: int = N_QUERIES) -> list[Query]:
+    out = []
+    for i in range(n):
+        perm = [(0, 1, 2), (2, 0, 1), (1, 2, 0)][i % 3]
+        canon = (f"alpha {i}", f"beta {i}", f"gamma {i}")
+        out.append(
+            Query(
+                state=f"state {i}",
+                options=tuple(canon[j] for j in perm),
+                perm=perm,
+                meta={"item_id": f"item{i // 3}", "condition": "c4", "experiment": "test"},
+            )
+        )
+    return out
+
+
+def rows(store: RunStore) -> list[dict]:
+    return store.read().to_pylist()
+
+
+def test_rows_hold_query_and_decision(tmp_path: Path):
+    store = RunStore(tmp_path / "run")
+    queries = make_queries(6)
+    scorer = FakeScorer(position_bias=[0.0, 0.0, 5.0])
+    summary = run_scoring(scorer, queries, store, chunk_size=4)
+    assert summary.scored == 6 and summary.parts_written == 2
+    table = store.read()
+    assert table.num_rows == 6
+    first = table.to_pylist()[1]
+    q = queries[1]
+    assert first["query_id"] == q.id and first["perm"] == "201"
+    assert first["options"] == list(q.options) and first["item_id"] == "item0"
+    assert first["choice"] == [2]  # the injected slot bias decides
+    assert first["choice_canonical"] == [1]  # slot 2 shows canonical option 1
+    assert sum(first["probs"]) == pytest.approx(1.0, abs=1e-12)
+    assert first["score_logit"][2] - first["score_logit"][0] == pytest.approx(
+        5.0 + FakeScorer().logits(q)[2] - FakeScorer().logits(q)[0]
+    )
+    manifest = store.manifest()
+    assert manifest["status"] == "complete" and manifest["rows"] == 6
+    assert manifest["scorer"]["backend"] == "fake"
+
+
+def test_finished_run_rerun_scores_nothing(tmp_path: Path):
+    store = RunStore(tmp_path / "run")
+    queries = make_queries(10)
+    run_scoring(FakeScorer(), queries, store, chunk_size=3)
+    scorer = FakeScorer()
+    summary = run_scoring(scorer, queries, store, chunk_size=3)
+    assert summary.scored == 0 and summary.already_done == 10 and scorer.calls == 0
+    assert len(store.manifest()["sessions"]) == 2
+
+
+def test_duplicates_in_input_are_counted_not_scored_twice(tmp_path: Path):
+    store = RunStore(tmp_path / "run")
+    queries = make_queries(4)
+    summary = run_scoring(FakeScorer(), [*queries, queries[0]], store)
+    assert summary.duplicates_in_input == 1 and store.read().num_rows == 4
+    assert store.manifest()["sessions"][0]["duplicates_in_input"] == 1
+
+
+def test_resume_refuses_a_different_scorer(tmp_path: Path):
+    store = RunStore(tmp_path / "run")
+    run_scoring(FakeScorer(name="one"), make_queries(3), store)
+    with pytest.raises(StoreError, match="scored by"):
+        run_scoring(FakeScorer(name="two"), make_queries(3), store)
+
+
+def test_stale_temporary_part_is_removed_and_never_read(tmp_path: Path):
+    store = RunStore(tmp_path / "run")
+    queries = make_queries(6)
+    run_scoring(FakeScorer(), queries[:3], store)
+    stale = store.parts_dir / ".part-00001.parquet.abc.tmp"
+    stale.write_bytes(b"half a parquet file")
+    summary = run_scoring(FakeScorer(), queries, store)
+    assert not stale.exists() and summary.scored == 3
+    assert store.manifest()["sessions"][-1]["stale_partial_files_removed"] == 1
+
+
+def test_second_writer_is_locked_out(tmp_path: Path):
+    store = RunStore(tmp_path / "run")
+    with store.lock(), pytest.raises(StoreError, match="another process"):
+        run_scoring(FakeScorer(), make_queries(2), store)
+
+
+def _score_cmd(queries_file: Path, out: Path, delay: float) -> list[str]:
+    return [
+        sys.executable, "-m", "choiceaudit.cli", "score", str(queries_file),
+        "--model", "fake", "--out", str(out), "--chunk-size", "4", "-o", f"delay={delay}",
+    ]  # fmt: skip
+
+
+def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path):
+    queries = make_queries()
+    qfile = tmp_path / "queries.jsonl"
+    write_queries(qfile, queries)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+    interrupted = tmp_path / "interrupted"
+    proc = subprocess.Popen(
+        _score_cmd(qfile, interrupted, 0.02), env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    store = RunStore(interrupted)
+    deadline = time.monotonic() + 60
+    while len(store.part_paths()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    n_before = sum(pq.read_metadata(p).num_rows for p in store.part_paths())
+    assert 0 < n_before < N_QUERIES, "the kill must land part-way through the run"
+    assert store.manifest()["status"] == "running"
+
+    resumed = subprocess.run(_score_cmd(qfile, interrupted, 0.0), env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{N_QUERIES - n_before} scored, {n_before} already done" in resumed.stdout
+
+    clean = tmp_path / "clean"
+    done = subprocess.run(_score_cmd(qfile, clean, 0.0), env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+    got, want = rows(RunStore(interrupted)), rows(RunStore(clean))
+    assert len(got) == N_QUERIES
+    assert len({r["query_id"] for r in got}) == N_QUERIES  # none duplicated
+    assert got == want  # none lost, every value identical
+
+    again = subprocess.run(_score_cmd(qfile, interrupted, 0.0), env=env, capture_output=True, text=True)
+    assert "0 scored" in again.stdout
+    manifest = json.loads((interrupted / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and len(manifest["sessions"]) == 3
+
+
+def test_query_file_roundtrip(tmp_path: Path):
+    queries = make_queries(5)
+    path = tmp_path / "q.jsonl"
+    write_queries(path, queries)
+    assert read_queries(path).queries == queries
+    assert [q.id for q in read_queries(path).queries] == [q.id for q in queries]
