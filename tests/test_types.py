@@ -61,7 +61,9 @@ def test_query_rejects_bad_input(kw, match):
 
 
 def test_default_keys_prompt_and_continuations():
-    q = make_query(instruction="Pick one.", neutral_state="What is the capital?", answer_format="text")
+    q = make_query(
+        instruction="Pick one.", neutral_state="What is the capital?", answer_format="text"
+    )
     assert q.keys == ("A", "B", "C")
     assert q.prompt() == "Pick one.\n\nWhat is the capital of France?\n\nAnswer:"
     assert q.prompt(neutral=True) == "Pick one.\n\nWhat is the capital?\n\nAnswer:"

@@ -147,7 +147,9 @@ class Query:
             _check_perm(perm, len(options))
             object.__setattr__(self, "perm", perm)
         if self.answer_format not in ("text", "key"):
-            raise ValueError(f"Query.answer_format must be 'text' or 'key', got {self.answer_format!r}")
+            raise ValueError(
+                f"Query.answer_format must be 'text' or 'key', got {self.answer_format!r}"
+            )
         if "{state}" not in self.template:
             raise ValueError("Query.template must contain the {state} field")
         try:

@@ -132,7 +132,9 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path):
     assert 0 < n_before < N_QUERIES, "the kill must land part-way through the run"
     assert store.manifest()["status"] == "running"
 
-    resumed = subprocess.run(_score_cmd(qfile, interrupted, 0.0), env=env, capture_output=True, text=True)
+    resumed = subprocess.run(
+        _score_cmd(qfile, interrupted, 0.0), env=env, capture_output=True, text=True
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert f"{N_QUERIES - n_before} scored, {n_before} already done" in resumed.stdout
 
@@ -145,7 +147,9 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path):
     assert len({r["query_id"] for r in got}) == N_QUERIES  # none duplicated
     assert got == want  # none lost, every value identical
 
-    again = subprocess.run(_score_cmd(qfile, interrupted, 0.0), env=env, capture_output=True, text=True)
+    again = subprocess.run(
+        _score_cmd(qfile, interrupted, 0.0), env=env, capture_output=True, text=True
+    )
     assert "0 scored" in again.stdout
     manifest = json.loads((interrupted / "manifest.json").read_text())
     assert manifest["status"] == "complete" and len(manifest["sessions"]) == 3

@@ -72,7 +72,9 @@ def models(
     for col in ("name", "backend", "installed", "description / install"):
         table.add_column(col)
     for row in rows:
-        detail = row["description"] if row["installed"] else "missing: " + " && ".join(row["missing"])
+        detail = (
+            row["description"] if row["installed"] else "missing: " + " && ".join(row["missing"])
+        )
         table.add_row(row["name"], row["backend"], "yes" if row["installed"] else "no", detail)
     out.print(table)
     out.print(
@@ -88,9 +90,13 @@ def score(
     out_dir: Annotated[Path, typer.Option("--out", help="Run directory (created or resumed).")],
     option: Annotated[
         list[str] | None,
-        typer.Option("--option", "-o", help="Scorer option key=value (repeatable), e.g. batch_size=16."),
+        typer.Option(
+            "--option", "-o", help="Scorer option key=value (repeatable), e.g. batch_size=16."
+        ),
     ] = None,
-    chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part (resume granularity).")] = 32,
+    chunk_size: Annotated[
+        int, typer.Option(help="Queries per Parquet part (resume granularity).")
+    ] = 32,
     skip_invalid: Annotated[
         bool, typer.Option(help="Score the valid lines; count invalid ones in the manifest.")
     ] = False,

@@ -12,7 +12,9 @@ from choiceaudit.cli import app, out
 
 @app.command()
 def demo(
-    out_dir: Annotated[Path, typer.Option("--out", help="Where runs and the report go.")] = Path("runs/demo"),
+    out_dir: Annotated[Path, typer.Option("--out", help="Where runs and the report go.")] = Path(
+        "runs/demo"
+    ),
 ) -> None:
     """Run the audits that exist on the embedded default models."""
     out.print(f"demo output would go to {out_dir}")

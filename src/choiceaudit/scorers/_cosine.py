@@ -39,14 +39,19 @@ class CosineScorer:
         model_dir = Path(package.get_model_path())
         from sentence_transformers import SentenceTransformer
 
-        return cls(SentenceTransformer(str(model_dir), device=device), model_dir, batch_size=batch_size)
+        return cls(
+            SentenceTransformer(str(model_dir), device=device), model_dir, batch_size=batch_size
+        )
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float64]:
         """Unit-normalised embeddings, one row per text (memoised per text)."""
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
             vectors = self.model.encode(
-                missing, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+                missing,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
             )
             for text, vec in zip(missing, vectors, strict=True):
                 self._cache[text] = np.asarray(vec, dtype=np.float64)

