@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.choiceaudit-installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck venv clean-venv bench
+.PHONY: demo test venv browser clean-venv bench
 
 venv: $(STAMP)
 
@@ -26,7 +26,13 @@ $(STAMP): pyproject.toml Makefile
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/choiceaudit demo $(DEMO_ARGS)
 
-test: $(STAMP)
+# The report test renders the HTML in headless Chromium (Debian packages).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver; }
+
+test: $(STAMP) browser
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=2 $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)

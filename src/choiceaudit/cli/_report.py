@@ -1,0 +1,39 @@
+"""``choiceaudit report``: HTML + tables + figures from run directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from choiceaudit.cli import _fail, app, out
+from choiceaudit.store import StoreError
+
+
+@app.command()
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories to report on.")],
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Report directory (index.html, figures/, tables/).")
+    ],
+    title: Annotated[str, typer.Option(help="Report title.")] = "choiceaudit report",
+    screenshot: Annotated[
+        Path | None, typer.Option(help="Also save a full-page PNG of the report (needs chromium).")
+    ] = None,
+) -> None:
+    """Write a self-contained HTML report with tables (CSV, Markdown, LaTeX) and figures (PNG, SVG, CSV)."""
+    from choiceaudit.report import build_report
+
+    try:
+        index = build_report(runs, out_dir, title=title)
+    except (StoreError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    out.print(f"report: {index}")
+    if screenshot is not None:
+        from choiceaudit.report._screenshot import screenshot as take
+
+        try:
+            out.print(f"screenshot: {take(index, screenshot)}")
+        except RuntimeError as exc:
+            raise _fail(str(exc)) from None
