@@ -7,7 +7,9 @@ import itertools
 import numpy as np
 
 
-def random_probs(rng: np.random.Generator, n: int, k: int, *, grid: int | None = None) -> np.ndarray:
+def random_probs(
+    rng: np.random.Generator, n: int, k: int, *, grid: int | None = None
+) -> np.ndarray:
     """``n`` probability rows over ``k`` options; with ``grid`` the values are multiples of
     ``1/grid`` (so exact ties in the argmax and in confidence are common)."""
     if grid is None:

@@ -91,10 +91,15 @@ def test_clustered_callable_with_equal_clusters_matches_brute_force() -> None:
     def trimmed(sample: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.asarray(sps.trim_mean(sample, 0.1, axis=axis))
 
-    ours = bootstrap_ci(values, statistic=trimmed, n_resamples=200, level=0.8,
-                        clusters=clusters, seed=4)
+    ours = bootstrap_ci(
+        values, statistic=trimmed, n_resamples=200, level=0.8, clusters=clusters, seed=4
+    )
     (low, high), _ = _brute_force_clustered(
-        values, clusters, n_resamples=200, level=0.8, seed=4,
+        values,
+        clusters,
+        n_resamples=200,
+        level=0.8,
+        seed=4,
         statistic=lambda s: sps.trim_mean(s, 0.1),
     )
     assert ours.low == pytest.approx(low, abs=1e-12)
@@ -106,8 +111,9 @@ def test_equal_clusters_mean_equals_unclustered_bootstrap_of_cluster_means() -> 
     # both calls draw the same (n_resamples, n_clusters) index matrix.
     rng = np.random.default_rng(2)
     values = rng.normal(size=(40, 3))
-    clustered = bootstrap_ci(values.ravel(), n_resamples=400, clusters=np.repeat(np.arange(40), 3),
-                             seed=8)
+    clustered = bootstrap_ci(
+        values.ravel(), n_resamples=400, clusters=np.repeat(np.arange(40), 3), seed=8
+    )
     per_item = bootstrap_ci(values.mean(axis=1), n_resamples=400, seed=8)
     assert clustered.low == pytest.approx(per_item.low, abs=1e-12)
     assert clustered.high == pytest.approx(per_item.high, abs=1e-12)
@@ -156,8 +162,10 @@ def test_same_seed_same_result_and_generator_accepted() -> None:
         ({"values": [1.0, 2.0], "level": 1.0}, "level"),
         ({"values": [1.0, 2.0], "n_resamples": 1}, "n_resamples"),
         ({"values": [1.0, 2.0], "statistic": "mode"}, "statistic"),
-        ({"values": [1.0, 2.0, 3.0], "statistic": "median", "clusters": [0, 0, 1]},
-         "equal cluster sizes"),
+        (
+            {"values": [1.0, 2.0, 3.0], "statistic": "median", "clusters": [0, 0, 1]},
+            "equal cluster sizes",
+        ),
         ({"values": [[1.0, 2.0]]}, "dimension"),
     ],
 )

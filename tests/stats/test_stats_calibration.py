@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from sklearn.metrics import brier_score_loss, log_loss
@@ -16,11 +18,13 @@ def _ece_width_brute(probs: np.ndarray, labels: np.ndarray, n_bins: int) -> floa
     correct = (probs.argmax(axis=1) == labels).astype(float)
     edges = np.linspace(0, 1, n_bins + 1)
     total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        members = [i for i in range(len(conf)) if (lo < conf[i] <= hi) or (lo == 0 and conf[i] == 0)]
+    for lo, hi in itertools.pairwise(edges):
+        members = [
+            i for i in range(len(conf)) if (lo < conf[i] <= hi) or (lo == 0 and conf[i] == 0)
+        ]
         if members:
-            total += len(members) / len(conf) * abs(
-                np.mean(correct[members]) - np.mean(conf[members])
+            total += (
+                len(members) / len(conf) * abs(np.mean(correct[members]) - np.mean(conf[members]))
             )
     return total
 
@@ -67,7 +71,9 @@ def test_ece_bin_edges_are_right_closed() -> None:
     probs = np.array([[0.6, 0.4], [0.6 + 1e-9, 0.4 - 1e-9]])
     bins = reliability_bins(probs, [0, 1], n_bins=15)
     assert bins.n_rows.tolist() == [1, 1]
-    assert ece(probs, [0, 1], n_bins=15) == pytest.approx(_ece_width_brute(probs, np.array([0, 1]), 15))
+    assert ece(probs, [0, 1], n_bins=15) == pytest.approx(
+        _ece_width_brute(probs, np.array([0, 1]), 15)
+    )
 
 
 def test_ece_known_value_and_perfect_calibration() -> None:

@@ -9,8 +9,8 @@ resamples the per-item difference as one array.
 Resampling is vectorised: resample ``b`` draws ``n_clusters`` cluster indices uniformly with
 replacement (one ``rng.integers(0, n_clusters, (n_resamples, n_clusters))`` draw, the same draw
 ``scipy.stats.bootstrap`` makes, consumed in row blocks), and the statistic is computed for a block
-of resamples at once from a count matrix (``bincount``) or an index matrix, never with a Python
-loop per resample.
+of resamples at once by gathering from an index matrix (or from a ``bincount`` count matrix for
+weighted statistics), never with a Python loop per resample.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ from choiceaudit.stats._validate import (
 __all__ = [
     "BootstrapResult",
     "bootstrap_ci",
+    "check_n_resamples",
     "cluster_ids",
+    "index_blocks",
     "paired_bootstrap_ci",
     "percentile_interval",
     "resample_counts",
@@ -90,18 +92,29 @@ def cluster_ids(clusters: Any, n_rows: int) -> tuple[IntArray, int]:
     return ids, int(ids.max()) + 1
 
 
+def index_blocks(
+    n_clusters: int, n_resamples: int, rng: np.random.Generator, *, row_width: int | None = None
+) -> Iterator[npt.NDArray[np.int64]]:
+    """Row blocks of ``rng.integers(0, n_clusters, (n_resamples, n_clusters))``.
+
+    Consuming the draw in row blocks gives the same numbers as drawing it whole, so results do
+    not depend on the block size; ``row_width`` sizes blocks by the rows a resample expands to.
+    """
+    block = max(1, _BLOCK_ELEMENTS // max(row_width or n_clusters, 1))
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        yield rng.integers(0, n_clusters, size=(rows, n_clusters))
+
+
 def resample_counts(
     n_clusters: int, n_resamples: int, rng: np.random.Generator
 ) -> Iterator[npt.NDArray[np.int64]]:
     """Blocks of a (n_resamples, n_clusters) matrix: how often each cluster is drawn per resample.
 
-    The underlying draw is ``rng.integers(0, n_clusters, (n_resamples, n_clusters))`` consumed in
-    row blocks (identical to drawing it whole), turned into counts with one ``bincount``.
+    Same draws as :func:`index_blocks`, turned into counts with one ``bincount`` per block.
     """
-    block = max(1, _BLOCK_ELEMENTS // max(n_clusters, 1))
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
-        idx = rng.integers(0, n_clusters, size=(rows, n_clusters))
+    for idx in index_blocks(n_clusters, n_resamples, rng):
+        rows = idx.shape[0]
         flat = (np.arange(rows, dtype=np.int64)[:, None] * n_clusters + idx).ravel()
         yield np.bincount(flat, minlength=rows * n_clusters).reshape(rows, n_clusters)
 
@@ -129,7 +142,8 @@ def percentile_interval(
     )
 
 
-def _check_n_resamples(n_resamples: int) -> int:
+def check_n_resamples(n_resamples: int) -> int:
+    """At least two resamples, as an integer."""
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
         raise ValueError(f"n_resamples must be an integer, got {n_resamples!r}")
     if n_resamples < 2:
@@ -176,7 +190,7 @@ def bootstrap_ci(
     0.75
     """
     data = as_finite(values, "values")
-    n_resamples = _check_n_resamples(n_resamples)
+    n_resamples = check_n_resamples(n_resamples)
     level = check_level(level)
     func = _resolve_statistic(statistic)
     rng = make_rng(seed)
@@ -189,10 +203,16 @@ def bootstrap_ci(
     if func is None:
         sums = np.bincount(ids, weights=data, minlength=n_clusters)
         sizes = np.bincount(ids, minlength=n_clusters).astype(np.float64)
-        estimate = float(data.mean())
-        parts = [(c @ sums) / (c @ sizes) for c in resample_counts(n_clusters, n_resamples, rng)]
+        equal = bool(np.all(sizes == sizes[0]))
+        parts: list[FloatArray] = []
+        for idx in index_blocks(n_clusters, n_resamples, rng):
+            # Gathering cluster sums beats a count-matrix product here (no bincount pass).
+            total = sums[idx].sum(axis=1)
+            parts.append(
+                total / (sizes[0] * n_clusters) if equal else total / sizes[idx].sum(axis=1)
+            )
         return percentile_interval(
-            np.concatenate(parts), estimate, level=level, n_clusters=n_clusters
+            np.concatenate(parts), float(data.mean()), level=level, n_clusters=n_clusters
         )
 
     sizes_int = np.bincount(ids, minlength=n_clusters)
@@ -205,13 +225,10 @@ def bootstrap_ci(
     # rows_of[c] lists the rows of cluster c in input order (stable), so a resample is rectangular.
     rows_of = np.argsort(ids, kind="stable").reshape(n_clusters, int(sizes_int[0]))
     estimate = float(np.asarray(func(data, axis=-1)))
-    block = max(1, _BLOCK_ELEMENTS // max(n_rows, 1))
     parts_list: list[FloatArray] = []
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
-        idx = rng.integers(0, n_clusters, size=(rows, n_clusters))
-        sample = data[rows_of[idx].reshape(rows, -1)]
-        parts_list.append(np.asarray(func(sample, axis=-1), dtype=np.float64).reshape(rows))
+    for idx in index_blocks(n_clusters, n_resamples, rng, row_width=n_rows):
+        sample = data[rows_of[idx].reshape(idx.shape[0], -1)]
+        parts_list.append(np.asarray(func(sample, axis=-1), dtype=np.float64).reshape(-1))
     return percentile_interval(
         np.concatenate(parts_list), estimate, level=level, n_clusters=n_clusters
     )

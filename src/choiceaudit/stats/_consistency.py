@@ -27,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from choiceaudit.stats._bootstrap import BootstrapResult, percentile_interval, resample_counts
+from choiceaudit.stats._bootstrap import (
+    BootstrapResult,
+    check_n_resamples,
+    index_blocks,
+    percentile_interval,
+)
 from choiceaudit.stats._validate import (
     FloatArray,
     IntArray,
@@ -106,21 +111,23 @@ def excess_consistency_ci(
     """Excess with a percentile bootstrap interval, items as the resampling unit.
 
     Both the agreement and the marginal are recomputed on every resample (the marginal is part of
-    the statistic), from one count matrix per block of resamples.
+    the statistic), for a block of resamples at once from the index matrix.
     """
     a, b = _pair(choice_a, choice_b, n_options)
     level = check_level(level)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 2:
-        raise ValueError(f"n_resamples must be an integer of at least 2, got {n_resamples!r}")
-    n = a.size
-    same = (a == b).astype(np.float64)
-    per_item = np.zeros((n, n_options))
-    np.add.at(per_item, (np.arange(n), a), 1.0)
-    np.add.at(per_item, (np.arange(n), b), 1.0)
+    n_resamples = check_n_resamples(n_resamples)
+    n, k = a.size, n_options
+    pair = a * k + b  # each item as one cell of the k×k table of (choice_a, choice_b)
     parts: list[FloatArray] = []
-    for counts in resample_counts(n, n_resamples, make_rng(seed)):
-        c = counts.astype(np.float64)
-        p = (c @ per_item) / (2.0 * n)
-        parts.append((c @ same) / n - np.sum(p**2, axis=1))
+    for idx in index_blocks(n, n_resamples, make_rng(seed)):
+        rows = idx.shape[0]
+        # One bincount per block gives every resample's k×k table: its trace is the agreement,
+        # its row plus column sums the pooled option counts.
+        offset = (np.arange(rows, dtype=np.int64) * (k * k))[:, None]
+        table = np.bincount((pair[idx] + offset).ravel(), minlength=rows * k * k)
+        table = table.reshape(rows, k, k)
+        agree = np.trace(table, axis1=1, axis2=2) / n
+        p = (table.sum(axis=2) + table.sum(axis=1)) / (2.0 * n)
+        parts.append(agree - np.sum(p**2, axis=1))
     estimate = excess_consistency(a, b, n_options)
     return percentile_interval(np.concatenate(parts), estimate, level=level, n_clusters=n)

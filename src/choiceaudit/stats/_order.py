@@ -4,8 +4,9 @@ Each item is one fixed set of ``k`` options presented under several orderings (a
 paper). Inputs are plain arrays so any instrument can call them:
 
 - ``probs``  — (n_items, n_perms, k) probabilities in **display** order;
-- ``scores`` — (n_items, n_perms, k) any per-slot scores whose argmax is the choice (``probs`` by
-  default; pass a rule's raw scores to audit that rule);
+- ``scores`` — (n_items, n_perms, k) any finite per-slot scores whose argmax is the choice
+  (``probs`` by default; pass a rule's raw scores to audit that rule, or ``np.eye(k)[slot]`` to
+  audit a vendor's own reported choice);
 - ``perms``  — (n_items, n_perms, k) integers: ``perms[i, j, s]`` is the canonical option shown in
   slot ``s`` of rendering ``j`` of item ``i``;
 - ``gold``   — (n_items,) canonical index of the gold option.
@@ -14,6 +15,8 @@ The chosen gloss is recovered as ``perm[slot(ŷ)]``; the slot letter is never th
 answer, because a letter necessarily changes whenever the same gloss moves (Appendix Q,
 "Recovering option identity"). Exact ties in the argmax are a tied set: a rendering's answer is the
 set of canonical options at the maximum, and slot shares split a tied selection evenly.
+Arrays are rectangular: every item carries the same number of orderings (the full ``k!`` sweep
+in the paper, though any set of orderings is accepted).
 """
 
 from __future__ import annotations

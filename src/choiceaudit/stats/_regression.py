@@ -15,6 +15,7 @@ import numpy as np
 
 from choiceaudit.stats._bootstrap import (
     BootstrapResult,
+    check_n_resamples,
     cluster_ids,
     percentile_interval,
     resample_counts,
@@ -71,15 +72,13 @@ def _fit(
     ys = as_finite(y, "y")
     n = check_same_length(x=xs, y=ys)
     level = check_level(level)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 2:
-        raise ValueError(f"n_resamples must be an integer of at least 2, got {n_resamples!r}")
+    n_resamples = check_n_resamples(n_resamples)
+    x_constant, y_constant = bool(np.all(xs == xs[0])), bool(np.all(ys == ys[0]))
+    if x_constant or (kind == "r" and y_constant):
+        what = "slope" if kind == "slope" else "correlation"
+        raise ValueError(f"{'x' if x_constant else 'y'} is constant: the {what} is undefined")
     xs, ys = xs - xs.mean(), ys - ys.mean()  # centring keeps the one-pass moments accurate
     scale_x, scale_y = float(np.mean(xs * xs)), float(np.mean(ys * ys))
-    if scale_x == 0.0 or (kind == "r" and scale_y == 0.0):
-        which = "x" if scale_x == 0.0 else "y"
-        raise ValueError(
-            f"{which} is constant: the {'slope' if kind == 'slope' else 'correlation'} is undefined"
-        )
     ones = np.ones((1, n))
     estimate = float(_statistic(kind, *_moments(ones, xs, ys), scale_x, scale_y)[0])
     if clusters is None:
