@@ -20,7 +20,7 @@ import pytest
 
 from choiceaudit.scorers._fake import hashed_content
 from choiceaudit.scorers._protocol import ScorerError
-from choiceaudit.scorers._systemone import ENDPOINTS, SystemOneScorer
+from choiceaudit.scorers._systemone import ENDPOINTS, PartialScoreError, SystemOneScorer
 from choiceaudit.types import Query
 
 KEYS = ("A", "B", "C", "D")
@@ -151,6 +151,16 @@ def test_alpha_variant_accepts_the_flat_answer_of_appendix_a() -> None:
     assert len(sleeps) == 1
 
 
+def test_integer_probabilities_are_numbers() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        answer = {"probabilities": {"A": 0, "B": 0, "C": 1, "D": 0}, "confidence": 1}
+        return httpx.Response(200, json={"answers": {"q": answer}})
+
+    scorer, _ = scorer_with(handler)
+    (decision,) = scorer.score([make_query()])
+    assert decision.probs.tolist() == [0.0, 0.0, 1.0, 0.0] and decision.aux["conf_head"] == 1.0
+
+
 def test_usage_cost_and_resolved_build_are_recorded() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         body = ok_body(
@@ -185,6 +195,8 @@ BAD_ANSWERS: dict[str, tuple[Any, str]] = {
     "extra key": ({"A": 0.5, "B": 0.2, "C": 0.2, "E": 0.1}, r"keys \['E'\] were not sent"),
     "negative": ({"A": 1.2, "B": -0.2, "C": 0.0, "D": 0.0}, "non-negative"),
     "not a number": ({"A": "lots", "B": 0.0}, "malformed body"),
+    "number as text": ({"A": "0.5", "B": 0.5}, "malformed body"),
+    "boolean": ({"A": True, "B": 0.0}, "malformed body"),
 }
 
 
@@ -362,7 +374,9 @@ class _Server:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     def __enter__(self) -> _Server:
         self.thread.start()
@@ -433,8 +447,66 @@ def test_real_server_exhausted_retries_raise_a_clear_error(
     server_factory: Callable[[dict[str, list[str]]], _Server],
 ) -> None:
     server = server_factory({"s1": ["badsum"] * 10})
-    scorer = SystemOneScorer(server.url, "local/decider", max_retries=2, backoff=0.001)
-    with pytest.raises(ScorerError, match=r"item 1\) failed after 3 attempts.*sum to 1\.2"):
-        scorer.score([make_query("s0", item_id=0), make_query("s1", item_id=1)])
+    queries = [make_query("s0", item_id=0), make_query("s1", item_id=1)]
+    with SystemOneScorer(server.url, "local/decider", max_retries=2, backoff=0.001) as scorer:
+        with pytest.raises(ScorerError, match=r"item 1\) failed after 3 attempts.*sum to 1\.2"):
+            scorer.score(queries)
+        assert scorer.describe()["counts"]["ok"] == 1
     assert server.requests == {"s0": 1, "s1": 3}
-    assert scorer.describe()["counts"]["ok"] == 1
+    with (
+        SystemOneScorer(server.url, "local/decider", max_retries=0) as scorer,
+        pytest.raises(PartialScoreError, match="1 of 2 queries failed") as info,
+    ):
+        scorer.score(queries)
+    done, failed = info.value.completed
+    assert failed is None and done is not None and done.query_id == queries[0].id
+    np.testing.assert_allclose(done.probs, expected_probs(queries[0]), atol=1e-12)
+
+
+# -- a real decision model behind its own /v1/systemone server ----------------------------------
+
+
+@pytest.mark.models
+def test_against_sparrow_deciders_own_systemone_server() -> None:
+    """``sparrow-decider serve`` is a real /v1/systemone implementation: the HTTP client must
+    return what the in-process model returns (up to the server's 4-decimal rounding)."""
+    import socket
+    import subprocess
+    import sys
+
+    pytest.importorskip("sparrow_decider")
+    from choiceaudit.scorers import load_scorer
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sparrow_decider.cli", "serve", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(url, timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.fail("sparrow-decider serve did not come up")
+            time.sleep(0.1)
+        queries = [make_query(f"state number {i}", item_id=i) for i in range(20)]
+        with SystemOneScorer(url, "sparrow", concurrency=4) as scorer:
+            over_http = scorer.score(queries)
+            info = scorer.describe()
+        in_process = load_scorer("sparrow").score(queries)
+        for a, b in zip(over_http, in_process, strict=True):
+            np.testing.assert_allclose(a.probs, b.probs, atol=3e-4)
+            assert a.aux["conf_head"] == pytest.approx(b.aux["conf_head"], abs=1e-4)
+        assert info["resolved_builds"] == ["sparrow-nano-general-v1.1"]
+        assert info["counts"]["ok"] == 20 and info["counts"]["retries"] == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

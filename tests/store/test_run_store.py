@@ -161,3 +161,40 @@ def test_query_file_roundtrip(tmp_path: Path):
     write_queries(path, queries)
     assert read_queries(path).queries == queries
     assert [q.id for q in read_queries(path).queries] == [q.id for q in queries]
+
+
+class FlakyScorer(FakeScorer):
+    """Fails for good on queries whose state is in ``bad``; returns the rest."""
+
+    def __init__(self, bad: set[str]) -> None:
+        super().__init__()
+        self.bad = bad
+
+    def score(self, queries):
+        from choiceaudit.scorers import PartialScoreError
+
+        done = [None if q.state in self.bad else FakeScorer.score(self, [q])[0] for q in queries]
+        if any(d is None for d in done):
+            raise PartialScoreError(f"{sum(d is None for d in done)} failed", done)
+        return done
+
+
+def test_partial_failure_keeps_completed_rows_and_resume_scores_only_the_rest(tmp_path: Path):
+    from choiceaudit.scorers import PartialScoreError
+
+    store = RunStore(tmp_path / "run")
+    queries = make_queries(8)
+    with pytest.raises(PartialScoreError):
+        run_scoring(FlakyScorer({"state 5"}), queries, store, chunk_size=4)
+    assert store.done_ids() == {q.id for q in queries if q.state != "state 5"}
+    manifest = store.manifest()
+    assert (
+        manifest["status"] == "incomplete"
+        and "1 queries failed" in manifest["sessions"][0]["failed"]
+    )
+    scorer = FakeScorer()
+    summary = run_scoring(scorer, queries, store, chunk_size=4)
+    assert summary.scored == 1 and scorer.calls == 1
+    clean = RunStore(tmp_path / "clean")
+    run_scoring(FakeScorer(), queries, clean, chunk_size=4)
+    assert rows(store) == rows(clean)

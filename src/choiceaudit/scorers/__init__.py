@@ -5,7 +5,12 @@ transformers or sentence-transformers; a missing extra is reported with the pip 
 """
 
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
-from choiceaudit.scorers._protocol import MissingBackendError, Scorer, ScorerError
+from choiceaudit.scorers._protocol import (
+    MissingBackendError,
+    PartialScoreError,
+    Scorer,
+    ScorerError,
+)
 from choiceaudit.scorers._registry import BUILTIN_MODELS, ModelInfo, load_scorer, model_status
 
 __all__ = [
@@ -13,6 +18,7 @@ __all__ = [
     "FakeScorer",
     "MissingBackendError",
     "ModelInfo",
+    "PartialScoreError",
     "Scorer",
     "ScorerError",
     "hashed_content",

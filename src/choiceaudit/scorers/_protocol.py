@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from choiceaudit.types import Decision, Query
 
-__all__ = ["MissingBackendError", "Scorer", "ScorerError"]
+__all__ = ["MissingBackendError", "PartialScoreError", "Scorer", "ScorerError"]
 
 
 class ScorerError(RuntimeError):
@@ -16,6 +16,16 @@ class ScorerError(RuntimeError):
 
 class MissingBackendError(ScorerError):
     """An optional dependency or model package is not installed; the message names the pip command."""
+
+
+class PartialScoreError(ScorerError):
+    """Some queries of a batch failed for good (e.g. after an API's retries). ``completed`` holds,
+    in query order, the decisions that did come back (``None`` for the failed ones), so the run
+    store keeps them and a resumed run scores only the rest."""
+
+    def __init__(self, message: str, completed: list[Decision | None]) -> None:
+        super().__init__(message)
+        self.completed = completed
 
 
 @runtime_checkable

@@ -37,10 +37,10 @@ import httpx
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from choiceaudit.scorers._protocol import ScorerError
+from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
 from choiceaudit.types import Decision, Query
 
-__all__ = ["ENDPOINTS", "SUM_TOLERANCE", "SystemOneScorer"]
+__all__ = ["ENDPOINTS", "SUM_TOLERANCE", "PartialScoreError", "SystemOneScorer"]
 
 #: Path of each API variant, relative to the base URL.
 ENDPOINTS: dict[str, str] = {"systemone": "/v1/systemone", "alpha": "/api/alpha/decisions"}
@@ -53,7 +53,8 @@ _SNIPPET = 200
 
 
 class _Answer(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # strict: a probability sent as "0.5" or true is a contract violation, not a number
+    model_config = ConfigDict(extra="allow", strict=True)
 
     type: str | None = None
     choice: str | None = None
@@ -163,20 +164,32 @@ class SystemOneScorer:
     def close(self) -> None:
         self._client.close()
 
+    def __enter__(self) -> SystemOneScorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- the Scorer protocol -------------------------------------------------------------------
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
         """One call per query, at most ``concurrency`` in flight; results in query order.
 
-        Raises :class:`ScorerError` naming the first query that still failed after its retries.
+        Raises :class:`PartialScoreError` (a :class:`ScorerError`) naming the first query that
+        still failed after its retries and carrying the decisions that succeeded.
         """
         if not queries:
             return []
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(queries))) as pool:
             outcomes = list(pool.map(self._score_one_safe, queries))
-        for outcome in outcomes:
-            if isinstance(outcome, ScorerError):
-                raise outcome
+        failures = [o for o in outcomes if isinstance(o, ScorerError)]
+        if failures:
+            completed = [o if isinstance(o, Decision) else None for o in outcomes]
+            raise PartialScoreError(
+                f"{failures[0]} ({len(failures)} of {len(queries)} queries failed; "
+                f"{len(queries) - len(failures)} completed)",
+                completed,
+            )
         return [o for o in outcomes if isinstance(o, Decision)]
 
     def describe(self) -> dict[str, Any]:

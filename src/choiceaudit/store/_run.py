@@ -25,9 +25,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from choiceaudit.scorers._protocol import Scorer, ScorerError
+from choiceaudit.scorers._protocol import PartialScoreError, Scorer, ScorerError
 from choiceaudit.store._rows import rows_to_table
-from choiceaudit.types import Query
+from choiceaudit.types import Decision, Query
 
 __all__ = ["IDENTITY_FIELDS", "RunStore", "RunSummary", "StoreError", "run_scoring"]
 
@@ -274,13 +274,35 @@ def run_scoring(
         parts = 0
         for start in range(0, len(pending), chunk_size):
             chunk = pending[start : start + chunk_size]
-            decisions = scorer.score([q for _, q in chunk])
+            try:
+                decisions: list[Decision | None] = list(scorer.score([q for _, q in chunk]))
+            except PartialScoreError as exc:
+                # Keep what came back, record the failure, then stop: a resume scores the rest.
+                kept = [
+                    (i, q, d)
+                    for (i, q), d in zip(chunk, exc.completed, strict=True)
+                    if d is not None
+                ]
+                if kept:
+                    store.write_part(rows_to_table(kept))
+                session["scored"] += len(kept)
+                session["failed"] = f"{len(chunk) - len(kept)} queries failed: {exc}"
+                session["ended"] = _now()
+                manifest["status"] = "incomplete"
+                manifest["rows"] = len(store.done_ids())
+                manifest["scorer"] = scorer.describe()
+                store.write_manifest(manifest)
+                raise
             if len(decisions) != len(chunk):
                 raise ScorerError(
                     f"scorer returned {len(decisions)} decisions for {len(chunk)} queries"
                 )
-            table = rows_to_table([(i, q, d) for (i, q), d in zip(chunk, decisions, strict=True)])
-            store.write_part(table)
+            rows = [(i, q, d) for (i, q), d in zip(chunk, decisions, strict=True) if d is not None]
+            if len(rows) != len(chunk):
+                raise ScorerError(
+                    "scorer returned None for a query without raising PartialScoreError"
+                )
+            store.write_part(rows_to_table(rows))
             parts += 1
             progress += len(chunk)
             session["scored"] += len(chunk)

@@ -12,9 +12,9 @@ import pytest
 
 from choiceaudit.instruments.meaning import (
     BAGDHARA_FIELDS,
+    Corpus,
     CorpusError,
     load_bagdhara,
-    load_idioms_en,
     parse_senses,
 )
 from choiceaudit.instruments.meaning._text import (
@@ -154,6 +154,14 @@ def test_bad_rows_name_file_row_and_field(tmp_path: Path, sample_rows: list[dict
         load_bagdhara(tmp_path / "absent.jsonl")
 
 
+def test_three_rows_are_too_few_for_four_options(shared_data: Path) -> None:
+    from choiceaudit.instruments.meaning import build_ladder
+
+    corpus = load_bagdhara(shared_data / "bagdhara" / "sample_3rows.jsonl")
+    with pytest.raises(ValueError, match="too few distinct glosses to give item 1 3 distractors"):
+        build_ladder(corpus, families=("d-rand",))
+
+
 # -- idioms-en -----------------------------------------------------------------------------------
 
 
@@ -181,25 +189,20 @@ def test_parse_senses_markers() -> None:
     assert [s[0] for s in parse_senses("1. Inf. Lit. to fork. 2. Fig. to pay.")] == ["lit", "fig"]
 
 
-@pytest.fixture(scope="module")
-def idioms_en():  # type: ignore[no-untyped-def]
-    return load_idioms_en()
-
-
-def test_idioms_en_counts(idioms_en) -> None:  # type: ignore[no-untyped-def]
-    report = idioms_en.report
+def test_idioms_en_counts(idioms_en_corpus: Corpus) -> None:
+    report = idioms_en_corpus.report
     assert report.count("loaded") == 21866
     assert report.count("lit_and_fig_marked") == 1135
     assert report.count("grouped_by_definition") == 990
-    assert report.count("usable") == len(idioms_en) == 983
+    assert report.count("usable") == len(idioms_en_corpus) == 983
     assert report.dropped["same_definition_as_lower_id"] == 145
     assert report.count("with_alt") == 176
-    assert all(e.carriers for e in idioms_en.entries)
-    assert len({e.expression for e in idioms_en.entries}) == len(idioms_en)
+    assert all(e.carriers for e in idioms_en_corpus.entries)
+    assert len({e.expression for e in idioms_en_corpus.entries}) == len(idioms_en_corpus)
 
 
-def test_idioms_en_real_entries(idioms_en) -> None:  # type: ignore[no-untyped-def]
-    by_id = idioms_en.by_id()
+def test_idioms_en_real_entries(idioms_en_corpus: Corpus) -> None:
+    by_id = idioms_en_corpus.by_id()
     breathe = by_id[0]
     assert breathe.expression == "able to breathe easily again"
     assert breathe.literal == "able to breathe clean, fresh air with no restriction or obstruction"
@@ -213,6 +216,10 @@ def test_idioms_en_real_entries(idioms_en) -> None:  # type: ignore[no-untyped-d
     boot = by_id[394]  # definition without "1.": "Lit. … 2. Fig. …"
     assert boot.gold == "to force someone or something to leave some place"
     assert boot.alternatives == ("kick someone or an animal out",)
+    # dictionary noise: a nested remark, an unopened remark, an example printed without "_"
+    assert by_id[8257].gold == "to tell someone what is going on"
+    assert by_id[6008].gold == "recovered from an illness and out of one’s sickbed"
+    assert by_id[18222].gold == "to embezzle or steal something a little at a time"
     fold = by_id[10151]
     assert fold.expression == "fold something up"
     assert fold.gold == "to put an end to something; to close a money-losing enterprise"

@@ -14,13 +14,13 @@ import random
 __all__ = [
     "FAMILIES",
     "INSTRUCTIONS",
-    "K",
     "MATRIX_SEED",
     "OPTION_KEYS",
     "SEEDS_BN",
     "SEEDS_EN",
     "SUBSET_FRAC",
     "SUBSET_SEED",
+    "K",
     "item_rng",
 ]
 

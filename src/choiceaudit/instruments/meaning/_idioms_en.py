@@ -12,8 +12,9 @@ nltk 3.8.1) is never imported. Parsing rules:
   it has at least one literal and one figurative sense; the first of each gives the literal gloss
   and the gold figurative gloss.
 * **Glosses.** The sense text before its first ``_`` example marker, with bracketed usage notes
-  (``[for a plant]``), parenthesised remarks (``(Jocular.)``) and cross-references (``See …``,
-  ``Go to …``) removed, line-break hyphens rejoined (``enter- prise`` → ``enterprise``),
+  (``[for a plant]``), parenthesised remarks (``(Jocular.)``, nested, unclosed or unopened) and
+  cross-references (``See …``, ``Go to …``) removed; a lower-case (dictionary-style) gloss is
+  cut at its first sentence end, since what follows is an example printed without its ``_``; line-break hyphens rejoined (``enter- prise`` → ``enterprise``),
   whitespace collapsed and trailing ``.;`` stripped.
 * **Carrier sentences.** The example sentences of the figurative sense (``_``-separated), which
   use the expression in its gold meaning.
@@ -125,8 +126,17 @@ def _clean(text: str) -> str:
 
 def _clean_gloss(text: str) -> str:
     text = re.sub(r"\[[^\]]*\]", " ", text)
-    text = re.sub(r"\([^()]*\)", " ", text)
-    text = _CROSSREF.sub("", text)
+    while True:  # innermost first, so nested remarks go too
+        stripped = re.sub(r"\([^()]*\)", " ", text)
+        if stripped == text:
+            break
+        text = stripped
+    text = re.sub(r"\s*\([^)]*$", " ", text)  # a remark cut off before its ")"
+    if ")" in text:  # a remark whose "(" was lost: it starts after the first sentence
+        text = re.split(r"\.\s+", text, maxsplit=1)[0]
+    text = _CROSSREF.sub("", text).strip()
+    if text[:1].islower():  # "to steal … at a time. The teller had …": an unmarked example
+        text = re.split(r"\.\s+(?=[A-Z“\"])", text, maxsplit=1)[0]
     return _clean(text).rstrip(" .;:,")
 
 

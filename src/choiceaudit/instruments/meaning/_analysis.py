@@ -1,0 +1,266 @@
+"""The ladder, literal attraction, calibration and paired contrasts (the meaning paper, §4.2–§5.3,
+Appendices E, F, H).
+
+Every interval is a 95% percentile bootstrap over items, 2,000 resamples, seed 0 (§4.3, Appendix
+R, "Statistics"): rows of one item are resampled together (``clusters=item_id``). Outcomes use
+tied-set credit (:func:`~choiceaudit.instruments.meaning._rows.choice_credit`).
+
+* accuracy — credit on the gold option; chance is 1/k = 0.250.
+* ``literal_attraction_rate`` (LAR, §4.2) — credit on the expression's own literal gloss, over
+  rows whose list carries it. It is not 1 − accuracy: it isolates literal errors.
+* decomposition — gold / literal / other shares under a literal-bearing family (§5.1).
+* calibration (§5.2, Appendix F) — ECE over 15 equal-width bins and the equal-mass variant,
+  multiclass Brier against its uniform reference 1 − 1/k (0.750), AURC and AUGRC against their
+  random gates (the error rate and half of it), selective accuracy at fixed coverages, confidence
+  by outcome (correct / incorrect / captured) and reliability-diagram bins, with the maximum
+  probability as confidence and, where the model has one, the separate head ``conf_head``
+  alongside (its outcome split, AURC and AUGRC).
+* LAR by stratum (Appendix G, J) — per item-level label, e.g. frequency or idiom length.
+* output distributions (Appendix H) — mean peak probability, share of peaks above 0.95, mean
+  normalised entropy.
+* paired contrasts — exact McNemar on items both conditions share (a row counts as correct only
+  when the gold is the unique argmax; tied rows are counted) and a paired bootstrap interval on
+  the per-item difference of credit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from choiceaudit import stats
+from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._rows import FloatArray, MeaningRows
+
+__all__ = [
+    "BOOTSTRAP_SEED",
+    "COVERAGES",
+    "N_RESAMPLES",
+    "accuracy_by",
+    "calibration",
+    "decomposition",
+    "interval",
+    "lar_by_stratum",
+    "length_strata",
+    "literal_attraction_rate",
+    "output_distribution",
+    "overconfidence_gap",
+    "paired_contrast",
+]
+
+N_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+#: Coverage levels of the selective-accuracy table (Appendix F quotes 5%, 10% and 35%).
+COVERAGES: tuple[float, ...] = (0.05, 0.10, 0.20, 0.35, 0.50, 0.75, 1.00)
+
+
+def interval(
+    values: FloatArray,
+    clusters: Any,
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, float | int]:
+    """Mean of ``values`` with its item-clustered percentile bootstrap interval."""
+    result = stats.bootstrap_ci(
+        values, statistic="mean", n_resamples=n_resamples, clusters=clusters, seed=seed
+    )
+    return {
+        "estimate": result.estimate,
+        "low": result.low,
+        "high": result.high,
+        "n_rows": len(values),
+        "n_items": result.n_clusters,
+    }
+
+
+def _order(values: Sequence[str]) -> list[str]:
+    known = [f for f in FAMILIES if f in values]
+    return known + sorted(v for v in set(values) if v not in FAMILIES)
+
+
+def accuracy_by(
+    rows: MeaningRows,
+    column: str = "family",
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, dict[str, float | int]]:
+    """Accuracy with its interval for each value of ``column`` (the ladder: ``family``)."""
+    values = getattr(rows, column)
+    out = {}
+    for value in _order([str(v) for v in np.unique(values)]):
+        sub = rows.select(values == value)
+        out[value] = interval(sub.correct, sub.item_id, n_resamples=n_resamples, seed=seed)
+    return out
+
+
+def _literal_rows(rows: MeaningRows) -> MeaningRows:
+    sub = rows.select(rows.literal_slot >= 0)
+    if len(sub) == 0:
+        raise ValueError("no row carries a literal gloss: LAR is defined on d-lit / d-hard only")
+    return sub
+
+
+def literal_attraction_rate(
+    rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> dict[str, float | int]:
+    """LAR = (1/N) Σ 1[argmax_o p_i(o) = ℓ_i] over rows carrying the literal gloss (§4.2)."""
+    sub = _literal_rows(rows)
+    return interval(sub.captured, sub.item_id, n_resamples=n_resamples, seed=seed)
+
+
+def decomposition(rows: MeaningRows) -> dict[str, float | int]:
+    """Gold / literal / other shares of the choices on literal-bearing rows (sum to 1)."""
+    sub = _literal_rows(rows)
+    gold = float(sub.correct.mean())
+    literal = float(sub.captured.mean())
+    return {"gold": gold, "literal": literal, "other": 1.0 - gold - literal, "n_rows": len(sub)}
+
+
+def _by_outcome(confidence: FloatArray, rows: MeaningRows) -> dict[str, float]:
+    split = stats.confidence_by_outcome(confidence, rows.correct)
+    captured = rows.captured
+    weight = float(captured.sum())
+    return {
+        "correct": split.mean_correct,
+        "incorrect": split.mean_incorrect,
+        "captured": float((confidence * captured).sum() / weight) if weight > 0 else float("nan"),
+    }
+
+
+def calibration(
+    rows: MeaningRows, *, n_bins: int = 15, coverages: Sequence[float] = COVERAGES
+) -> dict[str, Any]:
+    """Calibration and selective prediction of one cell (Appendix F; see the module docstring)."""
+    k = rows.k
+    correct = rows.correct
+    peak = rows.peak
+    out: dict[str, Any] = {
+        "n_rows": len(rows),
+        "accuracy": float(correct.mean()),
+        "ece": stats.ece(rows.probs, rows.gold_slot, n_bins=n_bins, strategy="width"),
+        "ece_mass": stats.ece(rows.probs, rows.gold_slot, n_bins=n_bins, strategy="mass"),
+        "brier": stats.brier(rows.probs, rows.gold_slot),
+        "brier_uniform": 1.0 - 1.0 / k,
+        "aurc": stats.aurc(peak, correct),
+        "aurc_random": stats.random_gate_aurc(correct),
+        "augrc": stats.augrc(peak, correct),
+        "augrc_random": stats.random_gate_augrc(correct),
+        "selective_accuracy": dict(
+            zip(
+                [f"{c:.2f}" for c in coverages],
+                stats.selective_accuracy(peak, correct, list(coverages)).tolist(),
+                strict=True,
+            )
+        ),
+        "confidence_by_outcome": _by_outcome(peak, rows),
+    }
+    bins = stats.reliability_bins(rows.probs, rows.gold_slot, n_bins=n_bins, strategy="width")
+    out["reliability"] = {
+        "n_rows": bins.n_rows.tolist(),
+        "confidence": bins.confidence.tolist(),
+        "accuracy": bins.accuracy.tolist(),
+    }
+    has_head = ~np.isnan(rows.conf_head)
+    if has_head.all():
+        out["conf_head_by_outcome"] = _by_outcome(rows.conf_head, rows)
+        out["conf_head_aurc"] = stats.aurc(rows.conf_head, correct)
+        out["conf_head_augrc"] = stats.augrc(rows.conf_head, correct)
+    out["conf_head_rows"] = int(has_head.sum())
+    return out
+
+
+def lar_by_stratum(
+    rows: MeaningRows,
+    strata: Mapping[str, str],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, dict[str, float | int]]:
+    """LAR per item-level stratum (Appendix G: the corpus's frequency label; Appendix J: idiom
+    length), ``strata`` mapping item id to its label; items without a label are counted under
+    ``"(none)"``."""
+    sub = _literal_rows(rows)
+    labels = np.array([strata.get(str(i), "(none)") for i in sub.item_id.tolist()])
+    out = {}
+    for label in sorted(set(labels.tolist())):
+        part = sub.select(labels == label)
+        out[label] = interval(part.captured, part.item_id, n_resamples=n_resamples, seed=seed)
+    return out
+
+
+def length_strata(rows: MeaningRows, *, top: int = 4) -> dict[str, str]:
+    """Item id → whitespace word count of its state, ``"4+"`` from ``top`` words (Appendix J)."""
+    out: dict[str, str] = {}
+    for item, state in zip(rows.item_id.tolist(), rows.state.tolist(), strict=True):
+        n = len(str(state).split())
+        out[str(item)] = f"{top}+" if n >= top else str(n)
+    return out
+
+
+def output_distribution(rows: MeaningRows) -> dict[str, float]:
+    """Shape of the returned vectors (Appendix H, Table 12)."""
+    entropy = np.atleast_1d(stats.normalized_entropy(rows.probs))
+    return {
+        "mean_peak": float(rows.peak.mean()),
+        "share_peak_over_0_95": float((rows.peak > 0.95).mean()),
+        "mean_normalized_entropy": float(np.mean(entropy)),
+    }
+
+
+def overconfidence_gap(
+    rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> dict[str, float | int]:
+    """Mean peak probability minus accuracy (§5.3, the o4 control): a lower bound on ECE."""
+    return interval(rows.peak - rows.correct, rows.item_id, n_resamples=n_resamples, seed=seed)
+
+
+def paired_contrast(
+    rows_a: MeaningRows,
+    rows_b: MeaningRows,
+    *,
+    outcome: str = "correct",
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, Any]:
+    """``a − b`` on the items both share (one row per item each): exact McNemar on unique-argmax
+    outcomes and a paired bootstrap interval on the per-item credit difference.
+
+    ``outcome`` is ``"correct"`` (accuracy) or ``"captured"`` (LAR)."""
+    index_a = _one_row_per_item(rows_a, "a")
+    index_b = _one_row_per_item(rows_b, "b")
+    shared = sorted(set(index_a) & set(index_b))
+    if not shared:
+        raise ValueError("the two cells share no item")
+    ia = np.array([index_a[i] for i in shared])
+    ib = np.array([index_b[i] for i in shared])
+    va = getattr(rows_a, outcome)[ia]
+    vb = getattr(rows_b, outcome)[ib]
+    unique = (va == 0) | (va == 1)
+    unique &= (vb == 0) | (vb == 1)
+    test = stats.mcnemar_exact(va[unique] == 1, vb[unique] == 1)
+    diff = stats.paired_bootstrap_ci(va, vb, n_resamples=n_resamples, seed=seed)
+    return {
+        "n_items": len(shared),
+        "a": float(va.mean()),
+        "b": float(vb.mean()),
+        "difference": diff.estimate,
+        "low": diff.low,
+        "high": diff.high,
+        "mcnemar_b": test.b,
+        "mcnemar_c": test.c,
+        "mcnemar_p": test.p,
+        "n_tied_excluded": int((~unique).sum()),
+    }
+
+
+def _one_row_per_item(rows: MeaningRows, name: str) -> dict[str, int]:
+    index: dict[str, int] = {}
+    for i, item in enumerate(rows.item_id.tolist()):
+        if item in index:
+            raise ValueError(f"cell {name} has more than one row for item {item}; select one cell")
+        index[item] = i
+    return index

@@ -1,0 +1,280 @@
+"""Interventions on the state and the option order: E2, E3, E4 and E7 (the meaning paper,
+Appendix C, M, N, Q, §5.7).
+
+Each holds the option list fixed and varies one thing:
+
+* **E2**, surface invariance (Appendix N): the canonical expression and each annotated alternative
+  surface form, under ``d-hard``, with one option list for all of them (condition ``canonical``,
+  ``alt1``, ``alt2`` …).
+* **E3**, unit integrity (Appendix C, M): expressions of three or more whitespace words under
+  ``d-lit``; ``v0`` intact, ``v1`` words shuffled, ``v2`` reversed, ``v3`` one word deleted at
+  random, ``v4`` one word replaced by a word sampled from another expression, ``v5`` the gold
+  carrier sentence. The option list is byte-identical across all six. ``v1`` is a plain shuffle,
+  so it can coincide with the original or with ``v2``; ``meta["state_changed"]`` records whether
+  the string differs from ``v0`` (the paper reports both rows rather than redrawing).
+* **E4**, task language (§5.7, Appendix K): ``d-rand`` asked in the corpus language (the
+  expression, its glosses) and in the other (the annotator's nearest equivalent idiom, the other
+  language's glosses), both cells from one distractor draw.
+* **E7**, order (Appendix Q): one fixed option set under all 4! = 24 orderings, condition
+  ``p`` + the permutation string.
+
+Perturbation draws (E3's shuffle, deletion, substitution) continue the item's own generator after
+its slates, so they too are a pure function of (experiment seed, item id).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from choiceaudit.instruments.meaning._contract import SEEDS_BN
+from choiceaudit.instruments.meaning._corpus import Corpus
+from choiceaudit.instruments.meaning._items import (
+    ItemBuild,
+    count_item,
+    draw_item,
+    indices_of,
+    make_query,
+    new_report,
+    skip_item,
+)
+from choiceaudit.instruments.meaning._pools import Embedder, Pools, View
+from choiceaudit.types import Query, format_perm
+
+__all__ = [
+    "E3_VARIANTS",
+    "E3Draws",
+    "build_e2",
+    "build_e3",
+    "build_e4",
+    "build_e7",
+    "perturb_state",
+]
+
+E3_VARIANTS: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4", "v5")
+E3_MIN_WORDS = 3
+
+
+def _pools(corpus: Corpus | Pools, embed: Embedder | None) -> Pools:
+    return corpus if isinstance(corpus, Pools) else Pools(corpus, embed=embed)
+
+
+def build_e2(
+    corpus: Corpus | Pools,
+    *,
+    seed_base: int = SEEDS_BN["e2"],
+    family: str = "d-hard",
+    embed: Embedder | None = None,
+    item_ids: Sequence[int] | None = None,
+) -> ItemBuild:
+    """E2: items with alternative surface forms; one query per form, one option list per item."""
+    pools = _pools(corpus, embed)
+    report = new_report(pools, [family], seed_base, "e2")
+    queries: list[Query] = []
+    for index in indices_of(pools, item_ids):
+        entry = pools.entries[index]
+        if not entry.alternatives:
+            skip_item(report, family, "no alternative surface form")
+            continue
+        draw = draw_item(pools, index, seed_base)
+        if family not in draw.slates:
+            skip_item(report, family, draw.skipped.get(family, "no slate"))
+            continue
+        forms = [("canonical", entry.expression)] + [
+            (f"alt{i}", alt) for i, alt in enumerate(entry.alternatives, start=1)
+        ]
+        for condition, state in forms:
+            queries.append(
+                make_query(
+                    pools,
+                    draw,
+                    family,
+                    state=state,
+                    experiment="e2",
+                    condition=condition,
+                    seed_base=seed_base,
+                )
+            )
+        count_item(report, family, draw.slates[family].topped_up)
+    return ItemBuild(tuple(queries), report)
+
+
+@dataclass(frozen=True)
+class E3Draws:
+    """The random choices behind one item's E3 states: a word order for ``v1``, the word
+    ``v3`` deletes, and the position and replacement word of ``v4``."""
+
+    shuffle: tuple[int, ...]
+    delete: int
+    substitute_at: int
+    substitute_word: str
+
+
+def perturb_state(expression: str, variant: str, draws: E3Draws, *, carrier: str | None) -> str:
+    """The E3 state for ``variant`` given pre-drawn choices (see :func:`build_e3`)."""
+    toks = expression.split()
+    if variant == "v0":
+        return expression
+    if variant == "v1":
+        return " ".join(toks[i] for i in draws.shuffle)
+    if variant == "v2":
+        return " ".join(reversed(toks))
+    if variant == "v3":
+        return " ".join(t for i, t in enumerate(toks) if i != draws.delete)
+    if variant == "v4":
+        return " ".join(
+            draws.substitute_word if i == draws.substitute_at else t for i, t in enumerate(toks)
+        )
+    if variant == "v5":
+        if carrier is None:
+            raise ValueError("v5 needs a carrier sentence")
+        return carrier
+    raise ValueError(f"unknown E3 variant {variant!r}; known: {list(E3_VARIANTS)}")
+
+
+def build_e3(
+    corpus: Corpus | Pools,
+    *,
+    seed_base: int = SEEDS_BN["e3"],
+    family: str = "d-lit",
+    variants: Sequence[str] = E3_VARIANTS,
+    embed: Embedder | None = None,
+    item_ids: Sequence[int] | None = None,
+) -> ItemBuild:
+    """E3: perturb expressions of three or more words; the options never change."""
+    pools = _pools(corpus, embed)
+    report = new_report(pools, [family], seed_base, "e3")
+    report["variants"] = {v: 0 for v in variants}
+    queries: list[Query] = []
+    for index in indices_of(pools, item_ids):
+        entry = pools.entries[index]
+        toks = entry.expression.split()
+        if len(toks) < E3_MIN_WORDS:
+            skip_item(report, family, f"fewer than {E3_MIN_WORDS} words")
+            continue
+        draw = draw_item(pools, index, seed_base)
+        if family not in draw.slates:
+            skip_item(report, family, draw.skipped.get(family, "no slate"))
+            continue
+        rng = draw.rng
+        order = list(range(len(toks)))
+        rng.shuffle(order)
+        delete = rng.randrange(len(toks))
+        pos = rng.randrange(len(toks))
+        word = toks[pos]
+        for _ in range(20):  # a word from another expression that differs from the one replaced
+            other = pools.entries[rng.randrange(len(pools))]
+            if other.id != entry.id:
+                word = rng.choice(other.expression.split())
+                if word != toks[pos]:
+                    break
+        draws = E3Draws(tuple(order), delete, pos, word)
+        carrier = entry.carriers[0] if entry.carriers else None
+        for variant in variants:
+            if variant == "v5" and carrier is None:
+                skip_item(report, family, "v5: no carrier sentence")
+                continue
+            state = perturb_state(entry.expression, variant, draws, carrier=carrier)
+            queries.append(
+                make_query(
+                    pools,
+                    draw,
+                    family,
+                    state=state,
+                    experiment="e3",
+                    condition=variant,
+                    seed_base=seed_base,
+                    extra={"state_changed": state != entry.expression},
+                )
+            )
+            report["variants"][variant] += 1
+        count_item(report, family, draw.slates[family].topped_up)
+    return ItemBuild(tuple(queries), report)
+
+
+def build_e4(
+    corpus: Corpus | Pools,
+    *,
+    seed_base: int = SEEDS_BN["e4"],
+    family: str = "d-rand",
+    embed: Embedder | None = None,
+    item_ids: Sequence[int] | None = None,
+) -> ItemBuild:
+    """E4: one item asked in both languages from one distractor draw.
+
+    The other-language cell's state is the first annotated equivalent idiom
+    (``similar_in_english``), not a translation (Appendix J, asymmetry (i)); its permutation is
+    drawn from the same generator after the corpus-language one, so the two are independent."""
+    pools = _pools(corpus, embed)
+    if pools.corpus.other_language is None:
+        raise ValueError(f"corpus {pools.corpus.name} has one language; E4 needs two")
+    report = new_report(pools, [family], seed_base, "e4")
+    queries: list[Query] = []
+    for index in indices_of(pools, item_ids):
+        entry = pools.entries[index]
+        if not entry.equivalents_other or not entry.gold_other:
+            skip_item(report, family, "no other-language equivalent or gloss")
+            continue
+        draw = draw_item(pools, index, seed_base, views=("own", "other"))
+        if family not in draw.slates:
+            skip_item(report, family, draw.skipped.get(family, "no slate"))
+            continue
+        perm_other = list(draw.perm)
+        draw.rng.shuffle(perm_other)
+        cells: tuple[tuple[View, str | None, str, tuple[int, ...]], ...] = (
+            ("own", pools.corpus.language, entry.expression, draw.perm),
+            ("other", pools.corpus.other_language, entry.equivalents_other[0], tuple(perm_other)),
+        )
+        for view, language, state, perm in cells:
+            queries.append(
+                make_query(
+                    pools,
+                    draw,
+                    family,
+                    state=state,
+                    experiment="e4",
+                    condition=str(language),
+                    seed_base=seed_base,
+                    view=view,
+                    perm=perm,
+                )
+            )
+        count_item(report, family, draw.slates[family].topped_up)
+    return ItemBuild(tuple(queries), report)
+
+
+def build_e7(
+    corpus: Corpus | Pools,
+    *,
+    seed_base: int = SEEDS_BN["e7"],
+    family: str = "d-rand",
+    embed: Embedder | None = None,
+    item_ids: Sequence[int] | None = None,
+) -> ItemBuild:
+    """E7: every item's fixed option set under all 24 orderings (lexicographic order)."""
+    pools = _pools(corpus, embed)
+    report = new_report(pools, [family], seed_base, "e7")
+    queries: list[Query] = []
+    for index in indices_of(pools, item_ids):
+        entry = pools.entries[index]
+        draw = draw_item(pools, index, seed_base)
+        if family not in draw.slates:
+            skip_item(report, family, draw.skipped.get(family, "no slate"))
+            continue
+        k = len(draw.slates[family].sources)
+        for perm in itertools.permutations(range(k)):
+            queries.append(
+                make_query(
+                    pools,
+                    draw,
+                    family,
+                    state=entry.expression,
+                    experiment="e7",
+                    condition="p" + format_perm(perm),
+                    seed_base=seed_base,
+                    perm=perm,
+                )
+            )
+        count_item(report, family, draw.slates[family].topped_up)
+    return ItemBuild(tuple(queries), report)

@@ -1,0 +1,359 @@
+"""Items of the meaning-choice task: slates per distractor family, option order, queries.
+
+The task (§4.1): given an idiom, choose its gold figurative meaning from k = 4 options; the
+distractor family is the independent variable, and the item, instruction, k and per-item option
+order are held fixed across families. Each item is drawn from one generator,
+``random.Random(seed_base + int(id))`` (task contract), consumed in a fixed order:
+
+1. the option permutation (``shuffle`` of ``[0, 1, 2, 3]``), so the gold position is uniform and
+   identical in every family of an experiment;
+2. three random distractors ``R`` (other idioms' figurative glosses, never the item's own gold or
+   literal gloss);
+3. three surface neighbours ``S`` (topped up from the random pool if short);
+4. three semantic neighbours ``M`` (topped up likewise).
+
+Canonical option order (Appendix C): index 0 is the gold gloss. ``d-rand`` = gold + R;
+``d-surf`` = gold + S; ``d-sem`` = gold + M; ``d-lit`` replaces the first random distractor with
+the expression's own expert literal gloss, so d-rand and d-lit differ in that one option and
+the literal sits at canonical index 1; ``d-hard`` = gold + literal + one surface + one semantic
+neighbour. Duplicates (by :func:`option_key`) are never drawn, and any family left with fewer
+than k distinct options is topped up from the random pool; top-ups are counted per family.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from choiceaudit.instruments.meaning._contract import (
+    FAMILIES,
+    INSTRUCTIONS,
+    OPTION_KEYS,
+    SEEDS_BN,
+    K,
+    item_rng,
+)
+from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
+from choiceaudit.instruments.meaning._pools import (
+    Embedder,
+    Pools,
+    Taken,
+    View,
+    gold_text,
+    literal_text,
+)
+from choiceaudit.instruments.meaning._text import option_key
+from choiceaudit.types import Query, format_perm
+
+__all__ = [
+    "LITERAL_FAMILIES",
+    "ItemBuild",
+    "ItemDraw",
+    "Slate",
+    "build_ladder",
+    "draw_item",
+    "make_query",
+    "render_query",
+    "slate_texts",
+]
+
+#: Families whose slate carries the expression's own literal gloss (canonical index 1).
+LITERAL_FAMILIES = frozenset({"d-lit", "d-hard"})
+
+
+@dataclass(frozen=True)
+class Slate:
+    """One item's options under one family, in canonical order, as ``(role, entry index)``
+    with role ``gold``, ``literal`` or ``distractor``."""
+
+    family: str
+    sources: tuple[tuple[str, int], ...]
+    topped_up: int = 0
+
+    @property
+    def literal_index(self) -> int | None:
+        for i, (role, _) in enumerate(self.sources):
+            if role == "literal":
+                return i
+        return None
+
+
+@dataclass(frozen=True)
+class ItemDraw:
+    """Everything drawn for one item under one seed: the permutation and each family's slate.
+    ``skipped`` names families the item cannot have (e.g. no literal gloss) with the reason."""
+
+    entry_index: int
+    item_id: int
+    perm: tuple[int, ...]
+    slates: dict[str, Slate]
+    skipped: dict[str, str] = field(default_factory=dict)
+    #: the item's generator after the draws, for later draws that must follow them (a second
+    #: language's permutation in the capture matrix, E3 and E6 perturbations)
+    rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
+
+
+def draw_item(
+    pools: Pools, index: int, seed_base: int, *, views: Sequence[View] = ("own",)
+) -> ItemDraw:
+    """Draw the permutation and all five slates of entry ``index`` (see the module docstring).
+
+    ``views`` are the languages every drawn option must exist (and be distinct) in: ``("own",)``
+    for a one-language item, ``("own", "other")`` for the two cells of the capture matrix."""
+    entry = pools.entries[index]
+    rng = item_rng(seed_base, entry.id)
+    perm = list(range(K))
+    rng.shuffle(perm)
+    base = Taken(views)
+    for view in views:
+        text = gold_text(entry, view)
+        if not text:
+            raise ValueError(f"item {entry.id} has no gold gloss in view {view!r}")
+        base.add_text(view, text)
+    has_literal = True
+    for view in views:
+        lit = literal_text(entry, view)
+        gold = gold_text(entry, view)
+        if not lit or (gold is not None and option_key(lit) == option_key(gold)):
+            has_literal = False
+    if has_literal:
+        for view in views:
+            lit = literal_text(entry, view)
+            assert lit is not None
+            base.add_text(view, lit)
+
+    def family_draw(pool: Sequence[int] | None) -> tuple[list[int], int, Taken]:
+        taken = copy.deepcopy(base)
+        picked = pools.draw(rng, pool, K - 1, taken)
+        short = K - 1 - len(picked)
+        if short:
+            picked += pools.draw(rng, None, short, taken)
+        return picked, short, taken
+
+    rand, _, _ = family_draw(None)
+    if len(rand) < K - 1:
+        raise ValueError(
+            f"corpus {pools.corpus.name} has too few distinct glosses to give item {entry.id} "
+            f"{K - 1} distractors"
+        )
+    surf, surf_short, _ = family_draw(pools.surface(index))
+    sem_pool = pools.semantic(index) if pools.sem_source != "none" else None
+    sem, sem_short, _ = family_draw(sem_pool) if sem_pool is not None else ([], 0, base)
+
+    def slate(family: str, roles: Iterable[tuple[str, int]], topped: int) -> Slate:
+        return Slate(family, (("gold", index), *roles), topped)
+
+    slates = {
+        "d-rand": slate("d-rand", (("distractor", j) for j in rand), 0),
+        "d-surf": slate("d-surf", (("distractor", j) for j in surf), surf_short),
+    }
+    skipped: dict[str, str] = {}
+    if sem_pool is not None:
+        slates["d-sem"] = slate("d-sem", (("distractor", j) for j in sem), sem_short)
+    else:
+        skipped["d-sem"] = "no semantic source"
+    if has_literal:
+        slates["d-lit"] = slate(
+            "d-lit", [("literal", index)] + [("distractor", j) for j in rand[1:]], 0
+        )
+        hard = copy.deepcopy(base)
+        picks: list[int] = []
+        topped = 0
+        genuine = (surf[: K - 1 - surf_short], sem[: K - 1 - sem_short])
+        for group in genuine:  # one surface and one semantic neighbour, never a top-up
+            for j in group:
+                if taken_fits(pools, hard, j):
+                    picks.append(j)
+                    break
+        if sem_pool is None:
+            skipped["d-hard"] = "no semantic source"
+        else:
+            if len(picks) < 2:
+                topped = 2 - len(picks)
+                picks += pools.draw(rng, None, topped, hard)
+            slates["d-hard"] = slate(
+                "d-hard", [("literal", index)] + [("distractor", j) for j in picks], topped
+            )
+    else:
+        skipped["d-lit"] = skipped["d-hard"] = "no distinct literal gloss"
+    return ItemDraw(index, entry.id, tuple(perm), slates, skipped, rng)
+
+
+def taken_fits(pools: Pools, taken: Taken, j: int) -> bool:
+    entry = pools.entries[j]
+    if not taken.fits(entry):
+        return False
+    taken.add(entry)
+    return True
+
+
+def slate_texts(pools: Pools, slate: Slate, view: View) -> tuple[str, ...]:
+    """The canonical option texts of ``slate`` in language ``view``."""
+    out = []
+    for role, j in slate.sources:
+        entry = pools.entries[j]
+        text = literal_text(entry, view) if role == "literal" else gold_text(entry, view)
+        if not text:
+            raise ValueError(f"item option from entry {entry.id} has no {role} text in {view!r}")
+        out.append(text)
+    return tuple(out)
+
+
+def render_query(
+    entry: IdiomEntry,
+    canonical: Sequence[str],
+    perm: Sequence[int],
+    *,
+    state: str,
+    instruction: str,
+    meta: dict[str, Any],
+    literal_index: int | None,
+) -> Query:
+    """A typed choice query: slot ``s`` shows ``canonical[perm[s]]`` under key A–D."""
+    options = tuple(canonical[p] for p in perm)
+    full_meta = {
+        "item_id": str(entry.id),
+        "gold": 0,
+        "literal": literal_index,
+        "gold_slot": list(perm).index(0),
+        "literal_slot": list(perm).index(literal_index) if literal_index is not None else None,
+        "perm": format_perm(perm),
+        **meta,
+    }
+    return Query(
+        state=state,
+        options=options,
+        instruction=instruction,
+        keys=OPTION_KEYS[: len(options)],
+        answer_format="key",
+        perm=tuple(perm),
+        meta=full_meta,
+    )
+
+
+def make_query(
+    pools: Pools,
+    draw: ItemDraw,
+    family: str,
+    *,
+    state: str,
+    experiment: str,
+    condition: str,
+    seed_base: int,
+    view: View = "own",
+    perm: Sequence[int] | None = None,
+    canonical: Sequence[str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Query:
+    """The query of ``draw`` under ``family`` in language ``view``, optionally with another
+    permutation or rewritten canonical options (interventions), and meta naming the cell."""
+    slate = draw.slates[family]
+    language = pools.corpus.language if view == "own" else pools.corpus.other_language
+    if language is None or language not in INSTRUCTIONS:
+        raise ValueError(f"corpus {pools.corpus.name} has no instruction for view {view!r}")
+    return render_query(
+        pools.entries[draw.entry_index],
+        canonical if canonical is not None else slate_texts(pools, slate, view),
+        perm if perm is not None else draw.perm,
+        state=state,
+        instruction=INSTRUCTIONS[language],
+        literal_index=slate.literal_index,
+        meta={
+            "family": family,
+            "condition": condition,
+            "experiment": experiment,
+            "language": language,
+            "seed_base": seed_base,
+            "topped_up": slate.topped_up,
+            **(extra or {}),
+        },
+    )
+
+
+@dataclass(frozen=True)
+class ItemBuild:
+    """Queries plus a build report (items and top-ups per family, skips with reasons)."""
+
+    queries: tuple[Query, ...]
+    report: dict[str, Any]
+
+
+def build_ladder(
+    corpus: Corpus | Pools,
+    *,
+    families: Sequence[str] = FAMILIES,
+    seed_base: int = SEEDS_BN["e1"],
+    experiment: str = "e1",
+    embed: Embedder | None = None,
+    item_ids: Sequence[int] | None = None,
+) -> ItemBuild:
+    """E1, the distractor ladder: one query per item and family, in the corpus language."""
+    pools = corpus if isinstance(corpus, Pools) else Pools(corpus, embed=embed)
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        raise ValueError(f"unknown distractor families {unknown}; known: {list(FAMILIES)}")
+    if pools.sem_source == "none" and {"d-sem", "d-hard"} & set(families):
+        pools.semantic(0)  # raises the explanatory error
+    indices = indices_of(pools, item_ids)
+    queries: list[Query] = []
+    report = new_report(pools, families, seed_base, experiment)
+    for index in indices:
+        draw = draw_item(pools, index, seed_base)
+        entry = pools.entries[index]
+        for family in families:
+            if family not in draw.slates:
+                skip_item(report, family, draw.skipped[family])
+                continue
+            queries.append(
+                make_query(
+                    pools,
+                    draw,
+                    family,
+                    state=entry.expression,
+                    experiment=experiment,
+                    condition=family,
+                    seed_base=seed_base,
+                )
+            )
+            count_item(report, family, draw.slates[family].topped_up)
+    return ItemBuild(tuple(queries), report)
+
+
+def indices_of(pools: Pools, item_ids: Sequence[int] | None) -> list[int]:
+    if item_ids is None:
+        return list(range(len(pools)))
+    missing = [i for i in item_ids if i not in pools.index_of]
+    if missing:
+        raise ValueError(f"item ids not in corpus {pools.corpus.name}: {missing[:10]}")
+    return [pools.index_of[i] for i in item_ids]
+
+
+def new_report(
+    pools: Pools, families: Sequence[str], seed_base: int, experiment: str
+) -> dict[str, Any]:
+    return {
+        "corpus": pools.corpus.name,
+        "experiment": experiment,
+        "seed_base": seed_base,
+        "sem_source": pools.sem_source,
+        "sem_neighbours": pools.sem_neighbours if pools.sem_source == "embedding" else None,
+        "families": {
+            f: {"items": 0, "topped_up_items": 0, "topped_up_options": 0} for f in families
+        },
+        "skipped": {},
+    }
+
+
+def count_item(report: dict[str, Any], family: str, topped: int) -> None:
+    stats = report["families"][family]
+    stats["items"] += 1
+    stats["topped_up_items"] += int(topped > 0)
+    stats["topped_up_options"] += topped
+
+
+def skip_item(report: dict[str, Any], family: str, reason: str) -> None:
+    by_reason = report["skipped"].setdefault(family, {})
+    by_reason[reason] = by_reason.get(reason, 0) + 1

@@ -1,0 +1,137 @@
+"""E6, ablating the options (the meaning paper, Appendix C, P; §5.3, §5.5).
+
+The state, the instruction and the gold position are held fixed and every option is rewritten
+the same way, under ``d-rand`` (seed 6000):
+
+* ``o0`` the full gloss;
+* ``o1`` the first six words (an option of six words or fewer is left as it is, so the
+  manipulation is a no-op there, as the paper reports for most Bengali glosses);
+* ``o2`` the option's words in a random order (a single-word option necessarily stays);
+* ``o3`` each gloss's counterpart in the other language (corpora with two languages only);
+* ``o4`` bare labels by display slot, ``অর্থ 1…4`` / ``meaning 1…4`` in the corpus language, the
+  semantics-free control of §5.3 (labels follow the slot, not the option, so they carry nothing).
+
+Words are those of :func:`~choiceaudit.instruments.meaning._text.words`: the E6 tokenizer "splits
+on punctuation and rejoins on spaces" (Table 11), so punctuation does not survive ``o1``/``o2``.
+A transform that makes two options of an item identical skips that item's cell (counted).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from choiceaudit.instruments.meaning._contract import SEEDS_BN
+from choiceaudit.instruments.meaning._corpus import Corpus
+from choiceaudit.instruments.meaning._items import (
+    ItemBuild,
+    count_item,
+    draw_item,
+    indices_of,
+    make_query,
+    new_report,
+    skip_item,
+    slate_texts,
+)
+from choiceaudit.instruments.meaning._pools import Embedder, Pools, View
+from choiceaudit.instruments.meaning._text import option_key, words
+from choiceaudit.types import Query
+
+__all__ = [
+    "BARE_LABELS",
+    "E6_VARIANTS",
+    "TRUNCATE_WORDS",
+    "bare_labels",
+    "build_e6",
+    "scramble_words",
+    "truncate_words",
+]
+
+E6_VARIANTS: tuple[str, ...] = ("o0", "o1", "o2", "o3", "o4")
+TRUNCATE_WORDS = 6
+#: §5.3: "অর্থ 1–4 for the Bengali arms and meaning 1–4 for the commercial one".
+BARE_LABELS: dict[str, str] = {"bn": "অর্থ {n}", "en": "meaning {n}"}
+
+
+def truncate_words(text: str, n: int = TRUNCATE_WORDS) -> str:
+    """``o1``: the first ``n`` words rejoined on spaces; unchanged if it has ``n`` or fewer."""
+    toks = words(text)
+    return text if len(toks) <= n else " ".join(toks[:n])
+
+
+def scramble_words(text: str, rng: random.Random) -> str:
+    """``o2``: the option's words shuffled and rejoined on spaces."""
+    toks = words(text)
+    rng.shuffle(toks)
+    return " ".join(toks)
+
+
+def bare_labels(perm: Sequence[int], language: str) -> list[str]:
+    """``o4`` in canonical order: canonical option ``c`` shows the label of its display slot."""
+    template = BARE_LABELS[language]
+    return [template.format(n=list(perm).index(c) + 1) for c in range(len(perm))]
+
+
+def build_e6(
+    corpus: Corpus | Pools,
+    *,
+    seed_base: int = SEEDS_BN["e6"],
+    family: str = "d-rand",
+    variants: Sequence[str] = E6_VARIANTS,
+    embed: Embedder | None = None,
+    item_ids: Sequence[int] | None = None,
+) -> ItemBuild:
+    """E6: one query per item and option form, all sharing the item's permutation."""
+    pools = corpus if isinstance(corpus, Pools) else Pools(corpus, embed=embed)
+    unknown = sorted(set(variants) - set(E6_VARIANTS))
+    if unknown:
+        raise ValueError(f"unknown E6 variants {unknown}; known: {list(E6_VARIANTS)}")
+    two_languages = pools.corpus.other_language is not None
+    views: tuple[View, ...] = ("own", "other") if two_languages and "o3" in variants else ("own",)
+    language = pools.corpus.language
+    report = new_report(pools, [family], seed_base, "e6")
+    report["variants"] = {v: 0 for v in variants}
+    queries: list[Query] = []
+    for index in indices_of(pools, item_ids):
+        entry = pools.entries[index]
+        if "other" in views and not entry.gold_other:
+            skip_item(report, family, "no other-language gloss")
+            continue
+        draw = draw_item(pools, index, seed_base, views=views)
+        if family not in draw.slates:
+            skip_item(report, family, draw.skipped.get(family, "no slate"))
+            continue
+        slate = draw.slates[family]
+        full = slate_texts(pools, slate, "own")
+        scrambled = [scramble_words(t, draw.rng) for t in full]
+        forms: dict[str, list[str] | None] = {
+            "o0": list(full),
+            "o1": [truncate_words(t) for t in full],
+            "o2": scrambled,
+            "o3": list(slate_texts(pools, slate, "other")) if "other" in views else None,
+            "o4": bare_labels(draw.perm, language),
+        }
+        for variant in variants:
+            canonical = forms[variant]
+            if canonical is None:
+                skip_item(report, family, f"{variant}: corpus has one language")
+                continue
+            if len({option_key(t) for t in canonical}) < len(canonical) or not all(canonical):
+                skip_item(report, family, f"{variant}: options collide or vanish")
+                continue
+            queries.append(
+                make_query(
+                    pools,
+                    draw,
+                    family,
+                    state=entry.expression,
+                    experiment="e6",
+                    condition=variant,
+                    seed_base=seed_base,
+                    canonical=canonical,
+                    extra={"options_changed": canonical != list(full)},
+                )
+            )
+            report["variants"][variant] += 1
+        count_item(report, family, slate.topped_up)
+    return ItemBuild(tuple(queries), report)

@@ -1,0 +1,225 @@
+"""Scored meaning queries as columns: the one input every meaning analysis reads.
+
+A row is one (query, decision) pair. Probabilities stay in **display** order with the permutation
+beside them, and every outcome is read through the canonical identity the query recorded (the
+gold at canonical 0, the literal gloss at canonical 1 where present), never through a slot letter
+(DESIGN.md, "Canonical identity"; the meaning paper, Appendix Q, "Recovering option identity").
+
+Choices are tied *sets*: a row whose maximum is shared by ``t`` slots gives each of them credit
+``1/t`` (:func:`choice_credit`), so accuracy and the literal attraction rate never depend on
+array order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from choiceaudit.types import Decision, Query, parse_perm
+
+__all__ = ["MeaningRows", "choice_credit"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def choice_credit(probs: FloatArray) -> FloatArray:
+    """Per row and slot, the share of the choice the slot receives: ``1/t`` on each of the ``t``
+    slots attaining the row maximum, 0 elsewhere."""
+    top = probs == probs.max(axis=1, keepdims=True)
+    return np.asarray(top / top.sum(axis=1, keepdims=True), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class MeaningRows:
+    """Columns of scored meaning queries (see the module docstring). ``literal_slot`` is -1 where
+    the option list carries no literal gloss; ``conf_head`` is NaN where the model has no
+    separate confidence head."""
+
+    item_id: npt.NDArray[np.str_]
+    experiment: npt.NDArray[np.str_]
+    family: npt.NDArray[np.str_]
+    condition: npt.NDArray[np.str_]
+    language: npt.NDArray[np.str_]
+    state: npt.NDArray[np.str_]
+    perm: IntArray
+    probs: FloatArray
+    gold_slot: IntArray
+    literal_slot: IntArray
+    conf_head: FloatArray
+    options: tuple[tuple[str, ...], ...]
+
+    def __post_init__(self) -> None:
+        n = self.probs.shape[0]
+        for name in ("item_id", "experiment", "family", "condition", "language", "state"):
+            if getattr(self, name).shape != (n,):
+                raise ValueError(
+                    f"MeaningRows.{name} has {getattr(self, name).shape[0]} rows, not {n}"
+                )
+        if self.perm.shape != self.probs.shape:
+            raise ValueError(f"perm shape {self.perm.shape} != probs shape {self.probs.shape}")
+
+    def __len__(self) -> int:
+        return int(self.probs.shape[0])
+
+    @property
+    def k(self) -> int:
+        return int(self.probs.shape[1])
+
+    @classmethod
+    def from_decisions(cls, queries: Sequence[Query], decisions: Sequence[Decision]) -> MeaningRows:
+        """Pair queries with their decisions (same order), checking each belongs to its query."""
+        if len(queries) != len(decisions):
+            raise ValueError(f"{len(queries)} queries but {len(decisions)} decisions")
+        records = []
+        for row, (query, decision) in enumerate(zip(queries, decisions, strict=True)):
+            try:
+                decision.check_against(query)
+            except ValueError as exc:
+                raise ValueError(f"row {row}: {exc}") from None
+            meta = dict(query.meta)
+            records.append(
+                {
+                    **meta,
+                    "state": query.state,
+                    "options": list(query.options),
+                    "perm": query.perm if query.perm is not None else tuple(range(query.n_options)),
+                    "probs": decision.probs,
+                    "conf_head": decision.aux.get("conf_head"),
+                }
+            )
+        return cls.from_records(records)
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]]) -> MeaningRows:
+        """Rows from plain mappings (e.g. read back from a run store) with the keys ``item_id``,
+        ``experiment``, ``family``, ``condition``, ``language``, ``state``, ``options``, ``perm``
+        (string or sequence), ``probs``, ``gold_slot``, ``literal_slot`` (None if absent) and
+        optionally ``conf_head``."""
+        cols: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "item_id",
+                "experiment",
+                "family",
+                "condition",
+                "language",
+                "state",
+                "perm",
+                "probs",
+                "gold_slot",
+                "literal_slot",
+                "conf_head",
+                "options",
+            )
+        }
+        for row, rec in enumerate(records):
+            try:
+                perm = rec["perm"]
+                perm = parse_perm(perm) if isinstance(perm, str) else tuple(int(p) for p in perm)
+                cols["perm"].append(perm)
+                cols["probs"].append(np.asarray(rec["probs"], dtype=np.float64))
+                for key in ("item_id", "experiment", "family", "condition", "language", "state"):
+                    cols[key].append(str(rec[key]))
+                cols["gold_slot"].append(int(rec["gold_slot"]))
+                lit = rec.get("literal_slot")
+                cols["literal_slot"].append(-1 if lit is None else int(lit))
+                head = rec.get("conf_head")
+                cols["conf_head"].append(math.nan if head is None else float(head))
+                cols["options"].append(tuple(rec["options"]))
+            except KeyError as exc:
+                raise ValueError(f"record {row}: missing field {exc.args[0]!r}") from None
+        if not cols["probs"]:
+            raise ValueError("no rows to analyse")
+        ks = {len(p) for p in cols["probs"]}
+        if len(ks) != 1:
+            raise ValueError(f"rows have different numbers of options: {sorted(ks)}")
+        return cls(
+            item_id=np.array(cols["item_id"], dtype=np.str_),
+            experiment=np.array(cols["experiment"], dtype=np.str_),
+            family=np.array(cols["family"], dtype=np.str_),
+            condition=np.array(cols["condition"], dtype=np.str_),
+            language=np.array(cols["language"], dtype=np.str_),
+            state=np.array(cols["state"], dtype=np.str_),
+            perm=np.array(cols["perm"], dtype=np.int64),
+            probs=np.vstack(cols["probs"]),
+            gold_slot=np.array(cols["gold_slot"], dtype=np.int64),
+            literal_slot=np.array(cols["literal_slot"], dtype=np.int64),
+            conf_head=np.array(cols["conf_head"], dtype=np.float64),
+            options=tuple(cols["options"]),
+        )
+
+    def select(self, mask: npt.NDArray[np.bool_]) -> MeaningRows:
+        idx = np.flatnonzero(mask)
+        return MeaningRows(
+            item_id=self.item_id[idx],
+            experiment=self.experiment[idx],
+            family=self.family[idx],
+            condition=self.condition[idx],
+            language=self.language[idx],
+            state=self.state[idx],
+            perm=self.perm[idx],
+            probs=self.probs[idx],
+            gold_slot=self.gold_slot[idx],
+            literal_slot=self.literal_slot[idx],
+            conf_head=self.conf_head[idx],
+            options=tuple(self.options[i] for i in idx),
+        )
+
+    def where(self, **equals: str) -> MeaningRows:
+        """Rows whose columns equal the given values, e.g. ``where(experiment="e1", family="d-lit")``."""
+        mask = np.ones(len(self), dtype=bool)
+        for column, value in equals.items():
+            mask &= getattr(self, column) == value
+        return self.select(mask)
+
+    # -- per-row outcomes -------------------------------------------------------------------
+
+    @property
+    def credit(self) -> FloatArray:
+        return choice_credit(self.probs)
+
+    @property
+    def correct(self) -> FloatArray:
+        """Credit on the gold option (1, 0, or 1/t under a t-way tie)."""
+        return self.credit[np.arange(len(self)), self.gold_slot]
+
+    @property
+    def captured(self) -> FloatArray:
+        """Credit on the literal option (0 where there is none): the LAR indicator of §4.2."""
+        rows = np.arange(len(self))
+        has = self.literal_slot >= 0
+        out = np.zeros(len(self))
+        out[has] = self.credit[rows[has], self.literal_slot[has]]
+        return out
+
+    @property
+    def peak(self) -> FloatArray:
+        """The maximum probability, the confidence every arm defines (Appendix A)."""
+        return np.asarray(self.probs.max(axis=1), dtype=np.float64)
+
+    @property
+    def canonical_choice(self) -> IntArray:
+        """Canonical option of the unique argmax, -1 for a tied row (:attr:`tied` counts them)."""
+        credit = self.credit
+        unique = credit.max(axis=1) == 1.0
+        slot = credit.argmax(axis=1)
+        out = self.perm[np.arange(len(self)), slot]
+        return np.where(unique, out, -1).astype(np.int64)
+
+    @property
+    def tied(self) -> npt.NDArray[np.bool_]:
+        return np.asarray(self.credit.max(axis=1) < 1.0)
+
+    @property
+    def canonical_probs(self) -> FloatArray:
+        """Probabilities mapped to canonical options: ``out[i, perm[i, s]] = probs[i, s]``."""
+        out = np.empty_like(self.probs)
+        rows = np.arange(len(self))[:, None]
+        out[rows, self.perm] = self.probs
+        return out
