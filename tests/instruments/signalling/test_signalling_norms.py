@@ -116,7 +116,14 @@ def test_load_things_bundle() -> None:
 
 def test_lancaster_bundle_has_no_rater_sd_and_uses_0_5() -> None:
     b = _lancaster()
-    assert set(b.dimensions) == {"visual", "auditory", "haptic", "interoceptive", "gustatory", "olfactory"}
+    assert set(b.dimensions) == {
+        "visual",
+        "auditory",
+        "haptic",
+        "interoceptive",
+        "gustatory",
+        "olfactory",
+    }
     for dim in b.dimensions.values():
         assert dim.sds is None
         assert dim.scale == (0.0, 5.0)

@@ -47,8 +47,10 @@ THINGS_FILES: tuple[str, ...] = (
 _OSF_THINGS = "https://files.osf.io/v1/resources/jum2f/providers/osfstorage"
 _OSF_SPOSE = "https://files.osf.io/v1/resources/f5rn6/providers/osfstorage"
 
-#: Canonical sources: THINGS and THINGSplus from OSF project jum2f, SPoSE from OSF f5rn6 (by
-#: storage path). Pass ``base_url`` to fetch the same layout from a mirror instead.
+#: Canonical sources: THINGS and THINGSplus from OSF project jum2f, SPoSE from OSF f5rn6, by
+#: storage path. These paths could not be checked from the offline build machines (OSF may
+#: serve files by id rather than by name); if a download fails, pass ``base_url`` pointing at a
+#: mirror with the ``dest`` layout, or edit this mapping. Checksums guard either way.
 DEFAULT_THINGS_URLS: Mapping[str, str] = {
     "things/things_concepts.tsv": f"{_OSF_THINGS}/THINGS/things_concepts.tsv",
     "thingsplus/property_ratings_animacy.csv": f"{_OSF_THINGS}/THINGSplus/property_ratings_animacy.csv",
@@ -152,6 +154,7 @@ def fetch_things(
     dest: str | Path,
     *,
     base_url: str | None = None,
+    urls: Mapping[str, str] | None = None,
     files: Sequence[str] = THINGS_FILES,
     expected_sha256: Mapping[str, str] | None = None,
     client: httpx.Client | None = None,
@@ -160,7 +163,8 @@ def fetch_things(
     """Fetch the ``things`` norms into ``dest`` and record their sha256 sums.
 
     ``base_url``: a mirror laid out like ``dest`` (``{base_url}/things/things_concepts.tsv``);
-    default: the canonical OSF URLs in :data:`DEFAULT_THINGS_URLS`. ``expected_sha256`` pins
+    default: the canonical OSF URLs in :data:`DEFAULT_THINGS_URLS`. ``urls`` overrides the URL
+    of individual files (e.g. OSF download links by file id). ``expected_sha256`` pins
     sums (e.g. :data:`THINGS_SHA256`); sums already recorded in ``dest/SHA256SUMS.json`` are
     always enforced. Raises :class:`ChecksumError` on a mismatch and ``httpx.HTTPError`` on a
     failed download, naming the URL.
@@ -177,7 +181,9 @@ def fetch_things(
         for rel in files:
             rel_path = _safe_relpath(rel)
             target = dest.joinpath(*rel_path.parts)
-            if base_url is not None:
+            if urls is not None and rel in urls:
+                url = urls[rel]
+            elif base_url is not None:
                 url = f"{base_url.rstrip('/')}/{rel_path.as_posix()}"
             elif rel in DEFAULT_THINGS_URLS:
                 url = DEFAULT_THINGS_URLS[rel]
@@ -211,7 +217,9 @@ def fetch_things(
             report.status[rel] = "downloaded"
             report.sha256[rel] = digest
             # Record after every file so an interrupted fetch keeps what it verified.
-            _write_atomic(record_path, json.dumps({"files": record}, indent=2, sort_keys=True) + "\n")
+            _write_atomic(
+                record_path, json.dumps({"files": record}, indent=2, sort_keys=True) + "\n"
+            )
     finally:
         if own_client:
             with contextlib.suppress(Exception):

@@ -91,7 +91,9 @@ def load_lancaster(
     with conc_path.open(encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None or not {"Word", "Concreteness"} <= set(reader.fieldnames):
-            raise NormsFormatError(conc_path, f"need Word and Concreteness columns, got {reader.fieldnames}")
+            raise NormsFormatError(
+                conc_path, f"need Word and Concreteness columns, got {reader.fieldnames}"
+            )
         for i, row in enumerate(reader, start=2):
             conc[row["Word"]] = _cell(conc_path, i, "Concreteness", row["Concreteness"])
 
@@ -101,8 +103,12 @@ def load_lancaster(
     missing_conc = 0
     with sm_path.open(encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
-        if reader.fieldnames is None or not {"Word", *LANCASTER_MODALITIES} <= set(reader.fieldnames):
-            raise NormsFormatError(sm_path, f"need Word and the six modality columns, got {reader.fieldnames}")
+        if reader.fieldnames is None or not {"Word", *LANCASTER_MODALITIES} <= set(
+            reader.fieldnames
+        ):
+            raise NormsFormatError(
+                sm_path, f"need Word and the six modality columns, got {reader.fieldnames}"
+            )
         for i, row in enumerate(reader, start=2):
             word = row["Word"]
             c = conc.get(word, math.nan)

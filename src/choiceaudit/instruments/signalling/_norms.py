@@ -95,7 +95,9 @@ class NormsBundle:
             raise ValueError(f"norms {self.name}: concept ids are not unique")
         for name, dim in self.dimensions.items():
             if dim.means.shape != (n,):
-                raise ValueError(f"norms {self.name}: dimension {name} has {dim.means.shape[0]} rows")
+                raise ValueError(
+                    f"norms {self.name}: dimension {name} has {dim.means.shape[0]} rows"
+                )
         for label, arrays in (("coverage", self.coverage), ("covariates", self.covariates)):
             for key, arr in arrays.items():
                 if np.asarray(arr).shape != (n,):

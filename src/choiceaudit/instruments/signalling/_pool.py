@@ -88,7 +88,9 @@ def build_pool(
         universe &= np.isfinite(norms.dimensions[d].means)
     for c in covs:
         universe &= np.isfinite(norms.covariates[c])
-    steps.append((f"intersection of sources {list(srcs)}, ratings and covariates", int(universe.sum())))
+    steps.append(
+        (f"intersection of sources {list(srcs)}, ratings and covariates", int(universe.sum()))
+    )
     keep = universe.copy()
     if exclude_homographs:
         if norms.homograph is None:
@@ -125,7 +127,10 @@ def retention_report(pool: Pool) -> dict[str, Any]:
     """
     norms = pool.norms
     if norms.artifact is None:
-        return {"available": False, "reason": f"norms {norms.name} has no natural-kind/artifact flags"}
+        return {
+            "available": False,
+            "reason": f"norms {norms.name} has no natural-kind/artifact flags",
+        }
     artifact = np.asarray(norms.artifact, dtype=bool)
     natural = ~artifact
     kept = pool.mask

@@ -210,7 +210,9 @@ def read_property_ratings(
     if len(set(ids)) != len(ids):
         raise NormsFormatError(path, "duplicate concept ids", field=id_col)
     return PropertyRatings(
-        tuple(ids), {d: np.array(v) for d, v in means.items()}, {d: np.array(v) for d, v in sds.items()}
+        tuple(ids),
+        {d: np.array(v) for d, v in means.items()},
+        {d: np.array(v) for d, v in sds.items()},
     )
 
 
@@ -232,7 +234,9 @@ def read_size_ratings(path: str | Path) -> SizeRatings:
     mean_col = folded.get("meansize") or folded.get("size_mean")
     sd_col = folded.get("stdsize") or folded.get("size_sd") or folded.get("sdsize")
     if id_col is None or mean_col is None or sd_col is None:
-        raise NormsFormatError(path, f"need uniqueID, meanSize and stdSize columns; header is {header}")
+        raise NormsFormatError(
+            path, f"need uniqueID, meanSize and stdSize columns; header is {header}"
+        )
     ids, means, sds = [], [], []
     for i, row in enumerate(rows, start=2):
         uid = (row.get(id_col) or "").strip().replace(" ", "_")
@@ -283,7 +287,9 @@ def read_spose(
         raise NormsFormatError(path, f"{matrix.shape[0]} rows but {len(ids)} unique ids")
     names: tuple[str, ...] = ()
     if labels is not None:
-        names = tuple(x.strip() for x in Path(labels).read_text(encoding="utf-8").splitlines() if x.strip())
+        names = tuple(
+            x.strip() for x in Path(labels).read_text(encoding="utf-8").splitlines() if x.strip()
+        )
         if len(names) != matrix.shape[1]:
             raise NormsFormatError(labels, f"{len(names)} labels for {matrix.shape[1]} dimensions")
     return Spose(ids, matrix, names)
@@ -294,7 +300,9 @@ def _locate(data_dir: Path, key: str) -> Path:
     for candidate in (data_dir / sub / name, data_dir / name):
         if candidate.is_file():
             return candidate
-    raise FileNotFoundError(f"{name} not found under {data_dir} (looked in {sub}/ and the top level)")
+    raise FileNotFoundError(
+        f"{name} not found under {data_dir} (looked in {sub}/ and the top level)"
+    )
 
 
 def _align(ids: Sequence[str], source_ids: Sequence[str], values: FloatArray) -> FloatArray:
@@ -323,7 +331,9 @@ def load_things(data_dir: str | Path, *, spose: bool = True) -> NormsBundle:
     size = read_size_ratings(_locate(data_dir, "size"))
     known = set(ids)
     skipped = {
-        "property rating rows for concepts not in THINGS": sum(u not in known for u in props.unique_ids),
+        "property rating rows for concepts not in THINGS": sum(
+            u not in known for u in props.unique_ids
+        ),
         "size rating rows for concepts not in THINGS": sum(u not in known for u in size.unique_ids),
     }
     dims: dict[str, Dimension] = {}
@@ -335,7 +345,10 @@ def load_things(data_dir: str | Path, *, spose: bool = True) -> NormsBundle:
             _align(ids, props.unique_ids, props.sds[d]),
         )
     dims["size"] = Dimension(
-        "size", _align(ids, size.unique_ids, size.means), SIZE_SCALE, _align(ids, size.unique_ids, size.sds)
+        "size",
+        _align(ids, size.unique_ids, size.means),
+        SIZE_SCALE,
+        _align(ids, size.unique_ids, size.sds),
     )
     prop_cov: BoolArray = np.all([np.isfinite(dims[d].means) for d in PROPERTY_DIMENSIONS], axis=0)
     coverage: dict[str, BoolArray] = {
@@ -351,7 +364,9 @@ def load_things(data_dir: str | Path, *, spose: bool = True) -> NormsBundle:
         )
         have = set(sp.unique_ids)
         coverage["spose"] = np.array([u in have for u in ids])
-        skipped["SPoSE rows for concepts not in THINGS"] = sum(u not in known for u in sp.unique_ids)
+        skipped["SPoSE rows for concepts not in THINGS"] = sum(
+            u not in known for u in sp.unique_ids
+        )
         sources["spose"] = str(_locate(data_dir, "spose"))
     words = things.words
     counts: dict[str, int] = {}

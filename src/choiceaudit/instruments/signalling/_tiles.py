@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from choiceaudit.instruments.signalling._norms import FloatArray, NormsBundle
 
@@ -158,7 +159,10 @@ def load_tiles(
 
 
 def rater_disagreement_ratio(
-    norms: NormsBundle, dimension: str, *, concepts: Sequence[int] | None = None
+    norms: NormsBundle,
+    dimension: str,
+    *,
+    concepts: Sequence[int] | npt.NDArray[np.int64] | None = None,
 ) -> float:
     """Mean within-concept rater SD divided by the SD (ddof=1) of concept means (§I-C).
 
@@ -181,7 +185,7 @@ def redundancy_clusters(
     dimensions: Sequence[str] | None = None,
     *,
     threshold: float = 0.7,
-    concepts: Sequence[int] | None = None,
+    concepts: Sequence[int] | npt.NDArray[np.int64] | None = None,
 ) -> tuple[tuple[str, ...], ...]:
     """Clusters of mutually redundant dimensions: complete linkage on |r| (Pearson, across
     concepts rated on all of them), merging while every pair across the two clusters has
@@ -236,7 +240,9 @@ def select_tile_dimensions(
         eligible = [d for d in cluster if ratios[d] < max_ratio]
         for d in cluster:
             if ratios[d] >= max_ratio:
-                excluded[d] = f"ratio {ratios[d]:.3f} >= {max_ratio}: within-concept SD exceeds between"
+                excluded[d] = (
+                    f"ratio {ratios[d]:.3f} >= {max_ratio}: within-concept SD exceeds between"
+                )
         if eligible:
             pick = min(eligible, key=lambda d: ratios[d])
             selected.append(pick)

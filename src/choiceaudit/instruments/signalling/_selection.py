@@ -1,0 +1,242 @@
+"""Item selection (paper §I-F): by item properties only, tile-balanced, half conflict and half
+control, with the unselected distribution reported beside the selected one.
+
+Selection never sees a model: within each (tile, conflict) cell it draws uniformly among the
+robust candidates with a generator seeded by ``(experiment seed, crc32(tile), cell)``. Each
+selected item gets two stored permutations of its options from a generator seeded by
+``(experiment seed, crc32(item id))``; the second is redrawn until it differs from the first
+(an identical pair would make permutation consistency trivially perfect).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from choiceaudit.instruments.signalling._items import (
+    CandidateBlock,
+    RobustnessConfig,
+    assess_robustness,
+)
+from choiceaudit.types import Item, ItemSet, format_perm
+
+__all__ = [
+    "SUMMARY_FIELDS",
+    "Selection",
+    "build_item_set",
+    "conflict_rates",
+    "item_permutations",
+    "select_items",
+]
+
+IntArray = npt.NDArray[np.int64]
+
+#: Item properties whose selected/unselected distributions are reported.
+SUMMARY_FIELDS: tuple[str, ...] = (
+    "fit_cost",
+    "competition_ratio",
+    "posterior_ratio",
+    "posterior_gap",
+    "bayes_margin",
+    "tie",
+)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Chosen candidate rows per tile: ``conflict[tile]`` and ``control[tile]``."""
+
+    blocks: tuple[CandidateBlock, ...]
+    conflict: Mapping[str, IntArray]
+    control: Mapping[str, IntArray]
+    robustness: Mapping[str, Mapping[str, npt.NDArray[np.bool_]]]
+    config: RobustnessConfig
+
+    def rows(self, tile: str) -> IntArray:
+        return np.sort(np.concatenate([self.conflict[tile], self.control[tile]]))
+
+    def summary(self) -> dict[str, Any]:
+        """Per tile and cell, ``n``, mean and quantiles (10/50/90) of every summary field for
+        the selected candidates and for the unselected ones (robust or not)."""
+        out: dict[str, Any] = {}
+        for block in self.blocks:
+            name = block.tile.name
+            o = block.oracle
+            chosen = np.zeros(len(block), dtype=bool)
+            chosen[self.rows(name)] = True
+            tile_out: dict[str, Any] = {}
+            for cell, mask in (("conflict", o.conflict), ("control", ~o.conflict)):
+                cell_out: dict[str, Any] = {}
+                for label, which in (("selected", chosen & mask), ("unselected", ~chosen & mask)):
+                    stats: dict[str, Any] = {"n": int(which.sum())}
+                    for f in SUMMARY_FIELDS:
+                        v = np.asarray(getattr(o, f), dtype=np.float64)[which]
+                        if v.size:
+                            q10, q50, q90 = np.quantile(v, [0.1, 0.5, 0.9])
+                            stats[f] = {
+                                "mean": float(v.mean()),
+                                "p10": float(q10),
+                                "median": float(q50),
+                                "p90": float(q90),
+                            }
+                    cell_out[label] = stats
+                tile_out[cell] = cell_out
+            out[name] = tile_out
+        return out
+
+
+def conflict_rates(blocks: Sequence[CandidateBlock]) -> dict[str, dict[str, float]]:
+    """Per tile over all candidates: conflict rate, exact-tie rate, share of ties that are the
+    geometric case, and the median local competition ratio among conflict candidates."""
+    out = {}
+    for b in blocks:
+        o = b.oracle
+        n_tie = int(o.tie.sum())
+        out[b.tile.name] = {
+            "candidates": float(len(b)),
+            "conflict_rate": float(o.conflict.mean()),
+            "conflict_rate_gaussian": float(b.oracle_gaussian.conflict.mean()),
+            "tie_rate": float(o.tie.mean()),
+            "geometric_share_of_ties": float(o.geometric_tie.sum() / n_tie) if n_tie else 0.0,
+            "median_competition_ratio_conflict": float(np.median(o.competition_ratio[o.conflict]))
+            if o.conflict.any()
+            else float("nan"),
+        }
+    return out
+
+
+def select_items(
+    blocks: Sequence[CandidateBlock],
+    *,
+    n_items: int = 1000,
+    seed: int,
+    config: RobustnessConfig | None = None,
+) -> Selection:
+    """Select ``n_items`` robust candidates, equal per tile, half conflict and half control
+    (``config``: the robustness thresholds, default :class:`RobustnessConfig`)."""
+    config = config if config is not None else RobustnessConfig()
+    k = len(blocks)
+    if n_items % (2 * k):
+        raise ValueError(f"{n_items} items cannot split evenly over {k} tiles × conflict/control")
+    per_cell = n_items // (2 * k)
+    conflict: dict[str, IntArray] = {}
+    control: dict[str, IntArray] = {}
+    robustness = {}
+    for block in blocks:
+        name = block.tile.name
+        flags = assess_robustness(block, config)
+        robustness[name] = flags
+        key = zlib.crc32(name.encode("utf-8"))
+        for cell, (mask, store) in enumerate(
+            ((block.oracle.conflict, conflict), (~block.oracle.conflict, control))
+        ):
+            pool = np.flatnonzero(flags["robust"] & mask)
+            label = "conflict" if cell == 0 else "control"
+            if pool.size < per_cell:
+                raise ValueError(
+                    f"tile {name}: only {pool.size} robust {label} candidates for {per_cell} "
+                    "items; generate more candidates or relax the robustness thresholds"
+                )
+            rng = np.random.default_rng([seed, key, cell])
+            store[name] = np.sort(rng.choice(pool, size=per_cell, replace=False)).astype(np.int64)
+    return Selection(tuple(blocks), conflict, control, robustness, config)
+
+
+def item_permutations(item_id: str, n_options: int, seed: int) -> tuple[str, str]:
+    """The two stored permutations of an item (display slot → canonical option), distinct."""
+    rng = np.random.default_rng([seed, zlib.crc32(item_id.encode("utf-8"))])
+    first = rng.permutation(n_options)
+    second = rng.permutation(n_options)
+    while n_options > 1 and np.array_equal(first, second):
+        second = rng.permutation(n_options)
+    return format_perm(first.tolist()), format_perm(second.tolist())
+
+
+def _floats(x: npt.NDArray[np.generic]) -> list[float]:
+    return [float(v) for v in x]
+
+
+def build_item_set(selection: Selection, *, seed: int, name: str = "signalling") -> ItemSet:
+    """The selected items as an :class:`~choiceaudit.types.ItemSet` in canonical option order.
+
+    ``config`` records the seed, the norms, the list sizes, candidates and leak exclusions per
+    tile, the per-tile conflict rates, the robustness thresholds, the tile definitions and the
+    selected-beside-unselected summary (§I-F: the unselected distribution is published).
+
+    ``meta`` carries everything downstream needs without the norms: tile, the bare-word Means
+    and Clues lists (and the norms' concept ids behind them), the target positions and words, per-option ``fit`` and ``posterior`` under
+    both decay families, ``o_fit``, ``o_bayes``, the tie class, conflict, ``fit_cost``, the
+    competition ratio, both stored permutations, and the concreteness and word-frequency
+    covariates of both target concepts (NaN → ``None``).
+    """
+    items: list[Item] = []
+    for block in selection.blocks:
+        tile = block.tile
+        o = block.oracle  # exponential: the primary family
+        ga = block.oracle_gaussian
+        bundle = block.norms
+        for row in selection.rows(tile.name):
+            cand_id = block.ids([row])[0]
+            item_id = f"sig-{cand_id}"
+            concepts = block.concepts[row]
+            words = [bundle.words[i] for i in concepts]
+            ids = [bundle.concepts[i] for i in concepts]
+            m = block.n_means
+            ti, tj = (int(x) for x in block.target[row])
+            covs: dict[str, Any] = {}
+            for cov, values in bundle.covariates.items():
+                for role, idx in (("means", concepts[ti]), ("clue", concepts[m + tj])):
+                    v = float(values[idx])
+                    covs[f"target_{role}_{cov}"] = v if np.isfinite(v) else None
+            perm_a, perm_b = item_permutations(item_id, tile.n_options, seed)
+            meta = {
+                "tile": tile.name,
+                "dimension": tile.dimension,
+                "question": tile.question,
+                "candidate": cand_id,
+                "means": words[:m],
+                "clues": words[m:],
+                "means_ids": ids[:m],
+                "clues_ids": ids[m:],
+                "target": [ti, tj],
+                "target_words": [words[ti], words[m + tj]],
+                "conflict": bool(o.conflict[row]),
+                "fit": _floats(o.fit[row]),
+                "posterior": _floats(o.posterior[row]),
+                "o_fit": int(o.o_fit[row]),
+                "o_bayes": int(o.o_bayes[row]),
+                "bayes_tied": [bool(x) for x in o.bayes_tied[row]],
+                "fit_cost": float(o.fit_cost[row]),
+                "competition_ratio": float(o.competition_ratio[row]),
+                "fit_gaussian": _floats(ga.fit[row]),
+                "posterior_gaussian": _floats(ga.posterior[row]),
+                "o_bayes_gaussian": int(ga.o_bayes[row]),
+                "conflict_gaussian": bool(ga.conflict[row]),
+                "perms": [perm_a, perm_b],
+                **covs,
+            }
+            items.append(Item(id=item_id, options=tile.options, gold=None, meta=meta))
+    first = selection.blocks[0]
+    config = {
+        "seed": seed,
+        "norms": first.norms.name,
+        "fit_family_primary": "exponential",
+        "n_means": first.n_means,
+        "n_clues": int(first.concepts.shape[1] - first.n_means),
+        "candidates_per_tile": {b.tile.name: len(b) for b in selection.blocks},
+        "leak_excluded_per_tile": {b.tile.name: len(b.excluded_by_leak) for b in selection.blocks},
+        "conflict_rates": conflict_rates(selection.blocks),
+        "selection_summary": selection.summary(),
+        "robustness": {
+            "min_fit_cost": selection.config.min_fit_cost,
+            "min_bayes_margin": selection.config.min_bayes_margin,
+            "require_decay_agreement": selection.config.require_decay_agreement,
+        },
+        "tiles": [b.tile.to_dict() for b in selection.blocks],
+    }
+    return ItemSet(name=name, items=tuple(items), config=config)

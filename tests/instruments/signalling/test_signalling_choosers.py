@@ -1,0 +1,151 @@
+"""Reference choosers (§I-K) and the coordinate analysis (§I-F1, §I-H1, §I-H2, §IV-A)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+from sig_helpers import shared_data
+
+from choiceaudit import stats
+from choiceaudit.instruments.signalling import (
+    BayesOracleChooser,
+    SalienceChooser,
+    UniformChooser,
+    build_item_set,
+    build_pool,
+    cell_summary,
+    coordinate_table,
+    generate_candidates,
+    item_references,
+    load_things,
+    load_tiles,
+    render_queries,
+    select_items,
+    summarise_cells,
+)
+from choiceaudit.scorers._fake import FakeScorer
+from choiceaudit.scorers._protocol import Scorer
+from choiceaudit.types import ItemSet, Query
+
+SEED = 5
+
+
+@cache
+def _items() -> ItemSet:
+    norms = load_things(shared_data())
+    tiles = load_tiles("things", norms=norms)
+    pool = build_pool(norms, dimensions=[t.dimension for t in tiles])
+    blocks = generate_candidates(pool, tiles, n_candidates=8_000, seed=SEED)
+    return build_item_set(select_items(blocks, n_items=80, seed=SEED), seed=SEED)
+
+
+@cache
+def _queries() -> tuple[Query, ...]:
+    return tuple(render_queries(_items()))
+
+
+def _size_rows(scorer: Scorer, rule: str = "probs") -> list[dict[str, object]]:
+    qs = list(_queries())
+    rows = coordinate_table(_items(), qs, scorer.score(qs), rules=[rule])
+    return [r for r in rows if r["tile"] == "size"]
+
+
+def test_choosers_implement_the_scorer_protocol() -> None:
+    for chooser in (UniformChooser(), SalienceChooser(_items()), BayesOracleChooser(_items())):
+        assert isinstance(chooser, Scorer)
+        assert chooser.describe()["backend"] == "reference"
+
+
+def test_bayes_oracle_sends_o_bayes_in_every_permutation() -> None:
+    items = {i.id: i for i in _items()}
+    qs = list(_queries())
+    for q, d in zip(qs, BayesOracleChooser(_items()).score(qs), strict=True):
+        (slot,) = d.choice()
+        assert q.canonical(slot) == items[str(q.meta["item_id"])].meta["o_bayes"]
+        assert q.options[slot] == items[str(q.meta["item_id"])].options[q.canonical(slot)]
+
+
+def test_salience_chooser_sits_at_the_salience_pole() -> None:
+    rows = _size_rows(SalienceChooser(_items()))
+    assert all(r["fit_norm"] == 1.0 and r["agree_fit"] == 1.0 for r in rows)
+    assert all(r["post_norm"] == pytest.approx(r["salience_post_norm"]) for r in rows)
+    conflict = [r for r in rows if r["conflict"]]
+    assert all(r["agree_bayes"] == 0.0 for r in conflict)
+
+
+def test_bayes_cell_summary_poles_and_consistency() -> None:
+    rows = _size_rows(BayesOracleChooser(_items()))
+    s = cell_summary(rows, seed=0, n_resamples=500)
+    assert s["n_items"] == 20 and s["n_renderings"] == 40
+    assert s["post_norm"]["mean"] == pytest.approx(1.0)
+    assert s["agree_bayes"]["mean"] == 1.0
+    assert s["post_norm_minus_random"]["excludes_zero"]
+    ex = s["excess_consistency"]
+    assert ex["consistency"] == 1.0 and ex["excluded_tied"] == 0
+    a = [r["chosen"][0] for r in rows if r["perm_index"] == 0]
+    assert ex["excess"] == pytest.approx(1.0 - stats.marginal_null(a, a, 6))
+
+
+def test_uniform_chooser_lands_exactly_on_the_random_reference() -> None:
+    rows = _size_rows(UniformChooser())
+    for r in rows:
+        assert r["n_tied"] == 6
+        assert r["post_norm"] == pytest.approx(r["random_post_norm"])
+        assert r["agree_bayes"] == pytest.approx(1 / 6)
+    s = cell_summary(rows, seed=0, n_resamples=500)
+    assert s["post_norm_minus_random"]["estimate"] == pytest.approx(0.0, abs=1e-12)
+    assert not s["post_norm_minus_random"]["excludes_zero"]
+    assert s["excess_consistency"]["excluded_tied"] == 20
+    assert s["excess_consistency"]["available"] is False
+
+
+def test_random_reference_is_mean_coordinate_over_options() -> None:
+    item = next(i for i in _items() if i.meta["tile"] == "size")
+    ref = item_references(item)
+    post = np.asarray(item.meta["posterior"])
+    expected = np.mean((post - post.min()) / (post.max() - post.min()))
+    assert ref["random_post_norm"] == pytest.approx(expected)
+    assert ref["bayes_post_norm"] == pytest.approx(1.0)
+    gauss = item_references(item, "gaussian")
+    assert gauss["o_bayes"] == item.meta["o_bayes_gaussian"]
+
+
+def test_position_biased_chooser_maps_slots_through_the_permutation() -> None:
+    # a chooser that always takes display slot 0 picks canonical perm[0]: its consistency is
+    # the share of items whose two permutations start with the same option
+    fake = FakeScorer(content=lambda text: 0.0, position_bias=[5.0])
+    rows = _size_rows(fake)
+    items = {i.id: i for i in _items() if i.meta["tile"] == "size"}
+    for r in rows:
+        perm = items[str(r["item_id"])].meta["perms"][int(r["perm_index"])]  # type: ignore[call-overload]
+        assert r["chosen"] == [int(perm[0])]
+    s = cell_summary(rows, seed=0, n_resamples=200)
+    same = np.mean([i.meta["perms"][0][0] == i.meta["perms"][1][0] for i in items.values()])
+    assert s["excess_consistency"]["consistency"] == pytest.approx(same)
+
+
+def test_summarise_cells_groups_by_rule_and_tile() -> None:
+    qs = list(_queries())
+    rows = coordinate_table(_items(), qs, SalienceChooser(_items()).score(qs))
+    cells = summarise_cells(rows, by=("rule", "tile"), seed=1, n_resamples=200)
+    assert set(cells) == {
+        (rule, t)
+        for rule in ("probs", "fit", "posterior")
+        for t in ("hold", "manmade", "moves", "size")
+    }
+    assert cells[("probs", "size")]["fit_norm"]["mean"] == 1.0
+    with pytest.raises(ValueError, match="rule"):
+        summarise_cells(rows, by=("tile",), seed=1)
+
+
+def test_unknown_item_and_missing_rule_are_errors() -> None:
+    qs = list(_queries())[:2]
+    ds = UniformChooser().score(qs)
+    with pytest.raises(KeyError, match="unknown item"):
+        coordinate_table([], qs, ds)
+    with pytest.raises(KeyError, match="pmi"):
+        coordinate_table(_items(), qs, ds, rules=["pmi"])
+    with pytest.raises(KeyError, match="unknown item"):
+        BayesOracleChooser([]).score(qs)

@@ -1,0 +1,136 @@
+"""Rendering (§I-G, §I-I, §I-H): bare words, leak test, permutations, formats V/L, conditions
+4/5 and the neutral prompt."""
+
+from __future__ import annotations
+
+import pytest
+
+from choiceaudit.instruments.signalling import (
+    INSTRUCTION,
+    SALIENCE_SENTENCE,
+    CosineChooser,
+    render_queries,
+    render_query,
+)
+from choiceaudit.types import Item
+
+OPTIONS = ("stays still", "moves a little", "moves")
+MEANS = ["hammer", "rope", "kettle", "pillow", "scarf", "spoon", "brick", "drum", "lamp", "key"]
+CLUES = ["tulip", "cloud", "pebble", "ribbon", "feather", "lemon", "sock", "coin", "shell", "cork"]
+
+
+def _item(**changes: object) -> Item:
+    meta = {
+        "tile": "moves",
+        "question": "Does the object move by itself?",
+        "means": MEANS,
+        "clues": CLUES,
+        "target": [2, 5],
+        "target_words": ["kettle", "lemon"],
+        "perms": ["201", "120"],
+    }
+    meta.update(changes)
+    return Item(id="sig-moves-000001", options=OPTIONS, meta=meta)
+
+
+def test_format_v_prompt_continuations_and_permutation() -> None:
+    q = render_query(_item(), perm_index=0)
+    assert q.perm == (2, 0, 1)
+    assert q.options == ("moves", "stays still", "moves a little")
+    assert q.continuations() == (" moves", " stays still", " moves a little")
+    assert q.answer_format == "text"
+    prompt = q.prompt()
+    assert prompt.startswith(INSTRUCTION + "\n\n")
+    assert "Means: hammer, rope, kettle," in prompt
+    assert "Clues: tulip, cloud," in prompt
+    assert "Your pair: Means = kettle, Clue = lemon" in prompt
+    assert "Options:\n- moves\n- stays still\n- moves a little\n\nAnswer:" in prompt
+    assert SALIENCE_SENTENCE not in prompt
+    assert dict(q.meta) == {
+        "item_id": "sig-moves-000001",
+        "experiment": "signalling",
+        "condition": "4",
+        "format": "V",
+        "perm_index": 0,
+        "tile": "moves",
+    }
+
+
+def test_neutral_prompt_strips_item_content_and_keeps_menu_order() -> None:
+    q = render_query(_item(), perm_index=1)
+    neutral = q.prompt(neutral=True)
+    for word in MEANS + CLUES:
+        assert word not in neutral
+    assert "Means:" not in neutral and "Your pair" not in neutral
+    assert "Options:\n- moves a little\n- moves\n- stays still\n\nAnswer:" in neutral
+    assert neutral.startswith(INSTRUCTION)
+    # the prompt is the neutral prompt with the item content inserted before the menu
+    assert q.prompt().endswith(neutral[len(INSTRUCTION) + 2 :])
+
+
+def test_condition_5_adds_exactly_one_sentence() -> None:
+    q4 = render_query(_item(), perm_index=0, condition="4")
+    q5 = render_query(_item(), perm_index=0, condition="5")
+    assert q5.instruction == f"{q4.instruction} {SALIENCE_SENTENCE}"
+    assert q5.state == q4.state and q5.options == q4.options
+    assert q5.id != q4.id and q5.meta["condition"] == "5"
+
+
+def test_format_l_bare_and_parenthesised_labels() -> None:
+    bare = render_query(_item(), perm_index=0, fmt="L")
+    assert bare.keys == ("A", "B", "C")
+    assert bare.continuations() == (" A", " B", " C")
+    assert "A. moves\nB. stays still\nC. moves a little" in bare.state
+    paren = render_query(_item(), perm_index=0, fmt="L", label_form="paren")
+    assert paren.continuations() == (" (A)", " (B)", " (C)")
+    assert "(A) moves\n(B) stays still" in paren.state
+    assert paren.meta["label_form"] == "paren" and paren.answer_format == "key"
+    assert "(A) moves" in paren.prompt(neutral=True)
+
+
+def test_render_queries_two_permutations_per_item_and_condition() -> None:
+    qs = render_queries(
+        [_item()], conditions=("4", "5"), formats=("V", "L"), label_forms=("bare", "paren")
+    )
+    assert len(qs) == 2 * (1 + 2) * 2
+    assert len({q.id for q in qs}) == len(qs)
+    v4 = [q for q in qs if q.meta["condition"] == "4" and q.meta["format"] == "V"]
+    assert [q.perm for q in v4] == [(2, 0, 1), (1, 2, 0)]
+
+
+def test_leak_and_overlap_are_refused() -> None:
+    with pytest.raises(ValueError, match="leak"):
+        render_query(_item(means=[*MEANS[:-1], "move"]), perm_index=0)
+    with pytest.raises(ValueError, match="share"):
+        render_query(_item(clues=[*CLUES[:-1], "rope"]), perm_index=0)
+    with pytest.raises(ValueError, match="stored permutations"):
+        render_query(_item(), perm_index=2)
+    with pytest.raises(ValueError, match="condition"):
+        render_query(_item(), perm_index=0, condition="6")  # type: ignore[arg-type]
+
+
+def test_cosine_chooser_uses_the_pair_minimum_and_caches_embeddings() -> None:
+    vectors = {
+        "stays still": [1.0, 0.0, 0.0],
+        "moves a little": [0.6, 0.8, 0.0],
+        "moves": [0.0, 1.0, 0.0],
+        "kettle": [1.0, 0.0, 0.0],
+        "lemon": [0.0, 1.0, 0.0],
+    }
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        calls.append(list(texts))
+        return [vectors[t] for t in texts]
+
+    item = _item(target_words=["kettle", "lemon"])
+    chooser = CosineChooser([item], embed, model="fake")  # type: ignore[arg-type]
+    queries = render_queries([item])
+    decisions = chooser.score(queries)
+    # min(cos(o, kettle), cos(o, lemon)): stays still 0, moves a little 0.6, moves 0
+    q = queries[0]
+    assert q.options == ("moves", "stays still", "moves a little")
+    assert decisions[0].scores["cosine"].tolist() == pytest.approx([0.0, 0.0, 0.6])
+    assert decisions[0].choice() == (2,)
+    assert sorted(t for c in calls for t in c) == sorted(vectors)  # each text embedded once
+    assert chooser.describe()["model"] == "fake"
