@@ -7,6 +7,7 @@ from pathlib import Path
 
 from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
+from choiceaudit.report._meaning import meaning_sections
 from choiceaudit.report._runs import RunData, load_run
 
 __all__ = ["SECTION_BUILDERS", "build_report"]
@@ -14,6 +15,7 @@ __all__ = ["SECTION_BUILDERS", "build_report"]
 #: instrument name (``manifest["config"]["instrument"]``) → section builder.
 SECTION_BUILDERS: dict[str, Callable[[Sequence[RunData]], list[Section]]] = {
     "score": lambda runs: [scoring_section(runs)],
+    "meaning": meaning_sections,
 }
 
 

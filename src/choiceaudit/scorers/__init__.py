@@ -11,7 +11,13 @@ from choiceaudit.scorers._protocol import (
     Scorer,
     ScorerError,
 )
-from choiceaudit.scorers._registry import BUILTIN_MODELS, ModelInfo, load_scorer, model_status
+from choiceaudit.scorers._registry import (
+    BUILTIN_MODELS,
+    ModelInfo,
+    backend_of,
+    load_scorer,
+    model_status,
+)
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -21,6 +27,7 @@ __all__ = [
     "PartialScoreError",
     "Scorer",
     "ScorerError",
+    "backend_of",
     "hashed_content",
     "load_scorer",
     "model_status",

@@ -11,7 +11,7 @@ from typing import Any
 
 from choiceaudit.scorers._protocol import MissingBackendError, Scorer, ScorerError
 
-__all__ = ["BUILTIN_MODELS", "ModelInfo", "load_scorer", "model_status"]
+__all__ = ["BUILTIN_MODELS", "ModelInfo", "backend_of", "load_scorer", "model_status"]
 
 _HF = (
     ("torch", "pip install torch==2.13.0"),
@@ -121,6 +121,25 @@ def _check_installed(name: str) -> None:
             raise MissingBackendError(
                 f"model {name!r} is not installed; run: {' && '.join(missing)}"
             )
+
+
+def backend_of(spec: str) -> str:
+    """The backend a model spec resolves to, without loading it: ``hf`` (a causal LM scored by
+    option log-probability), ``lm-choice``, ``sparrow``, ``cosine``, ``systemone`` or ``fake``."""
+    if spec in ("smollm2", "gemma3-270m") or spec.startswith("hf:"):
+        return "hf"
+    for prefix, backend in (
+        ("lm-choice:", "lm-choice"),
+        ("sparrow", "sparrow"),
+        ("systemone:", "systemone"),
+    ):
+        if spec.startswith(prefix):
+            return backend
+    if spec == "minilm":
+        return "cosine"
+    if spec == "fake":
+        return "fake"
+    raise ScorerError(f"unknown model {spec!r}")
 
 
 def load_scorer(spec: str, **options: Any) -> Scorer:

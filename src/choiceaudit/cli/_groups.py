@@ -1,0 +1,17 @@
+"""Command groups shared by instrument modules: ``choiceaudit build <instrument>`` and
+``choiceaudit run <instrument>``."""
+
+from __future__ import annotations
+
+import typer
+
+from choiceaudit.cli import app
+
+__all__ = ["build_app", "run_app"]
+
+build_app = typer.Typer(help="Build and freeze an instrument's item set.", no_args_is_help=True)
+run_app = typer.Typer(
+    help="Run an instrument on one or more models into run directories.", no_args_is_help=True
+)
+app.add_typer(build_app, name="build")
+app.add_typer(run_app, name="run")

@@ -1,0 +1,141 @@
+"""``choiceaudit meaning run`` end to end with the fake decision model on a synthetic
+Bagdhara-schema corpus (passed as ``--corpus bagdhara:<path>``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from choiceaudit.cli import app
+from choiceaudit.cli._meaning import (
+    QUERIES_FILE,
+    load_meaning_corpus,
+    meaning_run_dir,
+    meaning_summary,
+    resolve_embedder,
+)
+from choiceaudit.store import RunStore, read_queries
+
+runner = CliRunner()
+
+
+def _record(i: int) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "id": i + 1,
+        "idiom": f"বাগধারা{i} এক দুই",
+        "alternative_idioms": None,
+        "literal_meaning": f"আক্ষরিক{i} অর্থ",
+        "figurative_meaning_bn": f"রূপক{i} অর্থ {['নদী', 'পাথর', 'মুকুট'][i % 3]}",
+        "figurative_meaning_en": f"figurative {i}",
+        "similar_in_english": None,
+        "example_sentences_in_bangla": None,
+        "example_sentences_in_english": None,
+        "usage_domain": None,
+        "tags": [f"t{i % 3}"],
+    }
+    for name in ("frequency", "sentiment", "historical_significance", "religious_significance",
+                 "cultural_significance", "scape", "note", "history"):  # fmt: skip
+        fields[name] = None
+    return fields
+
+
+@pytest.fixture
+def corpus_file(tmp_path: Path) -> Path:
+    path = tmp_path / "bagdhara.jsonl"
+    lines = [json.dumps(_record(i), ensure_ascii=False) for i in range(16)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _run(out: Path, corpus_file: Path, *extra: str) -> Any:
+    args = ["run", "meaning", "--model", "fake", "--corpus", f"bagdhara:{corpus_file}",
+            "--out", str(out), "--experiments", "e1,e7", "--n-items", "6",
+            "--n-order-items", "2", "--embedder", "none", *extra]  # fmt: skip
+    return runner.invoke(app, args)
+
+
+def test_meaning_run_scores_resumes_and_summarises(tmp_path: Path, corpus_file: Path) -> None:
+    out = tmp_path / "runs"
+    result = _run(out, corpus_file, "-o", "position_bias=[0, 0, 0, 50]")
+    assert result.exit_code == 0, result.output
+    run_dir = meaning_run_dir(out, "fake")
+    assert run_dir == out / "meaning-fake"
+    manifest = RunStore(run_dir).manifest()
+    # 6 items x 5 families (tags give d-sem) + 2 items x 24 orderings
+    assert manifest["rows"] == 6 * 5 + 2 * 24 == manifest["config"]["n_queries"]
+    assert manifest["config"]["instrument"] == "meaning"
+    assert manifest["config"]["families"] == ["d-rand", "d-surf", "d-sem", "d-lit", "d-hard"]
+    assert manifest["config"]["skipped_experiments"] == []
+    assert manifest["scorer"]["position_bias"] == [0, 0, 0, 50]
+    assert "LAR d-lit" in result.output and "d-hard" in result.output
+    # a bias of 50 on slot D outweighs any hashed content score: accuracy = share of gold at D
+    queries = read_queries(run_dir / QUERIES_FILE).queries
+    (summary,) = meaning_summary([run_dir])
+    for family in ("d-rand", "d-lit"):
+        metas = [
+            q.meta for q in queries if q.meta["family"] == family and q.meta["experiment"] == "e1"
+        ]
+        assert summary[family] == pytest.approx(np.mean([m["gold_slot"] == 3 for m in metas]))
+        if family == "d-lit":
+            expected = np.mean([m["literal_slot"] == 3 for m in metas])
+            assert summary["LAR d-lit"] == pytest.approx(expected)
+    # a second identical call resumes and scores nothing
+    again = _run(out, corpus_file, "-o", "position_bias=[0, 0, 0, 50]")
+    assert again.exit_code == 0, again.output
+    sessions = RunStore(run_dir).manifest()["sessions"]
+    assert len(sessions) == 2 and sessions[-1]["scored"] == 0
+
+
+def test_meaning_run_reports_bad_input(tmp_path: Path, corpus_file: Path) -> None:
+    result = runner.invoke(
+        app, ["run", "meaning", "--model", "fake", "--corpus", "nope", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 1
+    assert "unknown corpus 'nope'" in result.output
+    bad = _run(tmp_path / "r", corpus_file, "--experiments", "e1,e9")
+    assert bad.exit_code == 1 and "unknown experiments ['e9']" in bad.output
+    missing = runner.invoke(
+        app, ["run", "meaning", "--model", "fake", "--corpus", f"bagdhara:{tmp_path}/x.jsonl",
+              "--out", str(tmp_path)],
+    )  # fmt: skip
+    assert missing.exit_code == 1 and "file not found" in missing.output
+
+
+def test_meaning_run_help_and_helpers() -> None:
+    result = runner.invoke(app, ["run", "meaning", "--help"])
+    assert result.exit_code == 0 and "--n-order-items" in result.output
+    assert resolve_embedder("none") == (None, "none")
+    with pytest.raises(ValueError, match="unknown embedder"):
+        resolve_embedder("glove")
+    with pytest.raises(ValueError, match="bagdhara:<path"):
+        load_meaning_corpus("bagdhara:")
+    assert meaning_run_dir(Path("r"), "lm-choice:smollm2") == Path("r/meaning-lm-choice-smollm2")
+
+
+def test_bagdhara_needs_data(tmp_path):
+    result = runner.invoke(
+        app, ["run", "meaning", "--model", "fake", "--corpus", "bagdhara", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 1 and "--data FILE" in result.output
+
+
+def test_causal_lm_arm_scores_glosses_as_continuations():
+    from choiceaudit import Query
+    from choiceaudit.cli._meaning import queries_for
+
+    q = Query(
+        state="break the ice",
+        options=("a", "b", "c", "d"),
+        answer_format="key",
+        perm=(1, 0, 2, 3),
+        meta={"item_id": "7"},
+    )
+    (text,) = queries_for("smollm2", [q])
+    assert text.answer_format == "text" and text.continuations() == (" a", " b", " c", " d")
+    assert text.perm == q.perm and text.meta == q.meta and text.id != q.id
+    assert queries_for("sparrow", [q]) == [q] and queries_for("lm-choice:smollm2", [q]) == [q]

@@ -1,0 +1,291 @@
+"""The meaning report section on runs of deterministic fake decision models.
+
+Two fakes answer one plan over a small two-language Bagdhara-schema corpus:
+
+* ``fake-lit``: content 3.0 on the literal gloss (its text carries ``literal plain``) and a +1
+  bias on display slot A, so under d-lit / d-hard it always picks the literal gloss (LAR = 1,
+  accuracy 0) and under d-rand (all content equal) always slot A (accuracy = share of items with
+  gold at A), and over the 24 orderings of E7 it follows slot A;
+* ``fake-d``: only a +1 bias on slot D.
+
+Expected values are computed from the written queries' meta, never from the analysis.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from choiceaudit.cli._meaning import QUERIES_FILE, run_meaning
+from choiceaudit.report import build_report, load_run
+from choiceaudit.report._meaning_rows import meaning_rows
+from choiceaudit.store import read_queries
+
+FIGURES = (
+    "meaning_ladder",
+    "meaning_literal_attraction",
+    "meaning_capture_matrix",
+    "meaning_reliability",
+    "meaning_risk_coverage",
+    "meaning_confidence_by_outcome",
+    "meaning_order_sensitivity",
+    "meaning_slot_shares",
+    "meaning_option_ablation",
+    "meaning_unit_integrity",
+)
+TABLES = (
+    "meaning_runs",
+    "meaning_ladder",
+    "meaning_lar",
+    "meaning_calibration",
+    "meaning_selective_gates",
+    "meaning_selective",
+    "meaning_o4_control",
+    "meaning_capture_matrix",
+    "meaning_order_audit",
+    "meaning_permutation_audit",
+    "meaning_ablation",
+    "meaning_unit_integrity",
+    "meaning_surface_forms",
+    "meaning_pairing",
+    "meaning_model_contrasts",
+    "meaning_task_language",
+    "meaning_cue_strata",
+    "meaning_lar_by_length",
+    "meaning_output_distribution",
+)
+
+
+def bagdhara_record(i: int) -> dict[str, Any]:
+    """One 19-field Bagdhara record: three-word idioms (E3), English parentheticals (matrix)."""
+    colours = ("red", "blue", "green", "amber", "violet")
+    nouns = ("river", "stone", "crown", "lamp", "bridge", "salt", "drum")
+    return {
+        "id": i + 1,
+        "idiom": f"বাগধারা{i} তিন শব্দ" if i % 4 == 0 else f"বাগধারা{i} এক দুই তিন",
+        "alternative_idioms": [f"বাগধারা{i} বিকল্প"] if i % 2 else None,
+        "literal_meaning": f"আক্ষরিক{i} অর্থ (literal plain sense of thing {i})",
+        "figurative_meaning_bn": f"রূপক{i} {colours[i % 5]} অর্থ",
+        "figurative_meaning_en": f"{colours[i % 5]} {nouns[i % 7]} figurative gloss {i}",
+        "similar_in_english": [f"english equivalent {i}"],
+        "example_sentences_in_bangla": [f"একটি বাক্য বাগধারা{i} দিয়ে।"],
+        "example_sentences_in_english": [f"A sentence with idiom {i}."],
+        "usage_domain": ["test"],
+        "tags": [f"t{i % 4}"],
+        "frequency": "common",
+        "sentiment": "neutral",
+        "historical_significance": 0,
+        "religious_significance": 0,
+        "cultural_significance": 0,
+        "scape": "country",
+        "note": None,
+        "history": None,
+    }
+
+
+def write_bagdhara(path: Path, n: int = 24) -> Path:
+    lines = [json.dumps(bagdhara_record(i), ensure_ascii=False) for i in range(n)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def literal_content(text: str) -> float:
+    return 3.0 if "literal plain" in text else 0.0
+
+
+SCORERS = {
+    "fake-lit": {"name": "fake-lit", "content": literal_content, "position_bias": [1, 0, 0, 0]},
+    "fake-d": {"name": "fake-d", "content": {}, "position_bias": [0, 0, 0, 1]},
+}
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("meaning")
+    corpus = "bagdhara:" + str(write_bagdhara(root / "bagdhara.jsonl"))
+    runs = []
+    for name, options in SCORERS.items():
+        (run,) = run_meaning(
+            ["fake"], root / name, corpus=corpus, n_items=12, n_order_items=3,
+            embedder="none", scorer_options={"fake": options},
+        )  # fmt: skip
+        runs.append(run)
+    index = build_report(runs, root / "report")
+    queries = read_queries(runs[0] / QUERIES_FILE).queries
+    return {"runs": runs, "out": root / "report", "index": index, "queries": queries}
+
+
+def _metas(report: dict[str, Any], **equals: str) -> list[dict[str, Any]]:
+    metas = [dict(q.meta) for q in report["queries"]]
+    return [m for m in metas if all(m.get(k) == v for k, v in equals.items())]
+
+
+def _rows(report: dict[str, Any], table: str, folder: str = "tables") -> list[dict[str, str]]:
+    return read_csv(report["out"] / folder / f"{table}.csv")
+
+
+def test_every_figure_and_table_is_written(report: dict[str, Any]) -> None:
+    for name in FIGURES:
+        for ext in ("png", "svg", "csv"):
+            path = report["out"] / "figures" / f"{name}.{ext}"
+            assert path.stat().st_size > 0, path
+        assert f'id="figure-{name}"' in report["index"].read_text(encoding="utf-8")
+    for name in TABLES:
+        for ext in ("csv", "md", "tex"):
+            assert (report["out"] / "tables" / f"{name}.{ext}").exists(), (name, ext)
+
+
+def test_ladder_and_lar_match_the_fake_scorers(report: dict[str, Any]) -> None:
+    ladder = {(r["model"], r["family"]): r for r in _rows(report, "meaning_ladder")}
+    d_rand = _metas(report, experiment="e1", family="d-rand")
+    assert len(d_rand) == 12
+    share_a = np.mean([m["gold_slot"] == 0 for m in d_rand])
+    share_d = np.mean([m["gold_slot"] == 3 for m in d_rand])
+    assert float(ladder[("fake-lit", "d-rand")]["accuracy"]) == pytest.approx(share_a)
+    assert float(ladder[("fake-d", "d-rand")]["accuracy"]) == pytest.approx(share_d)
+    assert float(ladder[("fake-lit", "d-lit")]["accuracy"]) == 0.0
+    assert float(ladder[("fake-lit", "d-lit")]["chance"]) == 0.25
+    # paired difference d-lit minus d-rand on the same items
+    assert float(ladder[("fake-lit", "d-lit")]["minus_d_rand"]) == pytest.approx(-share_a)
+    lar = {(r["model"], r["family"]): r for r in _rows(report, "meaning_lar")}
+    assert float(lar[("fake-lit", "d-lit")]["lar"]) == 1.0
+    assert float(lar[("fake-lit", "d-hard")]["literal"]) == 1.0
+    d_lit = _metas(report, experiment="e1", family="d-lit")
+    expected = np.mean([m["literal_slot"] == 3 for m in d_lit])
+    cell = lar[("fake-d", "d-lit")]
+    assert float(cell["lar"]) == pytest.approx(expected)
+    parts = [float(cell[k]) for k in ("gold", "literal", "other")]
+    assert sum(parts) == pytest.approx(1.0)
+    assert parts[0] == pytest.approx(np.mean([m["gold_slot"] == 3 for m in d_lit]))
+    # the figure's CSV holds exactly the table's values
+    assert _rows(report, "meaning_literal_attraction", "figures") == _rows(report, "meaning_lar")
+
+
+def test_calibration_of_an_always_wrong_model_is_its_mean_confidence(
+    report: dict[str, Any],
+) -> None:
+    cal = {(r["model"], r["cell"]): r for r in _rows(report, "meaning_calibration")}
+    d_lit = _metas(report, experiment="e1", family="d-lit")
+    # fake-lit under d-lit: literal at slot A -> logits [4, 0, 0, 0]; elsewhere 3 and 1 and two 0
+    e = math.e
+    peaks = [e**4 / (e**4 + 3) if m["literal_slot"] == 0 else e**3 / (e**3 + e + 2) for m in d_lit]
+    row = cal[("fake-lit", "d-lit")]
+    assert float(row["accuracy"]) == 0.0
+    assert float(row["ece"]) == pytest.approx(np.mean(peaks))
+    assert float(row["brier_uniform"]) == 0.75
+    assert ("fake-lit", "matrix en") in cal and ("fake-lit", "e6 o4") in cal
+    gates = {(r["model"], r["cell"]): r for r in _rows(report, "meaning_selective_gates")}
+    assert float(gates[("fake-lit", "d-lit")]["aurc"]) == pytest.approx(1.0)
+    assert float(gates[("fake-lit", "d-lit")]["aurc_random"]) == 1.0
+    # fake-d on d-rand: peak probability is the same on every row, so gating equals the gate
+    d_rand = gates[("fake-d", "d-rand")]
+    assert float(d_rand["aurc"]) == pytest.approx(float(d_rand["aurc_random"]))
+    selective = {(r["model"], r["cell"]): r for r in _rows(report, "meaning_selective")}
+    assert float(selective[("fake-lit", "d-lit")]["at_0.05"]) == 0.0
+    assert float(selective[("fake-d", "d-rand")]["at_1.00"]) == pytest.approx(
+        float(cal[("fake-d", "d-rand")]["accuracy"])
+    )
+
+
+def test_order_audit_follows_the_slot_bias(report: dict[str, Any]) -> None:
+    order = {r["model"]: r for r in _rows(report, "meaning_order_audit")}
+    row = order["fake-lit"]  # E7 uses d-rand lists: content is equal, slot A always wins
+    assert int(row["n_items"]) == 3
+    assert float(row["answer_instability"]) == 1.0
+    assert float(row["mean_distinct_choices"]) == 4.0
+    assert float(row["selection_spread"]) == 1.0
+    e = math.e
+    assert float(row["mean_gold_prob_range"]) == pytest.approx((e - 1) / (e + 3))
+    audit = {r["model"]: r for r in _rows(report, "meaning_permutation_audit")}
+    # fake-d's probabilities depend on the slot only: each option travels e/(e+3) - 1/(e+3)
+    assert float(audit["fake-d"]["max_travel"]) == pytest.approx((e - 1) / (e + 3))
+    assert float(audit["fake-d"]["share_travel_le_1e-4"]) == 0.0
+    slots = _rows(report, "meaning_slot_shares", "figures")
+    e7 = [r for r in slots if r["model"] == "fake-d" and r["source"] == "e7 orderings"]
+    assert [float(r["share"]) for r in e7] == [0.0, 0.0, 0.0, 1.0]
+
+
+def test_unit_integrity_ablation_and_matrix(report: dict[str, Any]) -> None:
+    unit = [r for r in _rows(report, "meaning_unit_integrity") if r["model"] == "fake-lit"]
+    # the options are byte-identical and the literal gloss wins every time: full agreement
+    assert {r["variant"].split()[0] for r in unit} == {"v0", "v1", "v2", "v3", "v4", "v5"}
+    assert all(float(r["agreement_with_intact"]) == 1.0 for r in unit)
+    assert all(float(r["accuracy"]) == 0.0 for r in unit)
+    ablation = {(r["model"], r["variant"].split()[0]): r for r in _rows(report, "meaning_ablation")}
+    o4 = _metas(report, experiment="e6", condition="o4")
+    assert float(ablation[("fake-d", "o4")]["accuracy"]) == pytest.approx(
+        np.mean([m["gold_slot"] == 3 for m in o4])
+    )
+    matrix = {(r["model"], r["language"]): r for r in _rows(report, "meaning_capture_matrix")}
+    assert float(matrix[("fake-lit", "bn")]["lar"]) == 1.0
+    assert float(matrix[("fake-lit", "en")]["lar"]) == 1.0
+    assert float(matrix[("fake-lit", "bn_minus_en")]["lar"]) == 0.0
+    pairing = _rows(report, "meaning_pairing")[0]
+    assert (pairing["model_a"], pairing["model_b"]) == ("fake-lit", "fake-d")
+    assert all(float(pairing[k]) == 1.0 for k in ("gold_slot", "literal_slot", "state", "options"))
+
+
+def test_rows_round_trip_through_the_store(report: dict[str, Any]) -> None:
+    run = load_run(report["runs"][0])
+    rows = meaning_rows(run)
+    assert len(rows) == len(report["queries"]) == run.manifest["config"]["n_queries"]
+    assert run.manifest["config"]["instrument"] == "meaning"
+    assert run.manifest["config"]["embedder"] == "none"
+    assert "e1" in run.manifest["config"]["build_reports"]
+    assert run.manifest["config"]["loader"]["source"].endswith("bagdhara.jsonl")
+
+
+def test_missing_experiments_are_listed_as_skipped(tmp_path: Path) -> None:
+    corpus = "bagdhara:" + str(write_bagdhara(tmp_path / "b.jsonl", n=12))
+    runs = run_meaning(
+        ["fake"], tmp_path / "runs", corpus=corpus, experiments=["e1"], n_items=6,
+        embedder="none", scorer_options={"fake": SCORERS["fake-d"]},
+    )  # fmt: skip
+    index = build_report(runs, tmp_path / "report")
+    page = index.read_text(encoding="utf-8")
+    assert "figure &#x27;capture matrix&#x27;: no run has capture-matrix rows" in page
+    assert "order audit (E7): not in any run" in page
+    assert (tmp_path / "report" / "figures" / "meaning_ladder.png").exists()
+    assert not (tmp_path / "report" / "figures" / "meaning_unit_integrity.png").exists()
+
+
+def test_a_run_without_meaning_meta_is_rejected(tmp_path: Path) -> None:
+    from choiceaudit.report import RunData
+
+    run = RunData(tmp_path, {}, [{"query_id": "q1", "meta": json.dumps({"item_id": "1"})}])
+    with pytest.raises(ValueError, match=r"row 0 \(query q1\).*lacks.*experiment"):
+        meaning_rows(run)
+
+
+def test_paired_model_contrasts_and_build_skips(report: dict[str, Any]) -> None:
+    rows = {(r["family"], r["measure"]): r for r in _rows(report, "meaning_model_contrasts")}
+    d_rand = _metas(report, experiment="e1", family="d-rand")
+    share_a = np.mean([m["gold_slot"] == 0 for m in d_rand])
+    share_d = np.mean([m["gold_slot"] == 3 for m in d_rand])
+    cell = rows[("d-rand", "accuracy")]
+    assert (cell["model_a"], cell["model_b"]) == ("fake-lit", "fake-d")
+    assert float(cell["a_minus_b"]) == pytest.approx(share_a - share_d)
+    d_lit = _metas(report, experiment="e1", family="d-lit")
+    lar_d = np.mean([m["literal_slot"] == 3 for m in d_lit])
+    assert float(rows[("d-lit", "lar")]["a_minus_b"]) == pytest.approx(1.0 - lar_d)
+    assert ("d-rand", "lar") not in rows  # d-rand lists carry no literal gloss
+    # items the plan could not build are listed with their reason and count
+    e2_items = {m["item_id"] for m in _metas(report, experiment="e2")}
+    e1_items = {m["item_id"] for m in d_rand}
+    page = report["index"].read_text(encoding="utf-8")
+    missing = len(e1_items - e2_items)
+    assert missing > 0
+    assert f"{missing} item(s) not built: no alternative surface form" in page
+    cues = {(r["model"], r["cue"]): r for r in _rows(report, "meaning_cue_strata")}
+    assert float(cues[("fake-lit", "longest")]["lar_with"]) == 1.0
