@@ -9,6 +9,7 @@ from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._meaning import meaning_sections
 from choiceaudit.report._runs import RunData, load_run
+from choiceaudit.report._signalling import signalling_sections
 
 __all__ = ["SECTION_BUILDERS", "build_report"]
 
@@ -16,6 +17,7 @@ __all__ = ["SECTION_BUILDERS", "build_report"]
 SECTION_BUILDERS: dict[str, Callable[[Sequence[RunData]], list[Section]]] = {
     "score": lambda runs: [scoring_section(runs)],
     "meaning": meaning_sections,
+    "signalling": signalling_sections,
 }
 
 

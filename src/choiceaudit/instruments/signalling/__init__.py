@@ -7,8 +7,11 @@ paper's. The flow: norms bundle (``load_things``, ``load_lancaster``) → ``buil
 ``load_tiles`` → ``generate_candidates`` (oracle under both decay families) →
 ``select_items`` → ``build_item_set`` → ``render_queries`` → any scorer or reference chooser
 (uniform, salience, Bayes oracle, cosine, SWOW walk, ConceptNet path) → ``coordinate_table`` →
-``summarise_cells``. ``build_signalling_items`` runs the build in one call; README.md in this
-directory lists every choice made where the paper is silent.
+``summarise_cells``. ``build_signalling_items`` runs the build in one call;
+``freeze_instrument`` writes the frozen item directory with its content hash before any model
+runs (``load_instrument``, ``amend_instrument``, ``check_run_hash``); the ``_battery`` functions
+run the frozen analysis battery over several choosers. README.md in this directory lists every
+choice made where the paper is silent.
 """
 
 from choiceaudit.instruments.signalling._analysis import (
@@ -31,6 +34,15 @@ from choiceaudit.instruments.signalling._associations import (
     read_swow_strengths,
     swow_coverage,
     with_coverage,
+)
+from choiceaudit.instruments.signalling._battery import (
+    ChooserRows,
+    analysis_set_label,
+    battery_cells,
+    condition_records,
+    fit_cost_records,
+    format_l_records,
+    in_analysis_set,
 )
 from choiceaudit.instruments.signalling._build import (
     BuildResult,
@@ -68,6 +80,23 @@ from choiceaudit.instruments.signalling._fit import (
     concept_log_fit,
     option_distance,
     pair_fit,
+)
+from choiceaudit.instruments.signalling._freeze import (
+    AMENDMENTS_FILE,
+    COVARIATES,
+    FIT_FAMILY,
+    INSTRUMENT_FILE,
+    ITEM_SET_FILE,
+    FrozenInstrument,
+    InstrumentMismatchError,
+    amend_instrument,
+    check_run_hash,
+    default_analysis,
+    default_rendering,
+    freeze_instrument,
+    instrument_hash,
+    load_instrument,
+    read_amendments,
 )
 from choiceaudit.instruments.signalling._items import (
     BLOCK,
@@ -159,14 +188,19 @@ from choiceaudit.instruments.signalling._tiles import (
 )
 
 __all__ = [
+    "AMENDMENTS_FILE",
     "BLOCK",
     "CHECKSUM_FILE",
     "CONDITIONS",
+    "COVARIATES",
     "DECAY_FAMILIES",
     "DEFAULT_THINGS_URLS",
+    "FIT_FAMILY",
     "FORMATS",
     "INELIGIBLE_BASES",
     "INSTRUCTION",
+    "INSTRUMENT_FILE",
+    "ITEM_SET_FILE",
     "LABEL_FORMS",
     "LANCASTER_MODALITIES",
     "LIKERT_SCALE",
@@ -183,6 +217,7 @@ __all__ = [
     "BuildResult",
     "CandidateBlock",
     "ChecksumError",
+    "ChooserRows",
     "ConceptNetEdges",
     "ConceptNetPathChooser",
     "Condition",
@@ -192,7 +227,9 @@ __all__ = [
     "Embedder",
     "FetchReport",
     "Format",
+    "FrozenInstrument",
     "IneligibleBaseError",
+    "InstrumentMismatchError",
     "ItemLookup",
     "LabelForm",
     "LiteralBase",
@@ -211,24 +248,36 @@ __all__ = [
     "ThingsConcepts",
     "Tile",
     "UniformChooser",
+    "amend_instrument",
+    "analysis_set_label",
     "assess_robustness",
+    "battery_cells",
     "build_item_set",
     "build_pool",
     "build_signalling_items",
     "cell_summary",
     "check_item_rendering",
+    "check_run_hash",
     "choice_distributions",
     "concept_fit",
     "concept_log_fit",
     "conceptnet_coverage",
     "condition_agreement",
+    "condition_records",
     "conflict_rates",
     "coordinate_table",
     "coordinates",
+    "default_analysis",
+    "default_rendering",
     "excess_distance_correlation",
     "fetch_things",
     "fit_cost_deciles",
+    "fit_cost_records",
+    "format_l_records",
+    "freeze_instrument",
     "generate_candidates",
+    "in_analysis_set",
+    "instrument_hash",
     "item_permutations",
     "item_references",
     "item_rows",
@@ -236,6 +285,7 @@ __all__ = [
     "lancaster_files",
     "leaking_concepts",
     "literal_listener",
+    "load_instrument",
     "load_lancaster",
     "load_norms",
     "load_things",
@@ -245,6 +295,7 @@ __all__ = [
     "pair_fit",
     "prompt_rows",
     "rater_disagreement_ratio",
+    "read_amendments",
     "read_conceptnet_assertions",
     "read_property_ratings",
     "read_size_ratings",

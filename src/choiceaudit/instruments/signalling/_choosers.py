@@ -94,7 +94,8 @@ class UniformChooser:
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": "reference", "name": self.name}
+        # ``model`` names the chooser in run listings and provenance
+        return {"backend": "reference", "name": self.name, "model": self.name}
 
 
 class _ItemChooser:
@@ -106,7 +107,7 @@ class _ItemChooser:
         self.decay: DecayFamily = decay
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": "reference", "name": self.name, "decay": self.decay}
+        return {"backend": "reference", "name": self.name, "model": self.name, "decay": self.decay}
 
     def _values(self, q: Query) -> tuple[Item, FloatArray, FloatArray]:
         item = self.lookup.item(q)

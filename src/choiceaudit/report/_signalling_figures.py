@@ -1,0 +1,285 @@
+"""Figures of the signalling report: each draws exactly the records of its ``ReportTable``
+(paper Fig. 2, Fig. 3 and the §IV-C scatter). Identity is carried by marker shape as well as
+colour, as in the paper."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from choiceaudit.report._figures import ReportFigure
+from choiceaudit.report._tables import ReportTable
+
+__all__ = [
+    "coordinate_figure",
+    "coordinate_records",
+    "excess_figure",
+    "excess_records",
+    "fit_cost_figure",
+]
+
+_MARKERS = ("o", "^", "v", "P", "X", "*", "h", "<", ">", "p")
+_COLOURS = ("#1b6ca8", "#d1495b", "#2e933c", "#8e5ea2", "#e08e0b", "#00798c", "#6b4226", "#444")
+_POLES = {"salience pole (S)": ("s", "S"), "Bayes pole (B)": ("D", "B"), "random (R)": ("o", "R")}
+
+
+def _style(names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    return {
+        n: (_MARKERS[i % len(_MARKERS)], _COLOURS[i % len(_COLOURS)]) for i, n in enumerate(names)
+    }
+
+
+def _facets(records: Sequence[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(str(r["facet"]) for r in records))
+
+
+def coordinate_records(cells: list[dict[str, Any]], facets: list[str]) -> list[dict[str, Any]]:
+    records = []
+    for facet in facets:
+        here = [c for c in cells if c["rule"] == facet or c["kind"] == "reference"]
+        if not here:
+            continue
+        ref = here[0]
+        poles = [
+            ("salience pole (S)", 1.0, ref["salience_post_norm"], 0.0, 0.0),
+            ("Bayes pole (B)", ref["bayes_fit_norm"], 1.0, 0.0, 0.0),
+            (
+                "random (R)",
+                ref["random_fit_norm"],
+                ref["random_post_norm"],
+                ref["random_fit_norm_sd"],
+                ref["random_post_norm_sd"],
+            ),
+        ]
+        for name, fx, py, sx, sy in poles:
+            records.append(
+                {
+                    "facet": facet,
+                    "point": name,
+                    "kind": "pole",
+                    "fit_norm": fx,
+                    "post_norm": py,
+                    "fit_norm_sd": sx,
+                    "post_norm_sd": sy,
+                    "n_items": ref["n_items"],
+                }
+            )
+        for c in here:
+            records.append(
+                {
+                    "facet": facet,
+                    "point": c["chooser"],
+                    "kind": c["kind"],
+                    "fit_norm": c["fit_norm_mean"],
+                    "post_norm": c["post_norm_mean"],
+                    "fit_norm_sd": None,
+                    "post_norm_sd": None,
+                    "n_items": c["n_items"],
+                }
+            )
+    return records
+
+
+def excess_records(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per cell with an excess: excess and |post_norm − random| (§IV-C)."""
+    return [
+        {
+            "chooser": c["chooser"],
+            "kind": c["kind"],
+            "rule": c["rule"],
+            "excess": c["excess"],
+            "delta_post_vs_random": c["delta_post_vs_random"],
+            "distance_from_random": abs(c["delta_post_vs_random"]),
+        }
+        for c in cells
+        if c["excess"] is not None
+    ]
+
+
+def coordinate_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigure:
+    """Fig. 2: every chooser's mean (fit_norm, post_norm) against S, B and R (± 1 SD)."""
+    table = ReportTable.from_records(
+        "signalling_coordinates",
+        f"Coordinates against the references ({set_label})",
+        records,
+    )
+    facets = _facets(records)
+    choosers = list(dict.fromkeys(r["point"] for r in records if r["kind"] != "pole"))
+    style = _style(choosers)
+
+    def draw(fig: Figure) -> None:
+        axes = fig.subplots(1, len(facets), sharex=True, sharey=True, squeeze=False)[0]
+        for ax, facet in zip(axes, facets, strict=True):
+            here = [r for r in records if r["facet"] == facet]
+            for r in here:
+                if r["kind"] == "pole":
+                    marker, letter = _POLES[r["point"]]
+                    ax.errorbar(
+                        r["fit_norm"],
+                        r["post_norm"],
+                        xerr=r["fit_norm_sd"] or None,
+                        yerr=r["post_norm_sd"] or None,
+                        fmt=marker,
+                        color="black",
+                        mfc="white",
+                        ms=9,
+                        capsize=3,
+                        zorder=2,
+                    )
+                    ax.annotate(
+                        letter,
+                        (r["fit_norm"], r["post_norm"]),
+                        xytext=(6, 6),
+                        textcoords="offset points",
+                        fontweight="bold",
+                    )
+                else:
+                    marker, colour = style[r["point"]]
+                    ax.plot(
+                        r["fit_norm"],
+                        r["post_norm"],
+                        marker,
+                        color=colour,
+                        ms=7,
+                        alpha=0.85,
+                        zorder=3,
+                        label=r["point"],
+                    )
+            ax.set_title(f"rule: {facet}")
+            ax.set_xlabel("fit_norm (1 = salience)")
+            ax.set_xlim(-0.05, 1.1)
+            ax.set_ylim(-0.05, 1.1)
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel("post_norm (1 = Bayes)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        uniq = dict(zip(labels, handles, strict=True))
+        fig.legend(list(uniq.values()), list(uniq), loc="outside right center", fontsize=8)
+
+    return ReportFigure(
+        "signalling_coordinates",
+        "Every chooser against the salience, Bayes and random references (paper Fig. 2)",
+        table,
+        draw,
+        caption=(
+            "S: the salience pole (fit-maximising), B: the Bayes pole (posterior-maximising), "
+            "R: uniform random selection with ±1 SD across items. Means over items of the "
+            f"analysis set ({set_label}). Reference choosers have no scoring rule and repeat "
+            "in every panel."
+        ),
+        width=3.2 * len(facets) + 2.2,
+        height=3.6,
+    )
+
+
+def fit_cost_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigure:
+    """Fig. 3: achieved fit_norm by fit_cost bin, with the three reference lines."""
+    table = ReportTable.from_records(
+        "signalling_fit_cost", f"Achieved fit by fit_cost bin ({set_label})", records
+    )
+    facets = _facets(records)
+    choosers = list(dict.fromkeys(r["chooser"] for r in records))
+    style = _style(choosers)
+
+    def draw(fig: Figure) -> None:
+        axes = fig.subplots(1, len(facets), sharex=True, sharey=True, squeeze=False)[0]
+        for ax, facet in zip(axes, facets, strict=True):
+            here = [r for r in records if r["facet"] == facet]
+            ref = [r for r in here if r["chooser"] == here[0]["chooser"]]
+            x = [r["fit_cost"] for r in ref]
+            rand = [r["random_fit_norm"] for r in ref]
+            sd = [r["random_fit_norm_sd"] for r in ref]
+            ax.plot(x, [1.0] * len(x), ":", color="black", label="salience")
+            ax.plot(x, [r["bayes_fit_norm"] for r in ref], "--", color="black", label="Bayes")
+            ax.plot(x, rand, "-.", color="grey", label="random ±1 SD")
+            ax.fill_between(
+                x,
+                [m - s for m, s in zip(rand, sd, strict=True)],
+                [m + s for m, s in zip(rand, sd, strict=True)],
+                color="grey",
+                alpha=0.15,
+            )
+            for chooser in choosers:
+                rows = [r for r in here if r["chooser"] == chooser]
+                if rows:
+                    marker, colour = style[chooser]
+                    ax.plot(
+                        [r["fit_cost"] for r in rows],
+                        [r["achieved_fit_norm"] for r in rows],
+                        marker=marker,
+                        color=colour,
+                        lw=1.2,
+                        ms=5,
+                        alpha=0.85,
+                        label=chooser,
+                    )
+            ax.set_title(f"rule: {facet}")
+            ax.set_xlabel("fit_cost (bin mean)")
+            ax.set_ylim(-0.05, 1.1)
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel("achieved fit_norm")
+        handles, labels = [], []
+        for ax in axes:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        fig.legend(handles, labels, loc="outside right center", fontsize=7)
+
+    return ReportFigure(
+        "signalling_fit_cost",
+        "Achieved fit by fit_cost bin (paper Fig. 3)",
+        table,
+        draw,
+        caption=(
+            "Dotted: a salience chooser (fit_norm 1 at every fit_cost); dashed: the Bayes "
+            "oracle; dash-dot band: uniform random ±1 SD across items. The slopes of achieved "
+            "fit on fit_cost are in the table below."
+        ),
+        width=3.2 * len(facets) + 2.8,
+        height=3.6,
+    )
+
+
+def excess_figure(records: list[dict[str, Any]], r_text: str) -> ReportFigure:
+    """§IV-C: excess consistency against distance of post_norm from random, one point a cell."""
+    table = ReportTable.from_records(
+        "signalling_excess_vs_distance",
+        "Excess over the marginal null against distance from random, per chooser x rule cell",
+        records,
+    )
+    choosers = list(dict.fromkeys(r["chooser"] for r in records))
+    style = _style(choosers)
+
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        labels: dict[tuple[float, float], list[str]] = {}
+        for r in records:
+            marker, colour = style[r["chooser"]]
+            xy = (float(r["excess"]), float(r["distance_from_random"]))
+            hollow = r["kind"] == "reference"  # shown for context, outside r
+            ax.plot(*xy, marker, color=colour, ms=7, alpha=0.85, mfc="white" if hollow else colour)
+            labels.setdefault((round(xy[0], 6), round(xy[1], 6)), []).append(
+                f"{r['chooser']}/{r['rule']}"
+            )
+        for xy, names in labels.items():  # coincident cells share one label
+            ax.annotate(", ".join(names), xy, xytext=(5, 3), textcoords="offset points", fontsize=7)
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_xlabel("excess consistency (item-sensitivity)")
+        ax.set_ylabel("|post_norm − random|")
+        ax.set_title(r_text, fontsize=9)
+        ax.grid(alpha=0.3)
+
+    return ReportFigure(
+        "signalling_excess_vs_distance",
+        "Consistency is not alignment: excess against distance from random (§IV-C)",
+        table,
+        draw,
+        caption=(
+            "One point per chooser x rule cell of the analysis set; r is over the model cells "
+            "(filled); reference choosers (hollow) are shown for context."
+        ),
+        width=5.6,
+        height=3.8,
+    )
