@@ -142,6 +142,9 @@ def score(
 
 def main() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # Progress is shown with rich; the libraries' own tqdm bars would interleave with it.
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     app()
 
 

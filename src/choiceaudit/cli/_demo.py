@@ -1,13 +1,54 @@
-"""``choiceaudit demo``: the README's main command (grown by later issues into the full audit)."""
+"""``choiceaudit demo``: both instruments on the embedded default models, then the report.
+
+The README's main command. Sizes are chosen so the whole audit finishes in about 15 minutes on
+two CPU cores; ``--size small`` is a two-minute smoke run and ``--size full`` the instruments'
+own defaults. Every run directory resumes, so an interrupted demo continues where it stopped.
+"""
 
 from __future__ import annotations
 
+import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from choiceaudit.cli import app, out
+from choiceaudit.cli import _fail, app, console, out, progress_bar
+from choiceaudit.scorers import BUILTIN_MODELS, ScorerError, backend_of
+from choiceaudit.store import StoreError
+
+__all__ = ["DEMO_SIZES", "DemoSize", "demo"]
+
+
+@dataclass(frozen=True)
+class DemoSize:
+    signalling_items: int
+    meaning_items: int
+    meaning_order_items: int
+
+
+DEMO_SIZES = {
+    "small": DemoSize(signalling_items=16, meaning_items=20, meaning_order_items=4),
+    "default": DemoSize(signalling_items=100, meaning_items=100, meaning_order_items=12),
+    "full": DemoSize(signalling_items=1000, meaning_items=0, meaning_order_items=50),
+}
+
+
+def _installed(name: str) -> bool:
+    return not BUILTIN_MODELS[name].missing()
+
+
+def _advance_factory(bar: Any, prefix: str) -> Any:
+    tasks: dict[str, Any] = {}
+
+    def advance(name: str, done: int, total: int) -> None:
+        if name not in tasks:
+            tasks[name] = bar.add_task(f"{prefix} · {name}", total=total)
+        bar.update(tasks[name], completed=done, total=total)
+
+    return advance
 
 
 @app.command()
@@ -15,6 +56,78 @@ def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Where runs and the report go.")] = Path(
         "runs/demo"
     ),
+    size: Annotated[
+        str, typer.Option(help="small (≈2 min), default (≈15 min on 2 cores) or full.")
+    ] = "default",
+    gemma: Annotated[
+        bool, typer.Option(help="Include gemma3-270m when installed (the slowest model).")
+    ] = True,
+    lm: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--lm", help="Causal LMs to audit instead of the installed defaults (repeatable)."
+        ),
+    ] = None,
+    decision_model: Annotated[
+        list[str] | None,
+        typer.Option("--decision-model", help="Decision models instead of sparrow (repeatable)."),
+    ] = None,
 ) -> None:
-    """Run the audits that exist on the embedded default models."""
-    out.print(f"demo output would go to {out_dir}")
+    """Audit the embedded default models with both instruments and write the report."""
+    from choiceaudit.cli._meaning import meaning_summary, print_meaning_summary, run_meaning
+    from choiceaudit.report import build_report
+
+    if size not in DEMO_SIZES:
+        raise _fail(f"--size must be one of {', '.join(DEMO_SIZES)}")
+    plan = DEMO_SIZES[size]
+    if lm is None:
+        lms = ["smollm2"] if _installed("smollm2") else []
+        if gemma and _installed("gemma3-270m"):
+            lms.append("gemma3-270m")
+    else:
+        lms = list(lm)
+    if decision_model is None:
+        decision_models = ["sparrow"] if _installed("sparrow") else []
+    else:
+        decision_models = list(decision_model)
+    choosers = ["uniform", "salience", "bayes"] + (["cosine"] if _installed("minilm") else [])
+    started = time.monotonic()
+    command = ["choiceaudit", *sys.argv[1:]]
+    runs: list[Path] = []
+    try:
+        with progress_bar() as bar:
+            from choiceaudit.cli._signalling import run_signalling
+
+            signalling = run_signalling(
+                lms,
+                choosers,
+                out_dir / "signalling",
+                norms="lancaster",
+                n_items=plan.signalling_items,
+                progress=_advance_factory(bar, "signalling"),
+            )
+            runs.extend(signalling)
+            marker = [f"lm-choice:{m}" for m in lms if backend_of(m) == "hf"]
+            meaning_models = list(dict.fromkeys(decision_models + marker + lms))
+            meaning = run_meaning(
+                meaning_models,
+                out_dir / "meaning",
+                corpus="idioms-en",
+                n_items=plan.meaning_items or None,
+                n_order_items=plan.meaning_order_items,
+                progress=_advance_factory(bar, "meaning"),
+                command=command,
+            )
+            runs.extend(meaning)
+    except (ScorerError, StoreError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    index = build_report(
+        runs, out_dir / "report", title="choiceaudit demo: embedded default models"
+    )
+    from choiceaudit.cli._signalling import print_signalling_summary
+
+    print_signalling_summary(signalling)
+    print_meaning_summary(meaning_summary(meaning))
+    minutes = (time.monotonic() - started) / 60
+    console.print(f"finished in {minutes:.1f} min")
+    out.print(f"report: {index}")
