@@ -19,9 +19,28 @@ from choiceaudit.scorers._registry import (
     model_status,
 )
 
+_LAZY = {
+    "EngineOptions": "choiceaudit.scorers._hf",
+    "HFScorer": "choiceaudit.scorers._hf",
+    "LMChoiceScorer": "choiceaudit.scorers._lm_choice",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Backends that need torch are imported on first use, so ``import choiceaudit`` does not."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'choiceaudit.scorers' has no attribute {name!r}")
+
+
 __all__ = [
     "BUILTIN_MODELS",
+    "EngineOptions",
     "FakeScorer",
+    "HFScorer",
+    "LMChoiceScorer",
     "MissingBackendError",
     "ModelInfo",
     "PartialScoreError",

@@ -1,0 +1,421 @@
+"""Benchmark the causal-LM engine against the naive loop and lm-evaluation-harness (issue 3, item 6).
+
+Side by side, in one process, on one loaded model (SmolLM2, fp32, CPU by default):
+
+(a) naive     one full forward per (query, option) request at batch size 1;
+(b) lm-eval   ``HFLM.loglikelihood`` on the same (context, continuation) requests with the same
+              model object (batch size 8); needs lm-eval, which lives only in the benchmark's
+              own environment: ``benchmarks/setup_bench_env.sh`` then
+              ``.venv-bench/bin/python benchmarks/bench_engine.py``;
+(c) engine    ``HFScorer.score`` on the queries (tokenization included).
+
+Two workloads, every request unique (lm-evaluation-harness silently runs a duplicated request
+once): *signalling-like* (a ~150-token prompt, 6 options of 1–8 tokens, plus the neutral prompt
+for PMI) and *idiom-like* (a short state, 4 options of 5–20 tokens). Printed per method: seconds,
+tokens per second (request tokens, i.e. what the naive loop processes, over seconds), speedups,
+the ratio to the lower bound (the unique tokens of the workload divided by the best tokens per
+second this machine reaches on one large batch of the model body), and the largest
+|Δ log-prob| of a request against the naive loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+WORDS = [
+    "anchor",
+    "apple",
+    "arrow",
+    "bell",
+    "blanket",
+    "boat",
+    "bottle",
+    "bucket",
+    "button",
+    "cactus",
+    "camera",
+    "candle",
+    "carrot",
+    "chain",
+    "chair",
+    "clock",
+    "coin",
+    "comb",
+    "crown",
+    "cup",
+    "dice",
+    "drum",
+    "feather",
+    "fence",
+    "flag",
+    "flute",
+    "fork",
+    "glove",
+    "hammer",
+    "harp",
+    "helmet",
+    "kettle",
+    "key",
+    "kite",
+    "ladder",
+    "lamp",
+    "lemon",
+    "lock",
+    "magnet",
+    "mirror",
+    "nail",
+    "needle",
+    "onion",
+    "paddle",
+    "pillow",
+    "pipe",
+    "rope",
+    "saddle",
+    "scarf",
+    "shell",
+    "shovel",
+    "soap",
+    "spoon",
+    "stamp",
+    "sponge",
+    "tent",
+    "thimble",
+    "torch",
+    "towel",
+    "violin",
+    "wagon",
+    "whistle",
+    "window",
+]
+
+TILES = {
+    "Size": (
+        "tiny",
+        "small",
+        "about hand sized",
+        "as big as a person",
+        "larger than a car",
+        "huge",
+    ),
+    "Motion": ("moves", "stays still", "spins around its axis", "rolls", "is carried", "flies"),
+    "Sound": ("silent", "quiet hum", "loud bang", "rings like a bell", "rustles", "clicks"),
+    "Texture": ("smooth", "rough", "soft and fluffy", "sticky", "sharp edged", "slippery when wet"),
+}
+
+SIGNALLING_INSTRUCTION = (
+    "You are the forensic scientist. You know the hidden pair of cards (Means, Clue). Choose the "
+    "one option of the scene tile that best helps your team identify that exact pair among all "
+    "candidate pairs. Reply with the option only."
+)
+IDIOM_INSTRUCTION = "What is the actual figurative meaning of this idiom?"
+
+
+def signalling_queries(n: int, seed: int = 0) -> list[Any]:
+    """Items with 10 candidate Means and 10 Clues, a hidden pair and one tile of 6 options."""
+    from choiceaudit.types import Query
+
+    rng = np.random.default_rng(seed)
+    out = []
+    tiles = list(TILES.items())
+    for i in range(n):
+        words = rng.choice(WORDS, 20, replace=False)
+        means, clues = list(words[:10]), list(words[10:])
+        pair = (means[int(rng.integers(10))], clues[int(rng.integers(10))])
+        tile, options = tiles[i % len(tiles)]
+        order = rng.permutation(6)
+        shown = tuple(options[j] for j in order)
+        menu = f"Scene tile: {tile}. Options: {'; '.join(shown)}."
+        state = (
+            f"Item {i}. Candidate means: {', '.join(means)}.\n"
+            f"Candidate clues: {', '.join(clues)}.\n"
+            f"The hidden pair is Means = {pair[0]}, Clue = {pair[1]}.\n{menu}"
+        )
+        neutral = f"Item {i}. Candidate means: ___.\nCandidate clues: ___.\n{menu}"
+        out.append(
+            Query(
+                state=state,
+                options=shown,
+                instruction=SIGNALLING_INSTRUCTION,
+                neutral_state=neutral,
+                perm=tuple(int(j) for j in order),
+            )
+        )
+    return out
+
+
+def idiom_queries(n: int, seed: int = 1) -> list[Any]:
+    """A short idiom-like state and 4 glosses of 5–20 tokens, no neutral prompt."""
+    from choiceaudit.types import Query
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        a, b = rng.choice(WORDS, 2, replace=False)
+        state = f"Idiom {i}: to put the {a} before the {b}"
+        options = []
+        while len(options) < 4:
+            length = int(rng.integers(3, 14))
+            gloss = "to " + " ".join(str(w) for w in rng.choice(WORDS, length)) + " quickly"
+            if gloss not in options:
+                options.append(gloss)
+        out.append(Query(state=state, options=tuple(options), instruction=IDIOM_INSTRUCTION))
+    return out
+
+
+@dataclass(frozen=True)
+class Request:
+    """One (context, continuation) pair, its in-place tokens and its place in the queries."""
+
+    context: str
+    continuation: str
+    ids: tuple[int, ...]
+    first: int
+    query: int
+    option: int
+    neutral: bool
+
+
+def requests_of(scorer: Any, queries: Sequence[Any]) -> list[Request]:
+    out = []
+    for qi, query in enumerate(queries):
+        for neutral in (False, True) if query.neutral_state is not None else (False,):
+            prompt = query.prompt(neutral=neutral)
+            conts = query.continuations()
+            encs = scorer.renderer.encode(prompt, conts, [f"q{qi}o{j}" for j in range(len(conts))])
+            for j, (cont, enc) in enumerate(zip(conts, encs, strict=True)):
+                out.append(Request(prompt, cont, enc.ids, enc.first_scored, qi, j, neutral))
+    keys = {(r.context, r.continuation) for r in out}
+    if len(keys) != len(out):
+        raise SystemExit("workload has duplicated requests; lm-eval would run them once")
+    return out
+
+
+def run_naive(model: Any, requests: Sequence[Request]) -> tuple[float, np.ndarray]:
+    import torch
+
+    out = np.empty(len(requests))
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for k, r in enumerate(requests):
+            logits = model(torch.tensor([r.ids])).logits[0]
+            logp = torch.log_softmax(logits.double(), -1)
+            rows = torch.arange(r.first - 1, len(r.ids) - 1)
+            out[k] = float(logp[rows, torch.tensor(r.ids[r.first :])].sum())
+    return time.perf_counter() - start, out
+
+
+def run_lm_eval(
+    model: Any, tokenizer: Any, requests: Sequence[Request], batch_size: int
+) -> tuple[float, np.ndarray] | str:
+    try:
+        from lm_eval.api.instance import Instance
+        from lm_eval.models.huggingface import HFLM
+    except ImportError:
+        return "not installed here (run benchmarks/setup_bench_env.sh, then use .venv-bench)"
+    lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch_size, device="cpu")
+    instances = [
+        Instance(request_type="loglikelihood", doc={}, arguments=(r.context, r.continuation), idx=k)
+        for k, r in enumerate(requests)
+    ]
+    start = time.perf_counter()
+    results = lm.loglikelihood(instances, disable_tqdm=True)
+    seconds = time.perf_counter() - start
+    return seconds, np.array([float(lp) for lp, _ in results])
+
+
+def run_engine(
+    scorer: Any, queries: Sequence[Any], requests: Sequence[Request]
+) -> tuple[float, np.ndarray]:
+    start = time.perf_counter()
+    decisions = scorer.score(queries)
+    seconds = time.perf_counter() - start
+    out = np.empty(len(requests))
+    for k, r in enumerate(requests):
+        d = decisions[r.query]
+        total = d.scores["sum"][r.option]
+        out[k] = total - d.scores["pmi"][r.option] if r.neutral else total
+    return seconds, out
+
+
+def unique_tokens(requests: Sequence[Request]) -> int:
+    """Tokens of the workload's prefix trie: every distinct (query, prefix) counted once."""
+    from choiceaudit.scorers._engine import TokenTrie
+
+    by_query: dict[int, list[tuple[int, ...]]] = {}
+    for r in requests:
+        by_query.setdefault(r.query, []).append(r.ids)
+    return sum(len(TokenTrie(seqs)) for seqs in by_query.values())
+
+
+def best_tokens_per_second(
+    model: Any, *, body_only: bool = False, tokens: int = 4096, repeats: int = 2
+) -> float:
+    """Tokens per second of one plain causal forward over a large batch (``tokens`` tokens as
+    64×64, 32×128 or 16×256), the best over shapes and repeats. A full forward computes the
+    logits at every position; ``body_only`` skips the output projection (a stricter bound)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    run = model.base_model if body_only else model
+    best = 0.0
+    with torch.inference_mode():
+        run(input_ids=torch.randint(0, 100, (2, 32), generator=gen))  # warm-up
+        for width in (64, 128, 256):
+            ids = torch.randint(0, model.config.vocab_size, (tokens // width, width), generator=gen)
+            for _ in range(repeats):
+                start = time.perf_counter()
+                run(input_ids=ids)
+                best = max(best, tokens / (time.perf_counter() - start))
+    return best
+
+
+def best_of(repeats: int, run: Any, *args: Any) -> tuple[float, np.ndarray] | str:
+    """The fastest of ``repeats`` runs (other processes on the machine only ever slow a run down)."""
+    best: tuple[float, np.ndarray] | str | None = None
+    for _ in range(repeats):
+        res = run(*args)
+        if isinstance(res, str):
+            return res
+        if best is None or (not isinstance(best, str) and res[0] < best[0]):
+            best = res
+    assert best is not None
+    return best
+
+
+def bench_workload(
+    name: str,
+    scorer: Any,
+    queries: Sequence[Any],
+    batch_size: int,
+    tps_best: float,
+    repeats: int = 2,
+) -> list[dict[str, Any]]:
+    model, tokenizer = scorer.lm.model, scorer.lm.tokenizer
+    requests = requests_of(scorer, queries)
+    n_tokens = sum(len(r.ids) for r in requests)
+    n_unique = unique_tokens(requests)
+    lower_bound = n_unique / tps_best
+    scorer.score(queries[:2])  # warm-up
+    results: dict[str, tuple[float, np.ndarray] | str] = {}
+    results["naive"] = best_of(repeats, run_naive, model, requests)
+    results[f"lm-eval (batch {batch_size})"] = best_of(
+        repeats, run_lm_eval, model, tokenizer, requests, batch_size
+    )
+    results["engine"] = best_of(repeats, run_engine, scorer, queries, requests)
+    naive_s, naive_lp = results["naive"]  # type: ignore[misc]
+    lm_eval = results[f"lm-eval (batch {batch_size})"]
+    rows = []
+    for method, res in results.items():
+        row: dict[str, Any] = {
+            "workload": name,
+            "queries": len(queries),
+            "requests": len(requests),
+            "request_tokens": n_tokens,
+            "unique_tokens": n_unique,
+            "method": method,
+        }
+        if isinstance(res, str):
+            row["note"] = res
+            rows.append(row)
+            continue
+        seconds, lp = res
+        row.update(
+            seconds=seconds,
+            tokens_per_s=n_tokens / seconds,
+            speedup_vs_naive=naive_s / seconds,
+            speedup_vs_lm_eval=(lm_eval[0] / seconds) if not isinstance(lm_eval, str) else None,
+            ratio_to_lower_bound=seconds / lower_bound,
+            max_abs_dlogp_vs_naive=float(np.abs(lp - naive_lp).max()),
+        )
+        rows.append(row)
+    return rows
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    head = (
+        "| workload | method | seconds | tokens/s | × vs naive | × vs lm-eval | ÷ lower bound "
+        "| max abs Δ log-prob vs naive |\n|---|---|---:|---:|---:|---:|---:|---:|"
+    )
+    lines = [head]
+    for r in rows:
+        if "note" in r:
+            lines.append(f"| {r['workload']} | {r['method']} | — | — | — | — | — | {r['note']} |")
+            continue
+        vs_lm = "—" if r["speedup_vs_lm_eval"] is None else f"{r['speedup_vs_lm_eval']:.2f}"
+        lines.append(
+            f"| {r['workload']} | {r['method']} | {r['seconds']:.2f} | {r['tokens_per_s']:.0f} "
+            f"| {r['speedup_vs_naive']:.2f} | {vs_lm} | {r['ratio_to_lower_bound']:.2f} "
+            f"| {r['max_abs_dlogp_vs_naive']:.1e} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=8, help="lm-eval batch size")
+    parser.add_argument("--signalling-queries", type=int, default=32)
+    parser.add_argument("--idiom-queries", type=int, default=48)
+    parser.add_argument("--repeats", type=int, default=2, help="time = best of this many runs")
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+
+    from choiceaudit.scorers._hf import HFScorer
+
+    torch.set_num_threads(args.threads)
+    scorer = HFScorer.load(args.model, dtype=args.dtype)
+    tps_best = best_tokens_per_second(scorer.lm.model)
+    tps_body = best_tokens_per_second(scorer.lm.model, body_only=True)
+    workloads = (
+        ("signalling-like", signalling_queries(args.signalling_queries)),
+        ("idiom-like", idiom_queries(args.idiom_queries)),
+    )
+    rows = []
+    for name, queries in workloads:
+        rows += bench_workload(name, scorer, queries, args.batch_size, tps_best, args.repeats)
+    print(
+        f"model {args.model} ({args.dtype}), torch {torch.__version__}, {args.threads} threads, "
+        f"best of {args.repeats} runs, "
+        f"{platform.processor() or platform.machine()}, load average {os.getloadavg()[0]:.2f}; "
+        f"best throughput on one large batch {tps_best:.0f} tokens/s (full forward; model body "
+        f"alone {tps_body:.0f} tokens/s)"
+    )
+    for name in ("signalling-like", "idiom-like"):
+        r = next(x for x in rows if x["workload"] == name)
+        print(
+            f"{name}: {r['queries']} queries, {r['requests']} requests, {r['request_tokens']} request "
+            f"tokens, {r['unique_tokens']} unique tokens"
+        )
+    print(markdown(rows))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(
+                {
+                    "rows": rows,
+                    "best_tokens_per_s": tps_best,
+                    "body_tokens_per_s": tps_body,
+                    "threads": args.threads,
+                },
+                handle,
+                indent=1,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

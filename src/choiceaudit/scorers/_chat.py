@@ -1,0 +1,93 @@
+"""Chat templates for causal-LM scoring: resolved once, applied verbatim.
+
+A template is a Jinja string as tokenizers ship it. ``"own"`` takes the scored model's own
+template; a model name (``"smollm2"``, ``"hf:/models/qwen-instruct"``) takes that model's, so a
+base model can be scored under its instruct sibling's template (DESIGN.md, "Chat templates").
+The rendered text already contains whatever special tokens the template writes (a BOS, turn
+markers), so a templated prompt is tokenized without adding special tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from choiceaudit.scorers._loading import (
+    HF_EXTRA,
+    _hub_offline,
+    _materialise_gguf,
+    convert_gguf,
+    require,
+    resolve_causal_lm,
+)
+from choiceaudit.scorers._protocol import ScorerError
+
+__all__ = ["ChatTemplate", "resolve_chat_template"]
+
+
+@dataclass(frozen=True)
+class ChatTemplate:
+    """A Jinja chat template and where it came from (for the manifest)."""
+
+    source: str
+    template: str
+    system_prompt: str | None = None
+
+    def render(self, tokenizer: Any, prompt: str) -> str:
+        """The prompt as the user turn, followed by the template's generation prompt."""
+        messages = []
+        if self.system_prompt is not None:
+            messages.append({"role": "system", "content": self.system_prompt})
+        messages.append({"role": "user", "content": prompt})
+        try:
+            text = tokenizer.apply_chat_template(
+                messages, chat_template=self.template, tokenize=False, add_generation_prompt=True
+            )
+        except Exception as exc:  # jinja raises its own error types
+            raise ScorerError(f"chat template from {self.source} failed to render: {exc}") from None
+        if not isinstance(text, str):
+            raise ScorerError(f"chat template from {self.source} did not render to a string")
+        return text
+
+
+def _looks_like_jinja(text: str) -> bool:
+    return "{{" in text or "{%" in text
+
+
+def _tokenizer_of(name: str) -> Any:
+    """Load only the tokenizer of a causal LM name (no weights are read)."""
+    transformers = require("transformers", HF_EXTRA)
+    source = resolve_causal_lm(name)
+    kwargs: dict[str, Any] = {}
+    if source.kind in ("gguf-package", "gguf-file"):
+        gguf, sha = _materialise_gguf(source)
+        location = str(convert_gguf(gguf, sha))
+    else:
+        location = source.location
+        if source.kind == "hub" and _hub_offline():
+            kwargs["local_files_only"] = True
+    try:
+        return transformers.AutoTokenizer.from_pretrained(location, **kwargs)
+    except OSError as exc:
+        raise ScorerError(
+            f"could not load the tokenizer of {name!r} for its chat template: {exc}"
+        ) from None
+
+
+def resolve_chat_template(
+    spec: str | None, tokenizer: Any, *, system_prompt: str | None = None
+) -> ChatTemplate | None:
+    """``None`` (no template), ``"own"``, a Jinja string, or a model name whose template to use."""
+    if spec is None:
+        if system_prompt is not None:
+            raise ScorerError("system_prompt needs a chat_template")
+        return None
+    if _looks_like_jinja(spec):
+        return ChatTemplate("given string", spec, system_prompt)
+    if spec == "own":
+        source, template = "the scored model", getattr(tokenizer, "chat_template", None)
+    else:
+        source, template = spec, getattr(_tokenizer_of(spec), "chat_template", None)
+    if not template or not isinstance(template, str):
+        raise ScorerError(f"{source} has no chat template (pass a Jinja string or another model)")
+    return ChatTemplate(source, template, system_prompt)

@@ -1,0 +1,205 @@
+"""The ``hf`` scorer: a causal LM scored by the log-probability of each option.
+
+For every option ``o`` of a query, from one pass of the engine (:mod:`._engine`):
+
+* ``sum``  — ``log P(o | prompt)``: the unnormalised sum of the option's token log-probabilities;
+* ``mean`` — that sum divided by the option's token count (per-token mean);
+* ``pmi``  — ``log P(o | prompt) − log P(o | neutral prompt)``, where the neutral prompt is the
+  same rendering with the item content stripped (``Query.neutral_state``); absent when the query
+  has no neutral state.
+
+``Decision.probs`` is the softmax of ``sum`` over the menu; the raw rule scores are kept and
+each rule's choice is its own argmax (consistency-without-alignment §I-H: the three rules come
+from the same pass and every finding is reported under all three). The option is the query's
+continuation (``" " + option`` or ``" " + key``) tokenized in place inside the rendered prompt
+(:mod:`._tokenize` defines exactly which tokens are scored when one crosses the join). With a
+chat template the prompt is the user turn followed by the generation prompt, and the
+continuation is the option without the leading space, since the assistant's reply starts there.
+
+Nothing is truncated: a prompt plus option longer than the model's context window is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from choiceaudit.scorers._chat import ChatTemplate, resolve_chat_template
+from choiceaudit.scorers._engine import (
+    DEFAULT_MAX_BATCH_TOKENS,
+    ScoreSpec,
+    context_window,
+    sequence_logprobs,
+)
+from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
+from choiceaudit.scorers._protocol import ScorerError
+from choiceaudit.scorers._tokenize import InPlace, encode_in_place
+from choiceaudit.types import Decision, Query
+
+__all__ = ["EngineOptions", "HFScorer", "PromptRenderer", "softmax"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def softmax(scores: FloatArray) -> FloatArray:
+    """Softmax in float64, shifted by the maximum so it never overflows."""
+    z = np.exp(scores - scores.max())
+    return z / z.sum()  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Batching knobs of the engine (they change speed, never the scores beyond fp noise)."""
+
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
+    max_batch_rows: int = 64
+    pad_multiple: int = 8
+
+
+class PromptRenderer:
+    """Turns a query's prompt and continuations into the exact strings the model reads."""
+
+    def __init__(self, tokenizer: Any, chat: ChatTemplate | None) -> None:
+        self.tokenizer = tokenizer
+        self.chat = chat
+
+    @property
+    def add_special_tokens(self) -> bool:
+        # A template writes its own special tokens (e.g. Gemma's "{{ bos_token }}").
+        return self.chat is None
+
+    def context(self, prompt: str) -> str:
+        return prompt if self.chat is None else self.chat.render(self.tokenizer, prompt)
+
+    def continuation(self, text: str) -> str:
+        return text if self.chat is None else text.lstrip(" ")
+
+    def encode(
+        self, prompt: str, continuations: Sequence[str], labels: Sequence[str]
+    ) -> list[InPlace]:
+        context = self.context(prompt)
+        return encode_in_place(
+            self.tokenizer,
+            [context] * len(continuations),
+            [self.continuation(c) for c in continuations],
+            add_special_tokens=self.add_special_tokens,
+            labels=labels,
+        )
+
+
+class HFScorer:
+    """Causal LM option scorer (rules ``sum``, ``mean``, ``pmi``); see the module docstring."""
+
+    def __init__(
+        self,
+        lm: LoadedLM,
+        *,
+        chat_template: str | None = None,
+        system_prompt: str | None = None,
+        engine: EngineOptions | None = None,
+    ) -> None:
+        self.lm = lm
+        self.name = lm.source.name
+        self.chat = resolve_chat_template(chat_template, lm.tokenizer, system_prompt=system_prompt)
+        self.renderer = PromptRenderer(lm.tokenizer, self.chat)
+        self.engine = engine or EngineOptions()
+        self.context_window = context_window(lm.model)
+
+    @classmethod
+    def load(
+        cls,
+        name: str,
+        *,
+        dtype: str = "float32",
+        device: str = "cpu",
+        trust_remote_code: bool = False,
+        chat_template: str | None = None,
+        system_prompt: str | None = None,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        max_batch_rows: int = 64,
+        pad_multiple: int = 8,
+    ) -> HFScorer:
+        """Load ``name`` (``smollm2``, ``gemma3-270m``, ``hf:<dir|gguf|hub id>``) for scoring."""
+        lm = load_causal_lm(name, dtype=dtype, device=device, trust_remote_code=trust_remote_code)
+        return cls(
+            lm,
+            chat_template=chat_template,
+            system_prompt=system_prompt,
+            engine=EngineOptions(max_batch_tokens, max_batch_rows, pad_multiple),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **self.lm.describe(),
+            "backend": "hf",
+            "rules": ["sum", "mean", "pmi"],
+            "probs": "softmax of sum over the menu",
+            "scored_tokens": "in place: first token ending after the prompt, to the end",
+            "chat_template": None
+            if self.chat is None
+            else {"source": self.chat.source, "template": self.chat.template},
+            "system_prompt": None if self.chat is None else self.chat.system_prompt,
+            "context_window": self.context_window,
+            "engine": {
+                "max_batch_tokens": self.engine.max_batch_tokens,
+                "max_batch_rows": self.engine.max_batch_rows,
+                "pad_multiple": self.engine.pad_multiple,
+            },
+        }
+
+    def _encode(self, query: Query) -> tuple[list[InPlace], list[InPlace]]:
+        conts = query.continuations()
+        labels = [f"query {query.id} option {i} ({query.options[i]!r})" for i in range(len(conts))]
+        prompt = self.renderer.encode(query.prompt(), conts, labels)
+        neutral: list[InPlace] = []
+        if query.neutral_state is not None:
+            labels_n = [f"{label}, neutral prompt" for label in labels]
+            neutral = self.renderer.encode(query.prompt(neutral=True), conts, labels_n)
+        for i, enc in enumerate([*prompt, *neutral]):
+            if self.context_window is not None and len(enc.ids) > self.context_window:
+                which = "prompt" if i < len(prompt) else "neutral prompt"
+                raise ScorerError(
+                    f"query {query.id}: the {which} plus option {i % len(conts)} is "
+                    f"{len(enc.ids)} tokens, longer than the model's context window of "
+                    f"{self.context_window}; shorten the state or instruction (choiceaudit never "
+                    "truncates a prompt)"
+                )
+        return prompt, neutral
+
+    def score(self, queries: Sequence[Query]) -> list[Decision]:
+        encoded = [self._encode(q) for q in queries]
+        groups = [[ScoreSpec(e.ids, e.first_scored) for e in p + n] for p, n in encoded]
+        logprobs = sequence_logprobs(
+            self.lm.model,
+            groups,
+            max_batch_tokens=self.engine.max_batch_tokens,
+            max_batch_rows=self.engine.max_batch_rows,
+            pad_multiple=self.engine.pad_multiple,
+        )
+        return [
+            _decision(q, p, n, lp) for q, (p, n), lp in zip(queries, encoded, logprobs, strict=True)
+        ]
+
+
+def _decision(
+    query: Query, prompt: list[InPlace], neutral: list[InPlace], lp: list[FloatArray]
+) -> Decision:
+    k = len(prompt)
+    sums = np.array([x.sum() for x in lp[:k]], dtype=np.float64)
+    n_tokens = np.array([e.n_scored for e in prompt], dtype=np.float64)
+    scores = {"sum": sums, "mean": sums / n_tokens}
+    aux: dict[str, Any] = {"crosses_join": [e.crosses_join for e in prompt]}
+    if neutral:
+        scores["pmi"] = sums - np.array([x.sum() for x in lp[k:]], dtype=np.float64)
+        aux["n_tokens_neutral"] = [e.n_scored for e in neutral]
+    return Decision(
+        query_id=query.id,
+        probs=softmax(sums),
+        scores=scores,
+        n_tokens=tuple(e.n_scored for e in prompt),
+        aux=aux,
+    )

@@ -1,0 +1,155 @@
+"""The engine against its definition: a token trie run as one packed row per group equals one
+plain forward per sequence; batching and padding never change a score."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from choiceaudit.scorers._engine import (  # noqa: E402
+    ScoreSpec,
+    TokenTrie,
+    _batches,
+    _bucket_width,
+    next_token_logits,
+    sequence_logprobs,
+)
+from choiceaudit.scorers._protocol import ScorerError  # noqa: E402
+
+Naive = Callable[[Any, Any, int], np.ndarray]
+
+
+def random_groups(rng: np.random.Generator, vocab: int, n_groups: int) -> list[list[ScoreSpec]]:
+    """Groups shaped like queries: a shared head, two prompt variants, options of 1–6 tokens,
+    some options sharing their first token."""
+    groups = []
+    for _ in range(n_groups):
+        head = list(rng.integers(0, vocab, rng.integers(1, 12)))
+        variants = [head + list(rng.integers(0, vocab, rng.integers(1, 15))) for _ in range(2)]
+        shared_first = int(rng.integers(0, vocab))
+        options = []
+        for i in range(int(rng.integers(1, 6))):
+            body = list(rng.integers(0, vocab, rng.integers(1, 6)))
+            options.append([shared_first, *body] if i % 2 else body)
+        group = [ScoreSpec(tuple(int(t) for t in v + o), len(v)) for v in variants for o in options]
+        groups.append(group)
+    return groups
+
+
+@pytest.fixture(scope="module")
+def tiny_llama() -> Any:
+    config = transformers.LlamaConfig(
+        vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+        initializer_range=0.3,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="module")
+def tiny_gemma3() -> Any:
+    """Mixed sliding-window (width 4) and full-attention layers, as in Gemma 3."""
+    config = transformers.Gemma3TextConfig(
+        vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=16, sliding_window=4,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        max_position_embeddings=128, initializer_range=0.3,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return transformers.Gemma3ForCausalLM(config).eval()
+
+
+def test_trie_nodes_are_exactly_the_unique_prefixes() -> None:
+    seqs = [(5, 1, 2, 3), (5, 1, 2, 4, 4), (5, 1, 7), (6, 1, 2), (5, 1, 2, 3)]
+    trie = TokenTrie(seqs)
+    prefixes = {s[: j + 1] for s in seqs for j in range(len(s))}
+    assert len(trie) == len(prefixes) == 10
+    for s, path in zip(seqs, trie.paths, strict=True):
+        assert trie.tokens[path].tolist() == list(s)
+        assert trie.depth[path].tolist() == list(range(len(s)))
+    anc = trie.ancestors()
+    # b is an ancestor-or-self of a iff b's prefix is a prefix of a's prefix.
+    node_prefix = {
+        int(p[j]): s[: j + 1] for s, p in zip(seqs, trie.paths, strict=True) for j in range(len(s))
+    }
+    for a, b in itertools.product(range(len(trie)), repeat=2):
+        pa, pb = node_prefix[a], node_prefix[b]
+        assert anc[a, b] == (pa[: len(pb)] == pb)
+
+
+def test_engine_equals_one_forward_per_sequence(tiny_llama: Any, naive_logprobs: Naive) -> None:
+    groups = random_groups(np.random.default_rng(0), 50, 6)
+    out = sequence_logprobs(tiny_llama, groups)
+    n_checked = 0
+    for group, got in zip(groups, out, strict=True):
+        for spec, lp in zip(group, got, strict=True):
+            ref = naive_logprobs(tiny_llama, spec.ids, spec.first)
+            assert lp.shape == (len(spec.ids) - spec.first,)
+            np.testing.assert_allclose(lp, ref, atol=1e-5, rtol=0)
+            n_checked += 1
+    assert n_checked > 20
+
+
+def test_batched_equals_batch_one_bitwise(tiny_llama: Any, one_thread: None) -> None:
+    groups = random_groups(np.random.default_rng(1), 50, 10)
+    batched = sequence_logprobs(tiny_llama, groups, max_batch_rows=64)
+    alone = [sequence_logprobs(tiny_llama, [g], max_batch_rows=1)[0] for g in groups]
+    for got, ref in zip(batched, alone, strict=True):
+        for a, b in zip(got, ref, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_sliding_window_layers_get_a_windowed_tree_mask(
+    tiny_gemma3: Any, naive_logprobs: Naive
+) -> None:
+    # Sequences of 20+ tokens are far longer than the window of 4: a full tree mask on the
+    # sliding layers would differ from the model's own forward by much more than 1e-5.
+    groups = random_groups(np.random.default_rng(2), 50, 4)
+    groups = [[ScoreSpec(s.ids + s.ids, len(s.ids) + 1) for s in g] for g in groups]
+    out = sequence_logprobs(tiny_gemma3, groups)
+    for group, got in zip(groups, out, strict=True):
+        for spec, lp in zip(group, got, strict=True):
+            np.testing.assert_allclose(
+                lp, naive_logprobs(tiny_gemma3, spec.ids, spec.first), atol=1e-5
+            )
+
+
+def test_next_token_logits_are_the_last_position_logits(tiny_llama: Any) -> None:
+    prompts = [[1, 2, 3], [4, 5, 6, 7, 8, 9, 10], [3]]
+    candidates = [[7, 8], [1, 2, 3, 4], [9]]
+    out = next_token_logits(tiny_llama, prompts, candidates)
+    for p, c, (logits, lse) in zip(prompts, candidates, out, strict=True):
+        with torch.inference_mode():
+            ref = tiny_llama(torch.tensor([p])).logits[0, -1].double()
+        np.testing.assert_allclose(logits, ref[c].numpy(), atol=1e-5)
+        assert lse == pytest.approx(torch.logsumexp(ref, 0).item(), abs=1e-5)
+
+
+def test_buckets_have_one_width_respect_the_budget_and_cover_every_row() -> None:
+    rng = np.random.default_rng(3)
+    lengths = [int(n) for n in rng.integers(1, 300, 200)]
+    batches = _batches(lengths, max_tokens=1024, max_rows=16, multiple=8)
+    seen = sorted(i for _, rows in batches for i in rows)
+    assert seen == list(range(len(lengths)))
+    for width, rows in batches:
+        assert all(_bucket_width(lengths[i], 8) == width for i in rows)
+        assert len(rows) <= 16
+        assert len(rows) == 1 or len(rows) * width <= 1024
+    assert _bucket_width(3, 8) == 16 and _bucket_width(17, 8) == 24 and _bucket_width(24, 8) == 24
+
+
+def test_empty_menu_and_contextless_tokens_are_refused(tiny_llama: Any) -> None:
+    with pytest.raises(ScorerError, match="empty menu"):
+        sequence_logprobs(tiny_llama, [[]])
+    with pytest.raises(ScorerError, match="at least one token of context"):
+        sequence_logprobs(tiny_llama, [[ScoreSpec((1, 2, 3), 0)]])
+    with pytest.raises(ScorerError, match="at least one token of context"):
+        sequence_logprobs(tiny_llama, [[ScoreSpec((1, 2, 3), 3)]])
