@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.choiceaudit-installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test venv browser clean-venv bench
+.PHONY: demo test venv browser clean-venv bench bench-engine
 
 venv: $(STAMP)
 
@@ -37,8 +37,16 @@ test: $(STAMP) browser
 	$(VENV)/bin/mypy
 	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=2 $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
+# Benchmarks print ratios measured side by side in one run; the README quotes their output.
 bench: $(STAMP)
-	HF_HUB_OFFLINE=1 $(PY) benchmarks/bench_stats.py
+	$(PY) benchmarks/bench_stats.py
+	$(PY) benchmarks/bench_signalling_items.py
+	HF_HUB_OFFLINE=1 $(PY) benchmarks/noise_floor.py
+
+# The engine benchmark compares against lm-evaluation-harness in its own venv (.venv-bench).
+bench-engine: $(STAMP)
+	bash benchmarks/setup_bench_env.sh
+	HF_HUB_OFFLINE=1 .venv-bench/bin/python benchmarks/bench_engine.py --threads 2
 
 clean-venv:
 	rm -rf $(VENV)

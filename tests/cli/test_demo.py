@@ -39,3 +39,11 @@ def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path):
     assert again.exit_code == 0
     manifest = json.loads((out / "meaning" / "meaning-fake" / "manifest.json").read_text())
     assert manifest["sessions"][-1]["scored"] == 0
+
+
+def test_demo_sizes_split_evenly_over_tiles_and_conflict():
+    # Signalling selection balances 4 tiles × conflict/control, so item counts must divide by 8.
+    from choiceaudit.cli._demo import DEMO_SIZES
+
+    for size in DEMO_SIZES.values():
+        assert size.signalling_items % 8 == 0

@@ -26,7 +26,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console(stderr=True)
-out = Console(soft_wrap=True)
+# Summaries are tables: when stdout is a file or pipe, keep them whole rather than at 80 columns.
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ confidence head where the model has one)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,22 +34,20 @@ def calibration_cells(r: MeaningResult) -> list[tuple[str, dict[str, Any]]]:
     return cells
 
 
+def _cell_records(
+    results: Sequence[MeaningResult], fields: Callable[[dict[str, Any]], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One record per model and calibration cell: ``model``, ``cell``, then ``fields(cell)``."""
+    return [
+        {"model": r.label, "cell": cell_name, **fields(c)}
+        for r in results
+        for cell_name, c in calibration_cells(r)
+    ]
+
+
 def calibration_table(results: Sequence[MeaningResult]) -> ReportTable | None:
-    records = []
-    for r in results:
-        for cell_name, c in calibration_cells(r):
-            records.append(
-                {
-                    "model": r.label,
-                    "cell": cell_name,
-                    "n_rows": c["n_rows"],
-                    "accuracy": c["accuracy"],
-                    "ece": c["ece"],
-                    "ece_mass": c["ece_mass"],
-                    "brier": c["brier"],
-                    "brier_uniform": c["brier_uniform"],
-                }
-            )
+    keys = ("n_rows", "accuracy", "ece", "ece_mass", "brier", "brier_uniform")
+    records = _cell_records(results, lambda c: {k: c[k] for k in keys})
     return make_table(
         "meaning_calibration",
         "Calibration under the distractor shift",
@@ -61,21 +59,11 @@ def calibration_table(results: Sequence[MeaningResult]) -> ReportTable | None:
 
 
 def gate_table(results: Sequence[MeaningResult]) -> ReportTable | None:
-    records = []
-    for r in results:
-        for cell_name, c in calibration_cells(r):
-            records.append(
-                {
-                    "model": r.label,
-                    "cell": cell_name,
-                    "aurc": c["aurc"],
-                    "aurc_random": c["aurc_random"],
-                    "augrc": c["augrc"],
-                    "augrc_random": c["augrc_random"],
-                    "conf_head_aurc": c.get("conf_head_aurc"),
-                    "conf_head_augrc": c.get("conf_head_augrc"),
-                }
-            )
+    required = ("aurc", "aurc_random", "augrc", "augrc_random")
+    optional = ("conf_head_aurc", "conf_head_augrc")  # only where the model has a confidence head
+    records = _cell_records(
+        results, lambda c: {**{k: c[k] for k in required}, **{k: c.get(k) for k in optional}}
+    )
     return make_table(
         "meaning_selective_gates",
         "Selective prediction: AURC and AUGRC against the random gate",
@@ -87,13 +75,9 @@ def gate_table(results: Sequence[MeaningResult]) -> ReportTable | None:
 
 
 def selective_table(results: Sequence[MeaningResult]) -> ReportTable | None:
-    records = []
-    for r in results:
-        for cell_name, c in calibration_cells(r):
-            record: dict[str, Any] = {"model": r.label, "cell": cell_name}
-            for coverage, acc in c["selective_accuracy"].items():
-                record[f"at_{coverage}"] = acc
-            records.append(record)
+    records = _cell_records(
+        results, lambda c: {f"at_{cov}": acc for cov, acc in c["selective_accuracy"].items()}
+    )
     return make_table(
         "meaning_selective",
         "Selective accuracy: accuracy on the most confident fraction",

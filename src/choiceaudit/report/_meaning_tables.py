@@ -11,7 +11,6 @@ the meaning paper §4.3, Appendix R). Each table's note cites the paper section 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -79,11 +78,14 @@ def make_table(
     return ReportTable.from_records(name, title, records, note=note) if records else None
 
 
-def _cell(cell: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def _ci_columns(cell: dict[str, Any], name: str) -> dict[str, Any]:
+    """An analysis interval cell as the columns ``name`` (its estimate), ``ci_low``, ``ci_high``
+    and ``n_items``."""
     return {
-        f"{prefix}estimate" if prefix else "estimate": float(cell["estimate"]),
-        f"{prefix}ci_low": float(cell.get("low", math.nan)),
-        f"{prefix}ci_high": float(cell.get("high", math.nan)),
+        name: float(cell["estimate"]),
+        "ci_low": float(cell["low"]),
+        "ci_high": float(cell["high"]),
+        "n_items": int(cell["n_items"]),
     }
 
 
@@ -103,10 +105,7 @@ def ladder_table(results: Sequence[MeaningResult]) -> ReportTable | None:
                 {
                     "model": r.label,
                     "family": family,
-                    "accuracy": float(cell["estimate"]),
-                    "ci_low": float(cell["low"]),
-                    "ci_high": float(cell["high"]),
-                    "n_items": int(cell["n_items"]),
+                    **_ci_columns(cell, "accuracy"),
                     "chance": CHANCE,
                     # the analysis reports d-rand − family; the ladder reads family − d-rand
                     "minus_d_rand": _negate(contrast.get("difference")),
@@ -138,10 +137,7 @@ def lar_table(results: Sequence[MeaningResult]) -> ReportTable | None:
                 {
                     "model": r.label,
                     "family": family,
-                    "lar": float(cell["estimate"]),
-                    "ci_low": float(cell["low"]),
-                    "ci_high": float(cell["high"]),
-                    "n_items": int(cell["n_items"]),
+                    **_ci_columns(cell, "lar"),
                     "gold": parts["gold"],
                     "literal": parts["literal"],
                     "other": parts["other"],
@@ -248,10 +244,7 @@ def ablation_table(results: Sequence[MeaningResult]) -> ReportTable | None:
                 {
                     "model": r.label,
                     "variant": E6_LABELS.get(variant, variant),
-                    "accuracy": float(cell["estimate"]),
-                    "ci_low": float(cell["low"]),
-                    "ci_high": float(cell["high"]),
-                    "n_items": int(cell["n_items"]),
+                    **_ci_columns(cell, "accuracy"),
                     "signal_retained": cell["signal_retained"],
                 }
             )
@@ -308,10 +301,7 @@ def unit_table(results: Sequence[MeaningResult]) -> ReportTable | None:
                 {
                     "model": r.label,
                     "variant": E3_LABELS.get(variant, variant),
-                    "accuracy": float(cell["estimate"]),
-                    "ci_low": float(cell["low"]),
-                    "ci_high": float(cell["high"]),
-                    "n_items": int(cell["n_items"]),
+                    **_ci_columns(cell, "accuracy"),
                     "agreement_with_intact": 1.0 if variant == "v0" else agree.get("agreement"),
                     "agreement_low": interval.get("low"),
                     "agreement_high": interval.get("high"),

@@ -1,10 +1,22 @@
-"""Shared helpers for the signalling tests: locating ``<repo>/../shared/data``."""
+"""Shared helpers for the signalling tests: locating ``<repo>/../shared/data`` and a THINGS item
+set built from it."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
+
+from choiceaudit.instruments.signalling import (
+    build_item_set,
+    build_pool,
+    generate_candidates,
+    load_things,
+    load_tiles,
+    select_items,
+)
+from choiceaudit.types import ItemSet
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -15,3 +27,14 @@ def shared_data() -> Path:
     if not (SHARED_DATA / "things" / "things_concepts.tsv").is_file():
         pytest.skip(f"shared test data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@cache
+def things_items(n_items: int, seed: int) -> ItemSet:
+    """``n_items`` THINGS items selected from 8,000 generated candidates, all under ``seed``
+    (built once per ``(n_items, seed)``)."""
+    norms = load_things(shared_data())
+    tiles = load_tiles("things", norms=norms)
+    pool = build_pool(norms, dimensions=[t.dimension for t in tiles])
+    blocks = generate_candidates(pool, tiles, n_candidates=8_000, seed=seed)
+    return build_item_set(select_items(blocks, n_items=n_items, seed=seed), seed=seed)

@@ -6,23 +6,17 @@ from functools import cache
 
 import numpy as np
 import pytest
-from sig_helpers import shared_data
+from sig_helpers import things_items
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling import (
     BayesOracleChooser,
     SalienceChooser,
     UniformChooser,
-    build_item_set,
-    build_pool,
     cell_summary,
     coordinate_table,
-    generate_candidates,
     item_references,
-    load_things,
-    load_tiles,
     render_queries,
-    select_items,
     summarise_cells,
 )
 from choiceaudit.scorers._fake import FakeScorer
@@ -32,13 +26,8 @@ from choiceaudit.types import ItemSet, Query
 SEED = 5
 
 
-@cache
 def _items() -> ItemSet:
-    norms = load_things(shared_data())
-    tiles = load_tiles("things", norms=norms)
-    pool = build_pool(norms, dimensions=[t.dimension for t in tiles])
-    blocks = generate_candidates(pool, tiles, n_candidates=8_000, seed=SEED)
-    return build_item_set(select_items(blocks, n_items=80, seed=SEED), seed=SEED)
+    return things_items(80, SEED)
 
 
 @cache

@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
 import pytest
-from sig_helpers import shared_data
+from sig_helpers import things_items
 
 from choiceaudit.instruments.signalling import (
     BayesOracleChooser,
     SalienceChooser,
     UniformChooser,
-    build_item_set,
-    build_pool,
     choice_distributions,
     condition_agreement,
     coordinate_table,
     excess_distance_correlation,
     fit_cost_deciles,
-    generate_candidates,
-    load_things,
-    load_tiles,
     render_queries,
-    select_items,
     summarise_cells,
 )
 from choiceaudit.scorers._fake import FakeScorer
@@ -34,13 +27,8 @@ from choiceaudit.types import ItemSet
 SEED = 9
 
 
-@cache
 def _items() -> ItemSet:
-    norms = load_things(shared_data())
-    tiles = load_tiles("things", norms=norms)
-    pool = build_pool(norms, dimensions=[t.dimension for t in tiles])
-    blocks = generate_candidates(pool, tiles, n_candidates=8_000, seed=SEED)
-    return build_item_set(select_items(blocks, n_items=160, seed=SEED), seed=SEED)
+    return things_items(160, SEED)
 
 
 def _rows(scorer: Scorer, condition: str = "4", tile: str = "size") -> list[dict[str, Any]]:

@@ -32,14 +32,16 @@ from choiceaudit.instruments.meaning._contract import SEEDS_BN
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._items import (
     ItemBuild,
+    as_pools,
     count_item,
-    draw_item,
+    draw_slate,
     indices_of,
     make_query,
     new_report,
     skip_item,
 )
-from choiceaudit.instruments.meaning._pools import Embedder, Pools, View
+from choiceaudit.instruments.meaning._matrix import language_cells
+from choiceaudit.instruments.meaning._pools import Embedder, Pools
 from choiceaudit.types import Query, format_perm
 
 __all__ = [
@@ -56,10 +58,6 @@ E3_VARIANTS: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4", "v5")
 E3_MIN_WORDS = 3
 
 
-def _pools(corpus: Corpus | Pools, embed: Embedder | None) -> Pools:
-    return corpus if isinstance(corpus, Pools) else Pools(corpus, embed=embed)
-
-
 def build_e2(
     corpus: Corpus | Pools,
     *,
@@ -69,7 +67,7 @@ def build_e2(
     item_ids: Sequence[int] | None = None,
 ) -> ItemBuild:
     """E2: items with alternative surface forms; one query per form, one option list per item."""
-    pools = _pools(corpus, embed)
+    pools = as_pools(corpus, embed)
     report = new_report(pools, [family], seed_base, "e2")
     queries: list[Query] = []
     for index in indices_of(pools, item_ids):
@@ -77,9 +75,8 @@ def build_e2(
         if not entry.alternatives:
             skip_item(report, family, "no alternative surface form")
             continue
-        draw = draw_item(pools, index, seed_base)
-        if family not in draw.slates:
-            skip_item(report, family, draw.skipped.get(family, "no slate"))
+        draw = draw_slate(pools, index, seed_base, family, report)
+        if draw is None:
             continue
         forms = [("canonical", entry.expression)] + [
             (f"alt{i}", alt) for i, alt in enumerate(entry.alternatives, start=1)
@@ -143,7 +140,7 @@ def build_e3(
     item_ids: Sequence[int] | None = None,
 ) -> ItemBuild:
     """E3: perturb expressions of three or more words; the options never change."""
-    pools = _pools(corpus, embed)
+    pools = as_pools(corpus, embed)
     report = new_report(pools, [family], seed_base, "e3")
     report["variants"] = {v: 0 for v in variants}
     queries: list[Query] = []
@@ -153,9 +150,8 @@ def build_e3(
         if len(toks) < E3_MIN_WORDS:
             skip_item(report, family, f"fewer than {E3_MIN_WORDS} words")
             continue
-        draw = draw_item(pools, index, seed_base)
-        if family not in draw.slates:
-            skip_item(report, family, draw.skipped.get(family, "no slate"))
+        draw = draw_slate(pools, index, seed_base, family, report)
+        if draw is None:
             continue
         rng = draw.rng
         order = list(range(len(toks)))
@@ -206,7 +202,7 @@ def build_e4(
     The other-language cell's state is the first annotated equivalent idiom
     (``similar_in_english``), not a translation (Appendix J, asymmetry (i)); its permutation is
     drawn from the same generator after the corpus-language one, so the two are independent."""
-    pools = _pools(corpus, embed)
+    pools = as_pools(corpus, embed)
     if pools.corpus.other_language is None:
         raise ValueError(f"corpus {pools.corpus.name} has one language; E4 needs two")
     report = new_report(pools, [family], seed_base, "e4")
@@ -216,30 +212,14 @@ def build_e4(
         if not entry.equivalents_other or not entry.gold_other:
             skip_item(report, family, "no other-language equivalent or gloss")
             continue
-        draw = draw_item(pools, index, seed_base, views=("own", "other"))
-        if family not in draw.slates:
-            skip_item(report, family, draw.skipped.get(family, "no slate"))
+        draw = draw_slate(pools, index, seed_base, family, report, views=("own", "other"))
+        if draw is None:
             continue
         perm_other = list(draw.perm)
         draw.rng.shuffle(perm_other)
-        cells: tuple[tuple[View, str | None, str, tuple[int, ...]], ...] = (
-            ("own", pools.corpus.language, entry.expression, draw.perm),
-            ("other", pools.corpus.other_language, entry.equivalents_other[0], tuple(perm_other)),
+        queries += language_cells(
+            pools, draw, family, perm_other, experiment="e4", seed_base=seed_base
         )
-        for view, language, state, perm in cells:
-            queries.append(
-                make_query(
-                    pools,
-                    draw,
-                    family,
-                    state=state,
-                    experiment="e4",
-                    condition=str(language),
-                    seed_base=seed_base,
-                    view=view,
-                    perm=perm,
-                )
-            )
         count_item(report, family, draw.slates[family].topped_up)
     return ItemBuild(tuple(queries), report)
 
@@ -253,14 +233,13 @@ def build_e7(
     item_ids: Sequence[int] | None = None,
 ) -> ItemBuild:
     """E7: every item's fixed option set under all 24 orderings (lexicographic order)."""
-    pools = _pools(corpus, embed)
+    pools = as_pools(corpus, embed)
     report = new_report(pools, [family], seed_base, "e7")
     queries: list[Query] = []
     for index in indices_of(pools, item_ids):
         entry = pools.entries[index]
-        draw = draw_item(pools, index, seed_base)
-        if family not in draw.slates:
-            skip_item(report, family, draw.skipped.get(family, "no slate"))
+        draw = draw_slate(pools, index, seed_base, family, report)
+        if draw is None:
             continue
         k = len(draw.slates[family].sources)
         for perm in itertools.permutations(range(k)):

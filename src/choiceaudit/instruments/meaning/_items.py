@@ -165,7 +165,7 @@ def draw_item(
         genuine = (surf[: K - 1 - surf_short], sem[: K - 1 - sem_short])
         for group in genuine:  # one surface and one semantic neighbour, never a top-up
             for j in group:
-                if taken_fits(pools, hard, j):
+                if hard.take(pools.entries[j]):
                     picks.append(j)
                     break
         if sem_pool is None:
@@ -180,14 +180,6 @@ def draw_item(
     else:
         skipped["d-lit"] = skipped["d-hard"] = "no distinct literal gloss"
     return ItemDraw(index, entry.id, tuple(perm), slates, skipped, rng)
-
-
-def taken_fits(pools: Pools, taken: Taken, j: int) -> bool:
-    entry = pools.entries[j]
-    if not taken.fits(entry):
-        return False
-    taken.add(entry)
-    return True
 
 
 def slate_texts(pools: Pools, slate: Slate, view: View) -> tuple[str, ...]:
@@ -291,7 +283,7 @@ def build_ladder(
     item_ids: Sequence[int] | None = None,
 ) -> ItemBuild:
     """E1, the distractor ladder: one query per item and family, in the corpus language."""
-    pools = corpus if isinstance(corpus, Pools) else Pools(corpus, embed=embed)
+    pools = as_pools(corpus, embed)
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise ValueError(f"unknown distractor families {unknown}; known: {list(FAMILIES)}")
@@ -320,6 +312,30 @@ def build_ladder(
             )
             count_item(report, family, draw.slates[family].topped_up)
     return ItemBuild(tuple(queries), report)
+
+
+def as_pools(corpus: Corpus | Pools, embed: Embedder | None = None) -> Pools:
+    """``corpus`` as the builders' :class:`Pools`: itself if it is one already, else new pools
+    over it (``embed`` for the semantic neighbours)."""
+    return corpus if isinstance(corpus, Pools) else Pools(corpus, embed=embed)
+
+
+def draw_slate(
+    pools: Pools,
+    index: int,
+    seed_base: int,
+    family: str,
+    report: dict[str, Any],
+    *,
+    views: Sequence[View] = ("own",),
+) -> ItemDraw | None:
+    """:func:`draw_item` for a builder of one family: the draw, or ``None`` (counted in
+    ``report`` as a skip with its reason) when the item has no slate under ``family``."""
+    draw = draw_item(pools, index, seed_base, views=views)
+    if family not in draw.slates:
+        skip_item(report, family, draw.skipped.get(family, "no slate"))
+        return None
+    return draw
 
 
 def indices_of(pools: Pools, item_ids: Sequence[int] | None) -> list[int]:

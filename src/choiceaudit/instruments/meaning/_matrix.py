@@ -28,11 +28,12 @@ from choiceaudit.instruments.meaning._contract import MATRIX_SEED, SUBSET_FRAC, 
 from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
 from choiceaudit.instruments.meaning._items import (
     ItemBuild,
+    ItemDraw,
+    as_pools,
     count_item,
-    draw_item,
+    draw_slate,
     make_query,
     new_report,
-    skip_item,
 )
 from choiceaudit.instruments.meaning._pools import Pools, View
 from choiceaudit.instruments.meaning._text import jaccard
@@ -70,7 +71,7 @@ def build_matrix(
     item_ids: Sequence[int] | None = None,
 ) -> ItemBuild:
     """Both language cells of the capture matrix for every pool item (or ``item_ids`` of it)."""
-    pools = corpus if isinstance(corpus, Pools) else Pools(corpus)
+    pools = as_pools(corpus)
     if pools.corpus.other_language is None:
         raise ValueError(f"corpus {pools.corpus.name} has one language; the matrix needs two")
     pool_ids, counts = capture_pool(pools.corpus)
@@ -84,34 +85,49 @@ def build_matrix(
     queries: list[Query] = []
     for item_id in pool_ids:
         index = pools.index_of[item_id]
-        entry = pools.entries[index]
-        draw = draw_item(pools, index, seed_base, views=("own", "other"))
-        if family not in draw.slates:
-            skip_item(report, family, draw.skipped.get(family, "no slate"))
+        draw = draw_slate(pools, index, seed_base, family, report, views=("own", "other"))
+        if draw is None:
             continue
         perm_other = list(range(len(draw.perm)))
         draw.rng.shuffle(perm_other)
-        other_language = pools.corpus.other_language
-        cells: tuple[tuple[View, str | None, str, tuple[int, ...]], ...] = (
-            ("own", pools.corpus.language, entry.expression, draw.perm),
-            ("other", other_language, entry.equivalents_other[0], tuple(perm_other)),
+        queries += language_cells(
+            pools, draw, family, perm_other, experiment="matrix", seed_base=seed_base
         )
-        for view, language, state, perm in cells:
-            queries.append(
-                make_query(
-                    pools,
-                    draw,
-                    family,
-                    state=state,
-                    experiment="matrix",
-                    condition=str(language),
-                    seed_base=seed_base,
-                    view=view,
-                    perm=perm,
-                )
-            )
         count_item(report, family, draw.slates[family].topped_up)
     return ItemBuild(tuple(queries), report)
+
+
+def language_cells(
+    pools: Pools,
+    draw: ItemDraw,
+    family: str,
+    perm_other: Sequence[int],
+    *,
+    experiment: str,
+    seed_base: int,
+) -> list[Query]:
+    """The two language cells of one draw (the capture matrix, E4), condition = the language:
+    the expression under ``draw.perm`` in the corpus language, and its first other-language
+    equivalent idiom under ``perm_other`` in the other language."""
+    entry = pools.entries[draw.entry_index]
+    cells: tuple[tuple[View, str | None, str, tuple[int, ...]], ...] = (
+        ("own", pools.corpus.language, entry.expression, draw.perm),
+        ("other", pools.corpus.other_language, entry.equivalents_other[0], tuple(perm_other)),
+    )
+    return [
+        make_query(
+            pools,
+            draw,
+            family,
+            state=state,
+            experiment=experiment,
+            condition=str(language),
+            seed_base=seed_base,
+            view=view,
+            perm=perm,
+        )
+        for view, language, state, perm in cells
+    ]
 
 
 def subset10(

@@ -25,8 +25,9 @@ from choiceaudit.instruments.meaning._contract import SEEDS_BN
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._items import (
     ItemBuild,
+    as_pools,
     count_item,
-    draw_item,
+    draw_slate,
     indices_of,
     make_query,
     new_report,
@@ -82,7 +83,7 @@ def build_e6(
     item_ids: Sequence[int] | None = None,
 ) -> ItemBuild:
     """E6: one query per item and option form, all sharing the item's permutation."""
-    pools = corpus if isinstance(corpus, Pools) else Pools(corpus, embed=embed)
+    pools = as_pools(corpus, embed)
     unknown = sorted(set(variants) - set(E6_VARIANTS))
     if unknown:
         raise ValueError(f"unknown E6 variants {unknown}; known: {list(E6_VARIANTS)}")
@@ -97,9 +98,8 @@ def build_e6(
         if "other" in views and not entry.gold_other:
             skip_item(report, family, "no other-language gloss")
             continue
-        draw = draw_item(pools, index, seed_base, views=views)
-        if family not in draw.slates:
-            skip_item(report, family, draw.skipped.get(family, "no slate"))
+        draw = draw_slate(pools, index, seed_base, family, report, views=views)
+        if draw is None:
             continue
         slate = draw.slates[family]
         full = slate_texts(pools, slate, "own")

@@ -68,6 +68,13 @@ class Taken:
             assert text is not None
             self.add_text(view, text)
 
+    def take(self, entry: IdiomEntry) -> bool:
+        """Add ``entry`` if it :meth:`fits`; whether it did."""
+        if not self.fits(entry):
+            return False
+        self.add(entry)
+        return True
+
 
 class Pools:
     """Surface, semantic and random candidate pools over one corpus (indices into ``entries``)."""
@@ -144,7 +151,7 @@ class Pools:
             for j in rng.sample(list(pool), size):
                 if len(picked) == n:
                     break
-                if self._try(j, taken):
+                if taken.take(self.entries[j]):
                     picked.append(j)
             return picked
         for _ in range(_MAX_TRIES):
@@ -152,16 +159,9 @@ class Pools:
                 break
             r = rng.randrange(size)
             j = r if pool is None else pool[r]
-            if self._try(j, taken):
+            if taken.take(self.entries[j]):
                 picked.append(j)
         return picked
-
-    def _try(self, j: int, taken: Taken) -> bool:
-        entry = self.entries[j]
-        if not taken.fits(entry):
-            return False
-        taken.add(entry)
-        return True
 
 
 def nearest_neighbours(

@@ -86,10 +86,9 @@ def analyse_meaning(
 
 
 def _ladder(rows: MeaningRows, opts: _Opts) -> dict[str, Any]:
-    families = list(accuracy_by(rows, n_resamples=opts.n_resamples, seed=opts.seed))
-    out: dict[str, Any] = {
-        "accuracy": accuracy_by(rows, n_resamples=opts.n_resamples, seed=opts.seed)
-    }
+    accuracy = accuracy_by(rows, n_resamples=opts.n_resamples, seed=opts.seed)
+    families = list(accuracy)
+    out: dict[str, Any] = {"accuracy": accuracy}
     out["lar"] = {
         f: literal_attraction_rate(
             rows.where(family=f), n_resamples=opts.n_resamples, seed=opts.seed
@@ -103,9 +102,7 @@ def _ladder(rows: MeaningRows, opts: _Opts) -> dict[str, Any]:
         out["lar_by_length_d_lit"] = lar_by_stratum(
             d_lit, length_strata(d_lit), n_resamples=opts.n_resamples, seed=opts.seed
         )
-        out["cue_strata_d_lit"] = cue_strata(
-            rows.where(family="d-lit"), n_resamples=opts.n_resamples, seed=opts.seed
-        )
+        out["cue_strata_d_lit"] = cue_strata(d_lit, n_resamples=opts.n_resamples, seed=opts.seed)
     out["calibration"] = {f: calibration(rows.where(family=f)) for f in families}
     out["output_distribution"] = {f: output_distribution(rows.where(family=f)) for f in families}
     if "d-rand" in families:
