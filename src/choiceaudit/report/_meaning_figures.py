@@ -87,6 +87,18 @@ def _unit_axis(ax: Axes, *, legend: bool = True, title: str | None = None) -> No
                   title=title, title_fontsize=7)  # fmt: skip
 
 
+def _shared_legend(fig: Figure) -> None:
+    """One legend for a row of panels, below them: per-panel legends of long model names would
+    squeeze the panels to nothing."""
+    seen: dict[str, Any] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="outside lower center",
+                   ncols=min(len(seen), 4), fontsize=7, frameon=False)  # fmt: skip
+
+
 def _wrap(label: str, width: int = 14) -> str:
     return textwrap.fill(label, width, break_long_words=True)
 
@@ -213,8 +225,9 @@ def risk_coverage_figure(table: ReportTable) -> ReportFigure:
             ax.set_title(f"{family} (dotted: random gate)", fontsize=9)
             ax.set_xlabel("coverage")
             ax.set_xlim(0, 1)
-            _unit_axis(ax)
+            _unit_axis(ax, legend=False)
         axes[0].set_ylabel("selective risk (error among accepted)", fontsize=8)
+        _shared_legend(fig)
 
     return ReportFigure(
         "meaning_risk_coverage", "Risk–coverage against the random gate", table, draw,
@@ -288,8 +301,9 @@ def slot_figure(table: ReportTable) -> ReportFigure:
             _chance(ax, label="no bias 0.25")
             ax.set_title(source, fontsize=9)
             ax.set_xlabel("display slot")
-            _unit_axis(ax)
+            _unit_axis(ax, legend=False)
         axes[0].set_ylabel("share of selections")
+        _shared_legend(fig)
 
     return ReportFigure(
         "meaning_slot_shares", "Selections by display slot", table, draw,
@@ -332,7 +346,8 @@ def unit_figure(table: ReportTable) -> ReportFigure:
         right.set_ylabel("agreement with the intact answer")
         for ax in (left, right):
             ax.tick_params(axis="x", labelsize=6, rotation=30)
-            _unit_axis(ax)
+            _unit_axis(ax, legend=False)
+        _shared_legend(fig)
 
     return ReportFigure(
         "meaning_unit_integrity", "Unit integrity (E3)", table, draw,
