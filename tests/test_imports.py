@@ -1,0 +1,44 @@
+"""The core imports without the heavy optional backends (issue 2: extras stay optional)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("torch", "transformers", "sentence_transformers", "sparrow_decider", "gguf")
+
+
+def test_core_and_cli_import_without_heavy_backends():
+    code = (
+        "import sys\n"
+        "import choiceaudit, choiceaudit.scorers, choiceaudit.store, choiceaudit.stats\n"
+        "import choiceaudit.report, choiceaudit.cli\n"
+        "import choiceaudit.instruments.meaning, choiceaudit.instruments.signalling\n"
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
+
+
+def test_missing_extra_names_the_pip_command(monkeypatch):
+    import builtins
+
+    from choiceaudit.scorers import MissingBackendError
+    from choiceaudit.scorers._loading import HF_EXTRA, require
+
+    real_import = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch":
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    with pytest.raises(
+        MissingBackendError, match=r"pip install 'choiceaudit\[hf\]'.*torch==2\.13\.0"
+    ):
+        require("torch", HF_EXTRA)
