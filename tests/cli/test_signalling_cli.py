@@ -14,16 +14,13 @@ from typer.testing import CliRunner
 
 from choiceaudit.cli import app
 from choiceaudit.instruments.signalling import load_instrument
+from shared_paths import require_shared_data
 
 runner = CliRunner()
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
 def _shared() -> Path:
-    if not (SHARED_DATA / "things" / "things_concepts.tsv").is_file():
-        pytest.skip(f"shared test data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    return require_shared_data("things", "things_concepts.tsv")
 
 
 def _manifest(run: Path) -> dict:  # type: ignore[type-arg]

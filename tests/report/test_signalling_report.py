@@ -24,15 +24,11 @@ from choiceaudit.report import build_report, load_run
 from choiceaudit.report._signalling import analyse_signalling_run, signalling_sections
 from choiceaudit.scorers import hashed_content
 from choiceaudit.types import Decision, Query
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+from shared_paths import require_shared_data
 
 
 def _shared() -> Path:
-    if not (SHARED_DATA / "things" / "things_concepts.tsv").is_file():
-        pytest.skip(f"shared test data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    return require_shared_data("things", "things_concepts.tsv")
 
 
 def _csv(path: Path) -> list[dict[str, Any]]:

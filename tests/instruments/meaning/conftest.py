@@ -8,16 +8,13 @@ from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+from shared_paths import require_shared_data
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``<repo root>/../shared/data``; tests using it skip when it is absent."""
-    if not (SHARED_DATA / "bagdhara").is_dir():
-        pytest.skip(f"shared test data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    return require_shared_data("bagdhara")
 
 
 @pytest.fixture(scope="session")

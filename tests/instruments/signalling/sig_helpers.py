@@ -6,8 +6,6 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 from choiceaudit.instruments.signalling import (
     build_item_set,
     build_pool,
@@ -17,16 +15,12 @@ from choiceaudit.instruments.signalling import (
     select_items,
 )
 from choiceaudit.types import ItemSet
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+from shared_paths import require_shared_data
 
 
 def shared_data() -> Path:
     """The shared test data directory, or skip the test with the reason."""
-    if not (SHARED_DATA / "things" / "things_concepts.tsv").is_file():
-        pytest.skip(f"shared test data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    return require_shared_data("things", "things_concepts.tsv")
 
 
 @cache
