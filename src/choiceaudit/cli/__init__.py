@@ -25,7 +25,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=True)
+# soft_wrap: an error message is never broken inside a path or a token, whatever the width.
+console = Console(stderr=True, soft_wrap=True)
 # Summaries are tables: when stdout is a file or pipe, keep them whole rather than at 80 columns.
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 

@@ -5,13 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from choiceaudit.errors import ScorerError
 from choiceaudit.types import Decision, Query
 
 __all__ = ["MissingBackendError", "PartialScoreError", "Scorer", "ScorerError"]
-
-
-class ScorerError(RuntimeError):
-    """A scorer could not be built or could not score (a clear message, never a bare trace)."""
 
 
 class MissingBackendError(ScorerError):

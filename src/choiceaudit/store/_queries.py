@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from choiceaudit.errors import InputError
 from choiceaudit.types import DEFAULT_TEMPLATE, Query, parse_perm
 
 __all__ = ["QueryFileError", "QueryLine", "ReadResult", "read_queries", "write_queries"]
@@ -55,7 +56,7 @@ class QueryLine(BaseModel):
         return value
 
 
-class QueryFileError(ValueError):
+class QueryFileError(InputError):
     """One or more lines of a query file are invalid; ``errors`` lists (line, field, message)."""
 
     def __init__(self, path: Path, errors: list[tuple[int, str, str]]) -> None:

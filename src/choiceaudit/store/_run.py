@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from choiceaudit.errors import StoreError
 from choiceaudit.scorers._protocol import PartialScoreError, Scorer, ScorerError
 from choiceaudit.store._rows import rows_to_table
 from choiceaudit.types import Decision, Query
@@ -36,10 +37,6 @@ IDENTITY_FIELDS = ("backend", "model", "model_id", "weights_sha256", "revision",
 
 MANIFEST = "manifest.json"
 PARTS = "decisions"
-
-
-class StoreError(RuntimeError):
-    """A run directory is unusable as asked (wrong scorer, corrupt part, locked)."""
 
 
 def _now() -> str:

@@ -18,10 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from choiceaudit.errors import InputError
+
 __all__ = ["Corpus", "CorpusError", "IdiomEntry", "LoaderReport", "normalise_text"]
 
 
-class CorpusError(ValueError):
+class CorpusError(InputError):
     """Bad corpus input; the message names the file, the row and the field."""
 
     def __init__(self, path: str, row: int | None, field_name: str | None, message: str) -> None:

@@ -23,6 +23,8 @@ from pathlib import Path, PurePosixPath
 
 import httpx
 
+from choiceaudit.errors import InputError
+
 __all__ = [
     "CHECKSUM_FILE",
     "DEFAULT_THINGS_URLS",
@@ -76,7 +78,7 @@ THINGS_SHA256: Mapping[str, str] = {
 CHECKSUM_FILE = "SHA256SUMS.json"
 
 
-class ChecksumError(RuntimeError):
+class ChecksumError(InputError):
     """A file's sha256 differs from the recorded or expected sum."""
 
 

@@ -37,6 +37,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.signalling._render import (
     INSTRUCTION,
     SALIENCE_SENTENCE,
@@ -88,7 +89,7 @@ FIT_FAMILY: dict[str, Any] = {
 }
 
 
-class InstrumentMismatchError(ValueError):
+class InstrumentMismatchError(AnalysisError):
     """A run, a file or the amendment log does not match the frozen instrument."""
 
 

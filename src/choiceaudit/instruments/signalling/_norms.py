@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.errors import InputError
+
 __all__ = ["Dimension", "NormsBundle", "NormsFormatError"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 
-class NormsFormatError(ValueError):
+class NormsFormatError(InputError):
     """A norms file is malformed; the message names the file, row and field."""
 
     def __init__(self, path: object, message: str, *, row: int | None = None, field: str = ""):

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.errors import InputError
+
 __all__ = ["INELIGIBLE_BASES", "IneligibleBaseError", "literal_listener", "rsa_speaker"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -39,7 +41,7 @@ INELIGIBLE_BASES: Mapping[str, str] = {
 }
 
 
-class IneligibleBaseError(ValueError):
+class IneligibleBaseError(InputError):
     """The base cannot supply the literal semantics an RSA layer needs (§IV-H1)."""
 
 

@@ -1,0 +1,73 @@
+"""One exception hierarchy for choiceaudit (after httpx's ``_exceptions.py``).
+
+Callers catch :class:`ChoiceAuditError`; the command line turns it into a one-line message, and
+any other exception is a bug that shows its traceback. The four branches say where the problem
+lies:
+
+* :class:`InputError` — something the user gave is unusable: a query file, a corpus, norms, an
+  option value. ``source``/``row``/``field`` name the place when it is known.
+* :class:`ScorerError` — a model backend failed or is missing.
+* :class:`StoreError` — a run directory is unusable as asked (wrong scorer, corrupt part, locked).
+* :class:`AnalysisError` — the rows cannot support the analysis asked for (mismatched items, an
+  unpaired comparison).
+
+This module imports nothing from the package, so every layer may raise these.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AnalysisError",
+    "ChoiceAuditError",
+    "InputError",
+    "ScorerError",
+    "StoreError",
+    "located",
+]
+
+
+class ChoiceAuditError(Exception):
+    """Base of every error choiceaudit raises on purpose."""
+
+
+class InputError(ChoiceAuditError, ValueError):
+    """Unusable user input. Subclasses ``ValueError`` so older ``except ValueError`` still work."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        row: int | str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.source = source
+        self.row = row
+        self.field = field
+        super().__init__(located(message, source=source, row=row, field=field))
+
+
+class ScorerError(ChoiceAuditError, RuntimeError):
+    """A model backend failed, refused its input, or is not installed."""
+
+
+class StoreError(ChoiceAuditError, RuntimeError):
+    """A run directory is unusable as asked (wrong scorer, corrupt part, locked, missing)."""
+
+
+class AnalysisError(ChoiceAuditError, ValueError):
+    """The rows cannot support the analysis asked for."""
+
+
+def located(
+    message: str,
+    *,
+    source: str | None = None,
+    row: int | str | None = None,
+    field: str | None = None,
+) -> str:
+    """``source:row: field: message`` with the parts that are known (the format every error
+    naming a place uses, so a user can copy the location)."""
+    where = ":".join(str(p) for p in (source, row) if p is not None)
+    parts = [p for p in (where, field) if p]
+    return ": ".join([*parts, message]) if parts else message
