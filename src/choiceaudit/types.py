@@ -21,10 +21,12 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "PROB_TOLERANCE",
     "AnswerFormat",
+    "Arm",
     "Decision",
     "Item",
     "ItemSet",
     "Query",
+    "Skipped",
     "format_perm",
     "parse_perm",
     "tied_argmax",
@@ -354,3 +356,38 @@ class ItemSet:
             if item.id == item_id:
                 return item
         raise KeyError(item_id)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One scored run as an analysis reads it: a label for tables, where it came from (the run
+    directory), its manifest as stored (plain JSON data) and its rows as ``(Query, Decision)``
+    pairs in input order. The audit layer builds arms from run directories
+    (``choiceaudit.store.Run.arm``); instruments analyse arms and never read Parquet."""
+
+    label: str
+    source: str
+    manifest: Mapping[str, Any]
+    rows: tuple[tuple[Query, Decision], ...]
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The instrument configuration the run was made with (``manifest["config"]``)."""
+        config: Mapping[str, Any] = self.manifest.get("config") or {}
+        return config
+
+    @property
+    def status(self) -> str | None:
+        status = self.manifest.get("status")
+        return None if status is None else str(status)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An analysis that was not computed, and why (the report lists every one)."""
+
+    analysis: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.analysis}: {self.reason}" if self.analysis else self.reason

@@ -82,8 +82,8 @@ def test_skip_invalid_scores_the_rest_and_counts_the_skips(tmp_path: Path):
     )
     assert result.exit_code == 0, result.output
     store = RunStore(tmp_path / "run")
-    assert store.read().num_rows == 1
-    assert store.manifest()["sessions"][0]["skipped_input"] == {"invalid_input_line": 1}
+    assert store.read_table().num_rows == 1
+    assert store.read_manifest()["sessions"][0]["skipped_input"] == {"invalid_input_line": 1}
 
 
 def test_unknown_model_is_reported_without_a_traceback(tmp_path: Path):

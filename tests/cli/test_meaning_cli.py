@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from choiceaudit.cli import app
-from choiceaudit.cli._meaning import (
+from choiceaudit.audit import (
     QUERIES_FILE,
     load_meaning_corpus,
     meaning_run_dir,
-    meaning_summary,
     resolve_embedder,
 )
+from choiceaudit.cli import app
+from choiceaudit.cli._meaning import meaning_summary
 from choiceaudit.store import RunStore, read_queries
 
 runner = CliRunner()
@@ -65,7 +65,7 @@ def test_meaning_run_scores_resumes_and_summarises(tmp_path: Path, corpus_file: 
     assert result.exit_code == 0, result.output
     run_dir = meaning_run_dir(out, "fake")
     assert run_dir == out / "meaning-fake"
-    manifest = RunStore(run_dir).manifest()
+    manifest = RunStore(run_dir).read_manifest()
     # 6 items x 5 families (tags give d-sem) + 2 items x 24 orderings
     assert manifest["rows"] == 6 * 5 + 2 * 24 == manifest["config"]["n_queries"]
     assert manifest["config"]["instrument"] == "meaning"
@@ -87,7 +87,7 @@ def test_meaning_run_scores_resumes_and_summarises(tmp_path: Path, corpus_file: 
     # a second identical call resumes and scores nothing
     again = _run(out, corpus_file, "-o", "position_bias=[0, 0, 0, 50]")
     assert again.exit_code == 0, again.output
-    sessions = RunStore(run_dir).manifest()["sessions"]
+    sessions = RunStore(run_dir).read_manifest()["sessions"]
     assert len(sessions) == 2 and sessions[-1]["scored"] == 0
 
 
@@ -126,7 +126,7 @@ def test_bagdhara_needs_data(tmp_path):
 
 def test_causal_lm_arm_scores_glosses_as_continuations():
     from choiceaudit import Query
-    from choiceaudit.cli._meaning import queries_for
+    from choiceaudit.audit import queries_for
 
     q = Query(
         state="break the ice",

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from choiceaudit.cli._meaning import QUERIES_FILE, run_meaning
-from choiceaudit.report import build_report, load_run
+from choiceaudit.audit import QUERIES_FILE, run_meaning
+from choiceaudit.report import build_report
 from choiceaudit.report._meaning_rows import meaning_rows
+from choiceaudit.store import open_run as load_run
 from choiceaudit.store import read_queries
 
 FIGURES = (
@@ -239,11 +240,11 @@ def test_unit_integrity_ablation_and_matrix(report: dict[str, Any]) -> None:
 def test_rows_round_trip_through_the_store(report: dict[str, Any]) -> None:
     run = load_run(report["runs"][0])
     rows = meaning_rows(run)
-    assert len(rows) == len(report["queries"]) == run.manifest["config"]["n_queries"]
-    assert run.manifest["config"]["instrument"] == "meaning"
-    assert run.manifest["config"]["embedder"] == "none"
-    assert "e1" in run.manifest["config"]["build_reports"]
-    assert run.manifest["config"]["loader"]["source"].endswith("bagdhara.jsonl")
+    assert len(rows) == len(report["queries"]) == run.manifest.config["n_queries"]
+    assert run.manifest.config["instrument"] == "meaning"
+    assert run.manifest.config["embedder"] == "none"
+    assert "e1" in run.manifest.config["build_reports"]
+    assert run.manifest.config["loader"]["source"].endswith("bagdhara.jsonl")
 
 
 def test_missing_experiments_are_listed_as_skipped(tmp_path: Path) -> None:
@@ -261,10 +262,13 @@ def test_missing_experiments_are_listed_as_skipped(tmp_path: Path) -> None:
 
 
 def test_a_run_without_meaning_meta_is_rejected(tmp_path: Path) -> None:
-    from choiceaudit.report import RunData
+    from choiceaudit import Decision, Query
+    from choiceaudit.store import Manifest, Run, RunRow
 
-    run = RunData(tmp_path, {}, [{"query_id": "q1", "meta": json.dumps({"item_id": "1"})}])
-    with pytest.raises(ValueError, match=r"row 0 \(query q1\).*lacks.*experiment"):
+    query = Query(state="s", options=("a", "b"), meta={"item_id": "1"})
+    row = RunRow(0, query, Decision(query_id=query.id, probs=[0.5, 0.5]))
+    run = Run(tmp_path, Manifest(), (row,))
+    with pytest.raises(ValueError, match=rf"row 0 \(query {query.id}\).*lacks.*experiment"):
         meaning_rows(run)
 
 

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from choiceaudit import Query
+from choiceaudit.audit import run_scoring
 from choiceaudit.report import ReportTable, build_report
 from choiceaudit.scorers import FakeScorer
-from choiceaudit.store import RunStore, run_scoring
+from choiceaudit.store import RunStore
 
 GOLD_BONUS = 3.0
 

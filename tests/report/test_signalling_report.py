@@ -13,16 +13,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from choiceaudit.cli._signalling import run_signalling
+from choiceaudit.audit import run_signalling
 from choiceaudit.instruments.signalling import (
     InstrumentMismatchError,
     build_signalling_items,
     default_analysis,
     freeze_instrument,
 )
-from choiceaudit.report import build_report, load_run
+from choiceaudit.report import build_report
 from choiceaudit.report._signalling import analyse_signalling_run, signalling_sections
 from choiceaudit.scorers import hashed_content
+from choiceaudit.store import open_run as load_run
 from choiceaudit.types import Decision, Query
 from shared_paths import require_shared_data
 

@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from choiceaudit import Query
+from choiceaudit.audit import run_scoring
 from choiceaudit.scorers import FakeScorer
-from choiceaudit.store import RunStore, StoreError, read_queries, run_scoring, write_queries
+from choiceaudit.store import RunStore, StoreError, read_queries, write_queries
 
 N_QUERIES = 60
 
@@ -35,7 +36,7 @@ def make_queries(n: int = N_QUERIES) -> list[Query]:
 
 
 def rows(store: RunStore) -> list[dict]:
-    return store.read().to_pylist()
+    return store.read_table().to_pylist()
 
 
 def test_rows_hold_query_and_decision(tmp_path: Path):
@@ -44,7 +45,7 @@ def test_rows_hold_query_and_decision(tmp_path: Path):
     scorer = FakeScorer(position_bias=[0.0, 0.0, 5.0])
     summary = run_scoring(scorer, queries, store, chunk_size=4)
     assert summary.scored == 6 and summary.parts_written == 2
-    table = store.read()
+    table = store.read_table()
     assert table.num_rows == 6
     first = table.to_pylist()[1]
     q = queries[1]
@@ -56,7 +57,7 @@ def test_rows_hold_query_and_decision(tmp_path: Path):
     assert first["score_logit"][2] - first["score_logit"][0] == pytest.approx(
         5.0 + FakeScorer().logits(q)[2] - FakeScorer().logits(q)[0]
     )
-    manifest = store.manifest()
+    manifest = store.read_manifest()
     assert manifest["status"] == "complete" and manifest["rows"] == 6
     assert manifest["scorer"]["backend"] == "fake"
 
@@ -68,15 +69,15 @@ def test_finished_run_rerun_scores_nothing(tmp_path: Path):
     scorer = FakeScorer()
     summary = run_scoring(scorer, queries, store, chunk_size=3)
     assert summary.scored == 0 and summary.already_done == 10 and scorer.calls == 0
-    assert len(store.manifest()["sessions"]) == 2
+    assert len(store.read_manifest()["sessions"]) == 2
 
 
 def test_duplicates_in_input_are_counted_not_scored_twice(tmp_path: Path):
     store = RunStore(tmp_path / "run")
     queries = make_queries(4)
     summary = run_scoring(FakeScorer(), [*queries, queries[0]], store)
-    assert summary.duplicates_in_input == 1 and store.read().num_rows == 4
-    assert store.manifest()["sessions"][0]["duplicates_in_input"] == 1
+    assert summary.duplicates_in_input == 1 and store.read_table().num_rows == 4
+    assert store.read_manifest()["sessions"][0]["duplicates_in_input"] == 1
 
 
 def test_resume_refuses_a_different_scorer(tmp_path: Path):
@@ -94,7 +95,7 @@ def test_stale_temporary_part_is_removed_and_never_read(tmp_path: Path):
     stale.write_bytes(b"half a parquet file")
     summary = run_scoring(FakeScorer(), queries, store)
     assert not stale.exists() and summary.scored == 3
-    assert store.manifest()["sessions"][-1]["stale_partial_files_removed"] == 1
+    assert store.read_manifest()["sessions"][-1]["stale_partial_files_removed"] == 1
 
 
 def test_second_writer_is_locked_out(tmp_path: Path):
@@ -130,7 +131,7 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path):
     assert proc.returncode == -signal.SIGKILL
     n_before = sum(pq.read_metadata(p).num_rows for p in store.part_paths())
     assert 0 < n_before < N_QUERIES, "the kill must land part-way through the run"
-    assert store.manifest()["status"] == "running"
+    assert store.read_manifest()["status"] == "running"
 
     resumed = subprocess.run(
         _score_cmd(qfile, interrupted, 0.0), env=env, capture_output=True, text=True
@@ -187,7 +188,7 @@ def test_partial_failure_keeps_completed_rows_and_resume_scores_only_the_rest(tm
     with pytest.raises(PartialScoreError):
         run_scoring(FlakyScorer({"state 5"}), queries, store, chunk_size=4)
     assert store.done_ids() == {q.id for q in queries if q.state != "state 5"}
-    manifest = store.manifest()
+    manifest = store.read_manifest()
     assert (
         manifest["status"] == "incomplete"
         and "1 queries failed" in manifest["sessions"][0]["failed"]

@@ -1,22 +1,34 @@
-"""The ``choiceaudit`` command line (typer + rich). Every command has ``--help``."""
+"""The ``choiceaudit`` command line (typer + rich). Every command has ``--help``.
+
+A command parses its options, calls one function of :mod:`choiceaudit.audit` (or the report
+writer on what it returned) and prints. :func:`guarded` turns a
+:class:`~choiceaudit.errors.ChoiceAuditError` into a one-line ``error:`` message and exit code 1;
+any other exception is a bug and shows its traceback.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from choiceaudit.scorers import ScorerError, load_scorer, model_status
-from choiceaudit.store import QueryFileError, RunStore, StoreError, read_queries, run_scoring
+from choiceaudit.audit import score_file
+from choiceaudit.errors import ChoiceAuditError
+from choiceaudit.scorers import model_status
 
-__all__ = ["app", "main", "parse_options", "progress_bar"]
+__all__ = ["app", "guarded", "main", "parse_options", "progress_bar"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 app = typer.Typer(
     name="choiceaudit",
@@ -57,11 +69,32 @@ def progress_bar() -> Progress:
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", highlight=False)
+    console.print(f"[red]error:[/red] {message}", highlight=False, markup=True)
     return typer.Exit(code)
 
 
+def guarded(command: Callable[P, R]) -> Callable[P, R]:
+    """Run ``command`` with choiceaudit's errors shown as one ``error:`` line (exit 1)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except ChoiceAuditError as exc:
+            raise _fail(_escape(str(exc))) from None
+
+    return wrapper
+
+
+def _escape(text: str) -> str:
+    # Messages quote paths and values; rich markup in them must print literally.
+    from rich.markup import escape
+
+    return escape(text)
+
+
 @app.command()
+@guarded
 def models(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
@@ -86,6 +119,7 @@ def models(
 
 
 @app.command()
+@guarded
 def score(
     queries: Annotated[Path, typer.Argument(help="JSONL query file (format: see README).")],
     model: Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. smollm2, sparrow.")],
@@ -93,52 +127,44 @@ def score(
     option: Annotated[
         list[str] | None,
         typer.Option(
-            "--option", "-o", help="Scorer option key=value (repeatable), e.g. batch_size=16."
+            "--option",
+            "-o",
+            help="Scorer option key=value (repeatable); `choiceaudit models` lists each "
+            "backend's options.",
         ),
     ] = None,
     chunk_size: Annotated[
         int, typer.Option(help="Queries per Parquet part (resume granularity).")
     ] = 32,
     skip_invalid: Annotated[
-        bool, typer.Option(help="Score the valid lines; count invalid ones in the manifest.")
+        bool, typer.Option(help="Score the valid lines; record invalid ones in the manifest.")
     ] = False,
 ) -> None:
     """Score a JSONL query file into a run directory; an existing run resumes where it stopped."""
-    try:
-        result = read_queries(queries, skip_invalid=skip_invalid)
-    except QueryFileError as exc:
-        raise _fail(str(exc)) from None
-    for line, fld, msg in result.errors:
-        console.print(f"[yellow]skipped[/yellow] {queries}:{line}: {fld}: {msg}", highlight=False)
-    try:
-        scorer = load_scorer(model, **parse_options(option or []))
-    except (ScorerError, TypeError) as exc:
-        raise _fail(str(exc)) from None
-    store = RunStore(out_dir)
-    skipped = {"invalid_input_line": len(result.errors)} if result.errors else {}
-    try:
-        with progress_bar() as bar:
-            task = bar.add_task(f"scoring with {model}", total=None)
+    with progress_bar() as bar:
+        task = bar.add_task(f"scoring with {model}", total=None)
 
-            def advance(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
 
-            summary = run_scoring(
-                scorer,
-                result.queries,
-                store,
-                chunk_size=chunk_size,
-                command=["choiceaudit", *sys.argv[1:]],
-                config={"kind": "score"},
-                skipped=skipped,
-                on_progress=advance,
-            )
-    except (StoreError, ScorerError) as exc:
-        raise _fail(str(exc)) from None
+        result = score_file(
+            queries,
+            model,
+            out_dir,
+            scorer_options=parse_options(option or []),
+            chunk_size=chunk_size,
+            skip_invalid=skip_invalid,
+            command=["choiceaudit", *sys.argv[1:]],
+            on_progress=advance,
+        )
+    for line, fld, msg in result.skipped_lines:
+        console.print(f"[yellow]skipped[/yellow] {queries}:{line}: {fld}: {_escape(msg)}")
+    summary = result.summary
     out.print(
         f"{out_dir}: {summary.scored} scored, {summary.already_done} already done, "
         f"{summary.duplicates_in_input} duplicate(s) in input, "
-        f"{len(result.errors)} invalid line(s) skipped; rows = {summary.manifest['rows']}"
+        f"{len(result.skipped_lines)} invalid line(s) skipped; rows = {summary.manifest['rows']}",
+        highlight=False,
     )
 
 

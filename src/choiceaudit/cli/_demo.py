@@ -15,9 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from choiceaudit.cli import _fail, app, console, out, progress_bar
-from choiceaudit.scorers import BUILTIN_MODELS, ScorerError, backend_of
-from choiceaudit.store import StoreError
+from choiceaudit.cli import _fail, app, console, guarded, out, progress_bar
+from choiceaudit.scorers import BUILTIN_MODELS, backend_of
 
 __all__ = ["DEMO_SIZES", "DemoSize", "demo"]
 
@@ -54,6 +53,7 @@ def _advance_factory(bar: Any, prefix: str) -> Any:
 
 
 @app.command()
+@guarded
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Where runs and the report go.")] = Path(
         "runs/demo"
@@ -76,7 +76,8 @@ def demo(
     ] = None,
 ) -> None:
     """Audit the embedded default models with both instruments and write the report."""
-    from choiceaudit.cli._meaning import meaning_summary, print_meaning_summary, run_meaning
+    from choiceaudit.audit import run_meaning, run_signalling
+    from choiceaudit.cli._meaning import meaning_summary, print_meaning_summary
     from choiceaudit.report import build_report
 
     if size not in DEMO_SIZES:
@@ -96,33 +97,28 @@ def demo(
     started = time.monotonic()
     command = ["choiceaudit", *sys.argv[1:]]
     runs: list[Path] = []
-    try:
-        with progress_bar() as bar:
-            from choiceaudit.cli._signalling import run_signalling
-
-            signalling = run_signalling(
-                lms,
-                choosers,
-                out_dir / "signalling",
-                norms="lancaster",
-                n_items=plan.signalling_items,
-                progress=_advance_factory(bar, "signalling"),
-            )
-            runs.extend(signalling)
-            marker = [f"lm-choice:{m}" for m in lms if backend_of(m) == "hf"]
-            meaning_models = list(dict.fromkeys(decision_models + marker + lms))
-            meaning = run_meaning(
-                meaning_models,
-                out_dir / "meaning",
-                corpus="idioms-en",
-                n_items=plan.meaning_items or None,
-                n_order_items=plan.meaning_order_items,
-                progress=_advance_factory(bar, "meaning"),
-                command=command,
-            )
-            runs.extend(meaning)
-    except (ScorerError, StoreError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+    with progress_bar() as bar:
+        signalling = run_signalling(
+            lms,
+            choosers,
+            out_dir / "signalling",
+            norms="lancaster",
+            n_items=plan.signalling_items,
+            progress=_advance_factory(bar, "signalling"),
+        )
+        runs.extend(signalling)
+        marker = [f"lm-choice:{m}" for m in lms if backend_of(m) == "hf"]
+        meaning_models = list(dict.fromkeys(decision_models + marker + lms))
+        meaning = run_meaning(
+            meaning_models,
+            out_dir / "meaning",
+            corpus="idioms-en",
+            n_items=plan.meaning_items or None,
+            n_order_items=plan.meaning_order_items,
+            progress=_advance_factory(bar, "meaning"),
+            command=command,
+        )
+        runs.extend(meaning)
     index = build_report(
         runs, out_dir / "report", title="choiceaudit demo: embedded default models"
     )

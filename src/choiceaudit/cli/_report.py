@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from choiceaudit.cli import _fail, app, out
-from choiceaudit.store import StoreError
+from choiceaudit.cli import app, guarded, out
 
 
 @app.command()
+@guarded
 def report(
     runs: Annotated[list[Path], typer.Argument(help="Run directories to report on.")],
     out_dir: Annotated[
@@ -25,15 +25,9 @@ def report(
     """Write a self-contained HTML report with tables (CSV, Markdown, LaTeX) and figures (PNG, SVG, CSV)."""
     from choiceaudit.report import build_report
 
-    try:
-        index = build_report(runs, out_dir, title=title)
-    except (StoreError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+    index = build_report(runs, out_dir, title=title)
     out.print(f"report: {index}")
     if screenshot is not None:
         from choiceaudit.report._screenshot import screenshot as take
 
-        try:
-            out.print(f"screenshot: {take(index, screenshot)}")
-        except RuntimeError as exc:
-            raise _fail(str(exc)) from None
+        out.print(f"screenshot: {take(index, screenshot)}")

@@ -1,20 +1,11 @@
-"""``choiceaudit build signalling`` and ``choiceaudit run signalling`` (issue 5 item 10).
-
-``build`` freezes an item set (``freeze_instrument``: items, prompts, tiles, fit family, pool,
-rendering and analysis battery, with a content hash). :func:`run_signalling` is the plain
-function behind ``run`` (``choiceaudit demo`` reuses it): it takes a frozen item directory or
-builds one into ``<out>/.items`` (hidden, so ``<out>/*`` is a list of runs), renders the frozen
-queries once and scores them with each model and reference chooser into its own run directory
-``<out>/<model or chooser>``. Each run records ``config["items_hash"]`` and keeps a copy of the
-item directory in ``<run>/instrument``; the report refuses a run whose hash differs from it.
-"""
+"""``choiceaudit build signalling`` and ``choiceaudit run signalling``: parse options, call
+:func:`choiceaudit.audit.build_instrument` / :func:`choiceaudit.audit.run_signalling`, print."""
 
 from __future__ import annotations
 
-import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,219 +13,25 @@ import typer
 from rich import box
 from rich.table import Table
 
-from choiceaudit.cli import _fail, console, out, parse_options, progress_bar
+from choiceaudit.audit import DEFAULT_SEED, build_instrument, run_signalling
+from choiceaudit.cli import console, guarded, out, parse_options, progress_bar
 from choiceaudit.cli._groups import build_app, run_app
 from choiceaudit.instruments.signalling import (
-    INSTRUMENT_FILE,
-    BayesOracleChooser,
-    CosineChooser,
-    FrozenInstrument,
-    InstrumentMismatchError,
-    NormsFormatError,
-    SalienceChooser,
-    UniformChooser,
     amend_instrument,
     analysis_set_label,
-    build_signalling_items,
-    freeze_instrument,
     load_instrument,
     read_amendments,
 )
-from choiceaudit.scorers import Scorer, ScorerError, load_scorer
-from choiceaudit.store import RunStore, StoreError, run_scoring
 
-__all__ = [
-    "CHOOSERS",
-    "DEFAULT_SEED",
-    "build_instrument",
-    "make_chooser",
-    "print_signalling_summary",
-    "run_signalling",
-    "signalling_summary",
-]
-
-#: Reference choosers by their command-line name (§I-K).
-CHOOSERS: tuple[str, ...] = ("cosine", "uniform", "salience", "bayes")
-DEFAULT_SEED = 20260901
-ITEMS_DIR = ".items"
-
-ProgressCallback = Callable[[str, int, int], None]
-
-
-def _n_candidates(n_items: int) -> int:
-    # The paper draws 200,000 candidates for 1,000 items; smaller sets keep the same ratio.
-    return 200_000 if n_items >= 1000 else max(20_000, 200 * n_items)
-
-
-def build_instrument(
-    norms: str,
-    out_dir: Path | str,
-    *,
-    data: Path | str | None = None,
-    seed: int = DEFAULT_SEED,
-    n_items: int = 1000,
-    n_candidates: int | None = None,
-    tiles: str | None = None,
-) -> FrozenInstrument:
-    """Build the item set from the norms and freeze it into ``out_dir``."""
-    if norms not in ("things", "lancaster"):
-        raise ValueError(f"unknown norms {norms!r}; use things or lancaster")
-    if (Path(out_dir) / INSTRUMENT_FILE).exists():  # refuse before spending the build
-        raise FileExistsError(
-            f"{out_dir} already holds a frozen instrument; amend it (--amend) or use a new --out"
-        )
-    result = build_signalling_items(
-        norms,  # type: ignore[arg-type]
-        seed=seed,
-        data=data,
-        tiles=tiles,
-        n_candidates=n_candidates or _n_candidates(n_items),
-        n_items=n_items,
-    )
-    return freeze_instrument(result.items, out_dir)
-
-
-def make_chooser(name: str, frozen: FrozenInstrument) -> Scorer:
-    """A reference chooser over the frozen items: cosine (MiniLM), uniform, salience, bayes."""
-    items = frozen.items
-    if name == "uniform":
-        return UniformChooser()
-    if name == "salience":
-        return SalienceChooser(items)
-    if name == "bayes":
-        return BayesOracleChooser(items)
-    if name == "cosine":
-        embedder = load_scorer("minilm")
-        return CosineChooser(items, embedder.embed, model="minilm")  # type: ignore[attr-defined]
-    raise ValueError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
-
-
-def _dir_name(prefix: str, spec: str) -> str:
-    return prefix + re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
-
-
-def _resolve_items(
-    out_root: Path,
-    items: Path | str | None,
-    *,
-    norms: str,
-    data: Path | str | None,
-    seed: int,
-    n_items: int,
-    n_candidates: int | None,
-) -> FrozenInstrument:
-    if items is not None:
-        return load_instrument(items)
-    item_dir = out_root / ITEMS_DIR
-    if not (item_dir / INSTRUMENT_FILE).exists():
-        return build_instrument(
-            norms, item_dir, data=data, seed=seed, n_items=n_items, n_candidates=n_candidates
-        )
-    frozen = load_instrument(item_dir)
-    want = {"norms": norms, "seed": seed, "n_items": n_items}
-    have = {k: frozen.record.get(k) for k in want}
-    if have != want:
-        raise InstrumentMismatchError(
-            f"{item_dir} was frozen with {have}, not {want}; use another --out or --items"
-        )
-    return frozen
-
-
-def run_signalling(
-    models: Sequence[str | Scorer],
-    choosers: Sequence[str],
-    out_root: Path | str,
-    *,
-    norms: str = "lancaster",
-    data: Path | str | None = None,
-    items: Path | str | None = None,
-    n_items: int = 1000,
-    n_candidates: int | None = None,
-    seed: int = DEFAULT_SEED,
-    conditions: Sequence[str] = ("4", "5"),
-    formats: Sequence[str] = ("V", "L"),
-    label_forms: Sequence[str] = ("bare",),
-    chunk_size: int = 32,
-    scorer_options: dict[str, Any] | None = None,
-    command: Sequence[str] | None = None,
-    progress: ProgressCallback | None = None,
-) -> list[Path]:
-    """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
-    scorer) and reference chooser; return the run directories (models first, then choosers, in
-    the order given). A second call resumes each run."""
-    if not models and not choosers:
-        raise ValueError("give at least one --model or --chooser")
-    for name in choosers:
-        if name not in CHOOSERS:
-            raise ValueError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
-    root = Path(out_root)
-    frozen = _resolve_items(
-        root, items, norms=norms, data=data, seed=seed, n_items=n_items, n_candidates=n_candidates
-    )
-    queries = frozen.render(conditions=conditions, formats=formats, label_forms=label_forms)
-    base = {
-        "instrument": "signalling",
-        "items_hash": frozen.hash,
-        "items_dir": str(frozen.path.resolve()),
-        "norms": frozen.record.get("norms"),
-        "seed": frozen.record.get("seed"),
-        "n_items": len(frozen.items),
-        "conditions": list(conditions),
-        "formats": list(formats),
-        "label_forms": list(label_forms),
-    }
-    jobs: list[tuple[str, dict[str, Any], Callable[[], Scorer]]] = []
-    for spec in models:
-        if isinstance(spec, str):
-            jobs.append(
-                (
-                    _dir_name("", spec),
-                    {**base, "model": spec},
-                    lambda spec=spec: load_scorer(spec, **(scorer_options or {})),  # type: ignore[misc]
-                )
-            )
-        else:  # an already-loaded scorer, named by its description
-            desc = spec.describe()
-            name = str(desc.get("model") or desc.get("name") or type(spec).__name__)
-            jobs.append((_dir_name("", name), {**base, "model": name}, lambda s=spec: s))  # type: ignore[misc]
-    for name in choosers:
-        jobs.append(
-            (_dir_name("", name), {**base, "chooser": name}, lambda n=name: make_chooser(n, frozen))  # type: ignore[misc]
-        )
-    run_dirs = []
-    for dirname, config, factory in jobs:
-        store = RunStore(root / dirname)
-        if store.exists() and store.manifest().get("config", {}).get("items_hash") != frozen.hash:
-            raise InstrumentMismatchError(
-                f"{store.path} holds a run on other items; choose a new --out"
-            )
-        scorer = factory()
-        frozen.copy_to(store.path / "instrument")
-        label = str(config.get("model") or config.get("chooser"))
-
-        def advance(done: int, total: int, label: str = label) -> None:
-            if progress is not None:
-                progress(label, done, total)
-
-        run_scoring(
-            scorer,
-            queries,
-            store,
-            chunk_size=chunk_size,
-            command=command,
-            config=config,
-            on_progress=advance,
-        )
-        run_dirs.append(store.path)
-    return run_dirs
+__all__ = ["print_signalling_summary", "signalling_summary"]
 
 
 def signalling_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
     """Table I records (see ``report._signalling.signalling_cells``) for the runs."""
-    from choiceaudit.report import load_run
     from choiceaudit.report._signalling import analyse_signalling_run, signalling_cells
+    from choiceaudit.store import open_run
 
-    analysed = [analyse_signalling_run(load_run(p)) for p in run_dirs]
+    analysed = [analyse_signalling_run(open_run(p)) for p in run_dirs]
     return signalling_cells(analysed)
 
 
@@ -318,6 +115,7 @@ NCandOpt = Annotated[
 
 
 @build_app.command("signalling")
+@guarded
 def build_signalling(
     out_dir: Annotated[Path, typer.Option("--out", help="Item directory to freeze into.")],
     norms: NormsOpt = "lancaster",
@@ -340,10 +138,7 @@ def build_signalling(
     """Build the signalling item set and freeze it (items, prompts, tiles, hash), or append a
     dated amendment to an existing freeze with --amend."""
     if amend is not None:
-        try:
-            entry = amend_instrument(out_dir, amend, author=author)
-        except (ValueError, FileNotFoundError) as exc:
-            raise _fail(str(exc)) from None
+        entry = amend_instrument(out_dir, amend, author=author)
         out.print(
             f"{out_dir}: amendment of {entry['date']} appended "
             f"({len(read_amendments(out_dir))} in the log); hash unchanged "
@@ -352,18 +147,15 @@ def build_signalling(
         )
         return
     start = time.perf_counter()
-    try:
-        frozen = build_instrument(
-            norms,
-            out_dir,
-            data=data,
-            seed=seed,
-            n_items=n_items,
-            n_candidates=n_candidates,
-            tiles=tiles,
-        )
-    except (ValueError, FileNotFoundError, FileExistsError, NormsFormatError) as exc:
-        raise _fail(str(exc)) from None
+    frozen = build_instrument(
+        norms,
+        out_dir,
+        data=data,
+        seed=seed,
+        n_items=n_items,
+        n_candidates=n_candidates,
+        tiles=tiles,
+    )
     rec = frozen.record
     tiles_count: dict[str, list[int]] = {}
     for item in frozen.items:
@@ -385,6 +177,7 @@ def build_signalling(
 
 
 @run_app.command("signalling")
+@guarded
 def run_signalling_command(
     out_dir: Annotated[Path, typer.Option("--out", help="Root for one run directory each.")],
     model: Annotated[
@@ -420,41 +213,38 @@ def run_signalling_command(
 ) -> None:
     """Score the signalling items with models and reference choosers, then summarise."""
     timings: dict[str, list[float]] = {}
-    try:
-        with progress_bar() as bar:
-            tasks: dict[str, Any] = {}
+    with progress_bar() as bar:
+        tasks: dict[str, Any] = {}
 
-            def advance(label: str, done: int, total: int) -> None:
-                if label not in tasks:
-                    tasks[label] = bar.add_task(f"signalling: {label}", total=total)
-                    timings[label] = [time.perf_counter(), 0.0, 0.0, float(total)]
-                bar.update(tasks[label], completed=done, total=total)
-                timings[label][1] = time.perf_counter()
-                timings[label][2] = float(done)
+        def advance(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(f"signalling: {label}", total=total)
+                timings[label] = [time.perf_counter(), 0.0, 0.0, float(total)]
+            bar.update(tasks[label], completed=done, total=total)
+            timings[label][1] = time.perf_counter()
+            timings[label][2] = float(done)
 
-            run_dirs = run_signalling(
-                model or [],
-                chooser or [],
-                out_dir,
-                norms=norms,
-                data=data,
-                items=items,
-                n_items=n_items,
-                n_candidates=n_candidates,
-                seed=seed,
-                conditions=condition or ("4", "5"),
-                formats=fmt or ("V", "L"),
-                label_forms=label_form or ("bare",),
-                chunk_size=chunk_size,
-                scorer_options=parse_options(option or []),
-                command=["choiceaudit", *sys.argv[1:]],
-                progress=advance,
-            )
-        start = time.perf_counter()
-        print_signalling_summary(run_dirs)
-        analysis_s = time.perf_counter() - start
-    except (ValueError, FileNotFoundError, NormsFormatError, StoreError, ScorerError) as exc:
-        raise _fail(str(exc)) from None
+        run_dirs = run_signalling(
+            model or [],
+            chooser or [],
+            out_dir,
+            norms=norms,
+            data=data,
+            items=items,
+            n_items=n_items,
+            n_candidates=n_candidates,
+            seed=seed,
+            conditions=condition or ("4", "5"),
+            formats=fmt or ("V", "L"),
+            label_forms=label_form or ("bare",),
+            chunk_size=chunk_size,
+            scorer_options=parse_options(option or []),
+            command=["choiceaudit", *sys.argv[1:]],
+            progress=advance,
+        )
+    start = time.perf_counter()
+    print_signalling_summary(run_dirs)
+    analysis_s = time.perf_counter() - start
     n_items_run = len(load_instrument(run_dirs[0] / "instrument", verify_files=False).items)
     for label, (t0, t1, _done, total) in timings.items():
         out.print(

@@ -4,16 +4,14 @@ self-contained HTML page, drawn from what the analyses computed on run directori
 from choiceaudit.report._build import build_report
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._html import Section, write_report
-from choiceaudit.report._runs import RunData, load_run, permutation_sweeps
+from choiceaudit.report._runs import permutation_sweeps
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
     "ReportFigure",
     "ReportTable",
-    "RunData",
     "Section",
     "build_report",
-    "load_run",
     "permutation_sweeps",
     "write_report",
 ]

@@ -12,8 +12,9 @@ from matplotlib.figure import Figure
 from choiceaudit import stats
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._html import Section
-from choiceaudit.report._runs import RunData, permutation_sweeps
+from choiceaudit.report._runs import permutation_sweeps
 from choiceaudit.report._tables import ReportTable
+from choiceaudit.store import Run
 
 __all__ = ["run_summary_table", "scoring_section"]
 
@@ -21,10 +22,10 @@ SEED = 20261129
 N_RESAMPLES = 2000
 
 
-def run_summary_table(runs: Sequence[RunData], name: str = "runs") -> ReportTable:
+def run_summary_table(runs: Sequence[Run], name: str = "runs") -> ReportTable:
     records = []
     for run in runs:
-        scorer = run.manifest.get("scorer", {})
+        scorer = run.manifest.scorer
         records.append(
             {
                 "run": run.path.name,
@@ -32,19 +33,19 @@ def run_summary_table(runs: Sequence[RunData], name: str = "runs") -> ReportTabl
                 "backend": scorer.get("backend"),
                 "dtype": scorer.get("dtype"),
                 "rows": len(run.rows),
-                "status": run.manifest.get("status"),
-                "created": run.manifest.get("created"),
+                "status": run.manifest.status,
+                "created": run.manifest.created,
             }
         )
     return ReportTable.from_records(name, "Runs in this report", records)
 
 
-def _slot_table(runs: Sequence[RunData]) -> ReportTable | None:
+def _slot_table(runs: Sequence[Run]) -> ReportTable | None:
     records = []
     for run in runs:
         by_k: dict[int, list[np.ndarray]] = {}
         for row in run.rows:
-            by_k.setdefault(len(row["probs"]), []).append(np.asarray(row["probs"]))
+            by_k.setdefault(row.decision.n_options, []).append(row.decision.probs)
         for k, probs in sorted(by_k.items()):
             if k < 2:
                 continue
@@ -100,17 +101,17 @@ def _draw_slots(table: ReportTable) -> ReportFigure:
     )
 
 
-def _accuracy_table(runs: Sequence[RunData]) -> ReportTable | None:
+def _accuracy_table(runs: Sequence[Run]) -> ReportTable | None:
     records = []
     for run in runs:
         correct, clusters = [], []
         for row in run.rows:
-            gold = run.meta(row).get("gold")
+            gold = row.meta.get("gold")
             if gold is None:
                 continue
-            chosen = row["choice_canonical"]
+            chosen = row.choice_canonical
             correct.append(1.0 / len(chosen) if gold in chosen else 0.0)  # ties: expected credit
-            clusters.append(row.get("item_id") or row["query_id"])
+            clusters.append(str(row.meta.get("item_id") or row.query.id))
         if not correct:
             continue
         ci = stats.bootstrap_ci(
@@ -131,7 +132,7 @@ def _accuracy_table(runs: Sequence[RunData]) -> ReportTable | None:
     )
 
 
-def _order_table(runs: Sequence[RunData]) -> tuple[ReportTable | None, list[str]]:
+def _order_table(runs: Sequence[Run]) -> tuple[ReportTable | None, list[str]]:
     records, skipped = [], []
     for run in runs:
         sweep = permutation_sweeps(run)
@@ -170,7 +171,7 @@ def _order_table(runs: Sequence[RunData]) -> tuple[ReportTable | None, list[str]
     return table, skipped
 
 
-def scoring_section(runs: Sequence[RunData]) -> Section:
+def scoring_section(runs: Sequence[Run]) -> Section:
     section = Section(
         key="scoring",
         title="Scoring runs",
@@ -180,7 +181,7 @@ def scoring_section(runs: Sequence[RunData]) -> Section:
             "<code>gold</code> index in the query meta; the order audit needs items rendered "
             "under several orderings (a <code>perm</code> per row)."
         ),
-        runs=[(str(r.path), r.manifest) for r in runs],
+        runs=[(str(r.path), r.manifest.to_dict()) for r in runs],
     )
     section.tables.append(run_summary_table(runs))
     accuracy = _accuracy_table(runs)

@@ -61,8 +61,8 @@ from choiceaudit.report._meaning_tables import (
     slot_table,
     unit_table,
 )
-from choiceaudit.report._runs import RunData
 from choiceaudit.report._tables import ReportTable
+from choiceaudit.store import Run
 
 __all__ = ["MEANING_METHOD", "meaning_results", "meaning_sections"]
 
@@ -97,7 +97,7 @@ _EXPERIMENT_NAMES = {
 }
 
 
-def _labels(runs: Sequence[RunData]) -> list[str]:
+def _labels(runs: Sequence[Run]) -> list[str]:
     labels = [run.label for run in runs]
     return [
         f"{label} ({run.path.name})" if labels.count(label) > 1 else label
@@ -105,7 +105,7 @@ def _labels(runs: Sequence[RunData]) -> list[str]:
     ]
 
 
-def meaning_results(runs: Sequence[RunData]) -> tuple[list[MeaningResult], list[str]]:
+def meaning_results(runs: Sequence[Run]) -> tuple[list[MeaningResult], list[str]]:
     """Analyse every run; return the results and the skip reasons met on the way."""
     results: list[MeaningResult] = []
     skipped: list[str] = []
@@ -123,10 +123,10 @@ def meaning_results(runs: Sequence[RunData]) -> tuple[list[MeaningResult], list[
                 raise
             skipped.append(f"{label}: order audit (E7): {exc}")
             analysis = analyse_meaning(rows.select(rows.experiment != "e7"))
-        config = run.manifest.get("config", {})
-        if run.manifest.get("status") != "complete":
+        config = dict(run.manifest.config)
+        if run.manifest.status != "complete":
             skipped.append(
-                f"{label}: run status is {run.manifest.get('status')!r} "
+                f"{label}: run status is {run.manifest.status!r} "
                 f"({len(rows)} of {config.get('n_queries', '?')} queries scored); "
                 "figures use the rows present"
             )
@@ -222,13 +222,13 @@ _TABLES_LATE = (
 )
 
 
-def meaning_sections(runs: Sequence[RunData]) -> list[Section]:
+def meaning_sections(runs: Sequence[Run]) -> list[Section]:
     """One section comparing every meaning run (see the module docstring)."""
     section = Section(
         key="meaning",
         title="Meaning choice: literal attraction (arXiv 2610.22526)",
         method=MEANING_METHOD,
-        runs=[(str(r.path), r.manifest) for r in runs],
+        runs=[(str(r.path), r.manifest.to_dict()) for r in runs],
     )
     results, skipped = meaning_results(runs)
     section.tables.append(run_summary_table(runs, name="meaning_runs"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from choiceaudit.instruments.meaning import MeaningRows
-from choiceaudit.report._runs import RunData
+from choiceaudit.store import Run
 
 __all__ = ["MEANING_META_FIELDS", "meaning_rows"]
 
@@ -28,24 +28,24 @@ MEANING_META_FIELDS = (
 )
 
 
-def meaning_rows(run: RunData) -> MeaningRows:
+def meaning_rows(run: Run) -> MeaningRows:
     """Rebuild the analysis columns from a run's rows (see the module docstring)."""
     records: list[dict[str, Any]] = []
     for index, row in enumerate(run.rows):
-        meta = run.meta(row)
+        meta = row.meta
         missing = [key for key in MEANING_META_FIELDS if key not in meta]
         if missing:
             raise ValueError(
-                f"{run.path}: row {index} (query {row.get('query_id')}): meta lacks "
+                f"{run.path}: row {index} (query {row.query.id}): meta lacks "
                 f"field(s) {missing}; not a meaning run?"
             )
         records.append(
             {
                 **{key: meta[key] for key in MEANING_META_FIELDS},
-                "state": row["state"],
-                "options": row["options"],
-                "probs": row["probs"],
-                "conf_head": row.get("conf_head"),
+                "state": row.query.state,
+                "options": list(row.query.options),
+                "probs": row.decision.probs.tolist(),
+                "conf_head": row.conf_head,
             }
         )
     return MeaningRows.from_records(records)

@@ -7,6 +7,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from choiceaudit.errors import ChoiceAuditError
+
 __all__ = ["CHROMIUM_FLAGS", "find_chromium", "screenshot"]
 
 #: Flags for a closed network: without the background-networking ones Chromium keeps trying to
@@ -38,7 +40,7 @@ def screenshot(
     """Render ``page`` (a local HTML file) to ``png``; raises if Chromium is missing or fails."""
     browser = find_chromium()
     if browser is None:
-        raise RuntimeError("chromium is not installed (Debian: apt-get install chromium)")
+        raise ChoiceAuditError("chromium is not installed (Debian: apt-get install chromium)")
     with tempfile.TemporaryDirectory(prefix="choiceaudit-chromium-") as profile:
         result = subprocess.run(
             [
@@ -55,5 +57,5 @@ def screenshot(
             check=False,
         )
     if result.returncode != 0 or not png.exists():
-        raise RuntimeError(f"chromium failed ({result.returncode}): {result.stderr[-2000:]}")
+        raise ChoiceAuditError(f"chromium failed ({result.returncode}): {result.stderr[-2000:]}")
     return png

@@ -13,12 +13,9 @@ rule, so its choice (``probs``) repeats across the rule facets, as in the paper'
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling import (
@@ -36,7 +33,6 @@ from choiceaudit.instruments.signalling import (
     read_amendments,
 )
 from choiceaudit.report._html import Section
-from choiceaudit.report._runs import RunData
 from choiceaudit.report._signalling_figures import (
     coordinate_figure,
     coordinate_records,
@@ -45,8 +41,7 @@ from choiceaudit.report._signalling_figures import (
     fit_cost_figure,
 )
 from choiceaudit.report._tables import ReportTable
-from choiceaudit.store import SCORE_PREFIX
-from choiceaudit.types import Decision
+from choiceaudit.store import Run
 
 __all__ = [
     "SignallingRun",
@@ -65,23 +60,23 @@ class SignallingRun(ChooserRows):
     """One run's coordinate rows (primary, exponential decay), with the run, its verified
     frozen instrument and the same rows under the Gaussian decay family (§I-A)."""
 
-    run: RunData
+    run: Run
     frozen: FrozenInstrument
     rows_gaussian: list[dict[str, Any]]
 
 
-def _label(run: RunData) -> tuple[str, str]:
-    config = run.manifest.get("config", {})
+def _label(run: Run) -> tuple[str, str]:
+    config = run.manifest.config
     if config.get("chooser"):
         return str(config["chooser"]), "reference"
     return str(config.get("model") or run.label), "model"
 
 
-def analyse_signalling_run(run: RunData, frozen: FrozenInstrument | None = None) -> SignallingRun:
+def analyse_signalling_run(run: Run, frozen: FrozenInstrument | None = None) -> SignallingRun:
     """Verify a run against the items given (``frozen``; default: the run's own copy of its
     item directory, re-verified) and place every choice on the coordinate. A run whose
     recorded hash differs from the items is refused (``InstrumentMismatchError``)."""
-    config = run.manifest.get("config", {})
+    config = dict(run.manifest.config)
     if frozen is None:
         frozen = load_instrument(run.path / "instrument")
     check_run_hash(config, frozen, run=str(run.path))
@@ -98,23 +93,15 @@ def analyse_signalling_run(run: RunData, frozen: FrozenInstrument | None = None)
     if not rules:
         rules = [REFERENCE_RULE]
     picked, decisions = [], []
-    for n, row in enumerate(run.rows):
-        query = by_id.get(row["query_id"])
+    for n, stored in enumerate(run.rows):
+        query = by_id.get(stored.query.id)
         if query is None:
             raise InstrumentMismatchError(
-                f"{run.path}: row {n} (field query_id {row['query_id']}) is not a rendering of "
+                f"{run.path}: row {n} (field query_id {stored.query.id}) is not a rendering of "
                 "the frozen instrument"
             )
-        scores = {
-            r: np.asarray(row[SCORE_PREFIX + r], dtype=np.float64)
-            for r in rules
-            if r != REFERENCE_RULE
-        }
-        aux = json.loads(row["aux"]) if row.get("aux") else {}
         picked.append(query)
-        decisions.append(
-            Decision(query_id=query.id, probs=np.asarray(row["probs"]), scores=scores, aux=aux)
-        )
+        decisions.append(stored.decision)
     rows = coordinate_table(frozen.items, picked, decisions, rules=rules)
     gaussian = coordinate_table(frozen.items, picked, decisions, rules=rules, decay="gaussian")
     forms = [q.meta.get("label_form") for q in picked for _ in rules]
@@ -160,7 +147,7 @@ def _run_table(group: Sequence[SignallingRun], key: str) -> ReportTable:
             "kind": a.kind,
             "rules": ", ".join(a.rules),
             "rows": len(a.run.rows),
-            "status": a.run.manifest.get("status"),
+            "status": a.run.manifest.status,
             "items_hash": a.frozen.hash[:16],
         }
         for a in group
@@ -409,11 +396,11 @@ def _section(group: Sequence[SignallingRun], key: str) -> Section:
         figures=figures,
         tables=tables,
         skipped=skipped,
-        runs=[(str(a.run.path), a.run.manifest) for a in group],
+        runs=[(str(a.run.path), a.run.manifest.to_dict()) for a in group],
     )
 
 
-def signalling_sections(runs: Sequence[RunData]) -> list[Section]:
+def signalling_sections(runs: Sequence[Run]) -> list[Section]:
     """One section per instrument hash (choosers are compared only on identical items)."""
     groups: dict[str, list[SignallingRun]] = {}
     for run in runs:

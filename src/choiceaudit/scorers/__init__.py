@@ -4,6 +4,7 @@ Backends are imported lazily by :func:`load_scorer`, so the core imports without
 transformers or sentence-transformers; a missing extra is reported with the pip command.
 """
 
+from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
 from choiceaudit.scorers._protocol import (
     MissingBackendError,
@@ -37,6 +38,8 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "BUILTIN_MODELS",
+    "EMBEDDERS",
+    "Embedder",
     "EngineOptions",
     "FakeScorer",
     "HFScorer",
@@ -48,6 +51,7 @@ __all__ = [
     "ScorerError",
     "backend_of",
     "hashed_content",
+    "load_embedder",
     "load_scorer",
     "model_status",
 ]

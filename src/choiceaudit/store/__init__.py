@@ -1,6 +1,8 @@
 """The run store: a run directory of ``manifest.json`` plus Parquet decision parts, and the
-JSONL query format. See DESIGN.md, "The run store"."""
+JSONL query format. The store only reads and writes; scoring into a run is
+:func:`choiceaudit.audit.run_scoring`. See DESIGN.md, "The run store"."""
 
+from choiceaudit.errors import StoreError
 from choiceaudit.store._queries import (
     QueryFileError,
     QueryLine,
@@ -9,19 +11,30 @@ from choiceaudit.store._queries import (
     write_queries,
 )
 from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
-from choiceaudit.store._run import IDENTITY_FIELDS, RunStore, RunSummary, StoreError, run_scoring
+from choiceaudit.store._run import (
+    IDENTITY_FIELDS,
+    MANIFEST,
+    Manifest,
+    Run,
+    RunRow,
+    RunStore,
+    open_run,
+)
 
 __all__ = [
     "IDENTITY_FIELDS",
+    "MANIFEST",
     "SCORE_PREFIX",
+    "Manifest",
     "QueryFileError",
     "QueryLine",
     "ReadResult",
+    "Run",
+    "RunRow",
     "RunStore",
-    "RunSummary",
     "StoreError",
+    "open_run",
     "read_queries",
     "rows_to_table",
-    "run_scoring",
     "write_queries",
 ]

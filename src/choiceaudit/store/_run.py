@@ -1,36 +1,42 @@
 """Run directories: ``manifest.json`` plus ``decisions/part-*.parquet``, written atomically.
 
-A part is written to a temporary file in the same directory and renamed into place, so at any
-instant a part either exists whole or not at all. Resume reads the query ids in the finished
-parts and scores only the rest; a finished run re-run scores nothing. A lock file keeps two
-processes from scoring into one run at once.
+The store only reads and writes run directories; scoring into one is
+:func:`choiceaudit.audit.run_scoring`. A part is written to a temporary file in the same
+directory and renamed into place, so at any instant a part either exists whole or not at all. A
+lock file keeps two processes from writing one run at once. :meth:`RunStore.load` returns the
+typed :class:`Run`: the manifest as a :class:`Manifest` and the rows as :class:`RunRow`
+``(index, Query, Decision)`` records rebuilt from the Parquet columns, each query's id checked
+against its content hash.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import fcntl
 import json
-import os
-import platform
-import subprocess
-import sys
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from choiceaudit.errors import StoreError
-from choiceaudit.scorers._protocol import PartialScoreError, Scorer, ScorerError
-from choiceaudit.store._rows import rows_to_table
-from choiceaudit.types import Decision, Query
+from choiceaudit.files import atomic_write_bytes
+from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
+from choiceaudit.types import Arm, Decision, Query, parse_perm
 
-__all__ = ["IDENTITY_FIELDS", "RunStore", "RunSummary", "StoreError", "run_scoring"]
+__all__ = [
+    "IDENTITY_FIELDS",
+    "MANIFEST",
+    "Manifest",
+    "Run",
+    "RunRow",
+    "RunStore",
+    "open_run",
+]
 
 #: Fields of a scorer description that must match for a run to be resumed by a scorer.
 IDENTITY_FIELDS = ("backend", "model", "model_id", "weights_sha256", "revision", "dtype", "name")
@@ -39,59 +45,128 @@ MANIFEST = "manifest.json"
 PARTS = "decisions"
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+@dataclass(frozen=True)
+class Manifest:
+    """``manifest.json`` of a run: what made it (command, configuration, scorer description,
+    versions) and what each scoring session did. Keys this version does not know are kept in
+    ``extra`` and written back unchanged."""
+
+    config: Mapping[str, Any] = field(default_factory=dict)
+    scorer: Mapping[str, Any] = field(default_factory=dict)
+    status: str | None = None
+    rows: int | None = None
+    parts: int | None = None
+    sessions: tuple[Mapping[str, Any], ...] = ()
+    command: tuple[str, ...] = ()
+    created: str | None = None
+    updated: str | None = None
+    choiceaudit_version: str | None = None
+    git_commit: str | None = None
+    python: str | None = None
+    platform: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The keys the stored file had, so :meth:`to_dict` writes back a null it read.
+    stored_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Manifest:
+        known = {f.name for f in fields(cls)} - {"extra", "stored_keys"}
+        values: dict[str, Any] = {k: data[k] for k in known if k in data}
+        values["sessions"] = tuple(values.get("sessions") or ())
+        values["command"] = tuple(values.get("command") or ())
+        extra = {k: v for k, v in data.items() if k not in known}
+        return cls(**values, extra=extra, stored_keys=frozenset(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The manifest as JSON data (what :meth:`RunStore.write_manifest` stores)."""
+        out: dict[str, Any] = dict(self.extra)
+        for f in fields(self):
+            if f.name in ("extra", "stored_keys"):
+                continue
+            value = getattr(self, f.name)
+            if f.name in ("sessions", "command"):
+                value = [dict(v) if isinstance(v, Mapping) else v for v in value]
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            if value is not None or f.name in self.stored_keys:
+                out[f.name] = value
+        return out
+
+    @property
+    def instrument(self) -> str:
+        """The instrument that made the run (``score`` for plain query files)."""
+        return str(self.config.get("instrument", "score"))
+
+    @property
+    def model_label(self) -> str | None:
+        """The scorer's model name, else its backend name (``None`` if neither is recorded)."""
+        name = self.scorer.get("model") or self.scorer.get("name")
+        return None if name is None else str(name)
 
 
-def _git_commit() -> str | None:
-    """The commit of the choiceaudit checkout that produced a run (None outside a checkout)."""
-    here = Path(__file__).resolve().parent
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
+@dataclass(frozen=True)
+class RunRow:
+    """One stored row: the input index, the query exactly as the scorer saw it, and its
+    decision."""
+
+    index: int
+    query: Query
+    decision: Decision
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        return self.query.meta
+
+    @property
+    def choice_canonical(self) -> tuple[int, ...]:
+        """Canonical options of the chosen (tied) display slots under ``probs``, sorted."""
+        return tuple(sorted(self.query.canonical(s) for s in self.decision.choice()))
+
+    @property
+    def conf_head(self) -> float | None:
+        value = self.decision.aux.get("conf_head")
+        return None if value is None else float(value)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run directory read back: its manifest and its rows in input order."""
+
+    path: Path
+    manifest: Manifest
+    rows: tuple[RunRow, ...]
+
+    @property
+    def label(self) -> str:
+        """Short name for tables: the scorer's model name, else the directory name."""
+        return self.manifest.model_label or self.path.name
+
+    @property
+    def instrument(self) -> str:
+        return self.manifest.instrument
+
+    def pairs(self) -> list[tuple[Query, Decision]]:
+        return [(r.query, r.decision) for r in self.rows]
+
+    def arm(self, label: str | None = None) -> Arm:
+        """The run as an analysis reads it (:class:`~choiceaudit.types.Arm`)."""
+        return Arm(
+            label=label or self.label,
+            source=str(self.path),
+            manifest=self.manifest.to_dict(),
+            rows=tuple((r.query, r.decision) for r in self.rows),
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
 
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file, fsync and rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _identity(description: dict[str, Any]) -> dict[str, Any]:
-    return {k: description.get(k) for k in IDENTITY_FIELDS if k in description}
-
-
-@dataclass
-class RunSummary:
-    """What one scoring session did."""
-
-    requested: int
-    already_done: int
-    scored: int
-    duplicates_in_input: int
-    parts_written: int
-    manifest: dict[str, Any] = field(default_factory=dict)
+    def rules(self) -> list[str]:
+        """Scoring rules every row holds, ``probs`` first, the others sorted."""
+        if not self.rows:
+            return ["probs"]
+        common = set.intersection(*(set(r.decision.scores) for r in self.rows))
+        return ["probs", *sorted(common)]
 
 
 class RunStore:
-    """A run directory. Open with :meth:`open`; read rows with :meth:`read`."""
+    """A run directory: read it with :meth:`load`; writers hold :meth:`lock`."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -105,7 +180,8 @@ class RunStore:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
-    def manifest(self) -> dict[str, Any]:
+    def read_manifest(self) -> dict[str, Any]:
+        """The manifest as stored (a plain dict, for writers that update it)."""
         try:
             data: dict[str, Any] = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -114,9 +190,13 @@ class RunStore:
             raise StoreError(f"{self.manifest_path}: invalid JSON ({exc})") from None
         return data
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def manifest(self) -> Manifest:
+        return Manifest.from_dict(self.read_manifest())
+
+    def write_manifest(self, manifest: Mapping[str, Any] | Manifest) -> None:
+        data = manifest.to_dict() if isinstance(manifest, Manifest) else dict(manifest)
         self.path.mkdir(parents=True, exist_ok=True)
-        blob = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+        blob = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)
         atomic_write_bytes(self.manifest_path, blob.encode("utf-8") + b"\n")
 
     @contextlib.contextmanager
@@ -139,7 +219,7 @@ class RunStore:
             return []
         return sorted(self.parts_dir.glob("part-*.parquet"))
 
-    def _clean_partial(self) -> int:
+    def clean_partial(self) -> int:
         """Remove temporary files a killed writer left behind; they never count as rows."""
         removed = 0
         if self.parts_dir.exists():
@@ -158,7 +238,9 @@ class RunStore:
             done.update(ids)
         return done
 
-    def write_part(self, table: pa.Table) -> Path:
+    def write_part(self, rows: Sequence[tuple[int, Query, Decision]]) -> Path:
+        """Write ``(input index, query, decision)`` rows as the next part, atomically."""
+        table = rows_to_table(rows)
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         existing = self.part_paths()
         index = int(existing[-1].stem.split("-")[1]) + 1 if existing else 0
@@ -168,156 +250,68 @@ class RunStore:
         atomic_write_bytes(target, sink.getvalue().to_pybytes())
         return target
 
-    def read(self) -> pa.Table:
-        """All rows of the run, in input order, one per query (duplicates are an error)."""
+    def read_table(self) -> pa.Table:
+        """All rows as one Arrow table, in input order, one per query (duplicates are an
+        error)."""
         parts = self.part_paths()
         if not parts:
             raise StoreError(f"{self.path} has no decisions yet")
-        table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default")
+        tables = []
+        for part in parts:
+            try:
+                tables.append(pq.read_table(part))
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise StoreError(f"{part}: unreadable Parquet part ({exc})") from None
+        table = pa.concat_tables(tables, promote_options="default")
         ids = table.column("query_id").to_pylist()
         if len(set(ids)) != len(ids):
             raise StoreError(f"{self.path}: a query id occurs in more than one row")
         return table.sort_by("row")
 
-
-def _session_manifest(
-    store: RunStore,
-    scorer: Scorer,
-    *,
-    command: Sequence[str] | None,
-    config: dict[str, Any] | None,
-) -> dict[str, Any]:
-    description = scorer.describe()
-    if store.exists():
-        manifest = store.manifest()
-        old = _identity(manifest.get("scorer", {}))
-        new = _identity(description)
-        if old != new:
-            raise StoreError(
-                f"{store.path} was scored by {old}; this scorer is {new}. "
-                "Resume with the same model, or choose a new --out directory."
-            )
-        if config is not None and manifest.get("config") not in (None, config):
-            raise StoreError(
-                f"{store.path} was made with a different configuration; use a new --out"
-            )
-    else:
-        manifest = {
-            "choiceaudit_version": _version(),
-            "created": _now(),
-            "git_commit": _git_commit(),
-            "config": config or {},
-            "sessions": [],
-        }
-    manifest["scorer"] = description
-    manifest["python"] = sys.version.split()[0]
-    manifest["platform"] = platform.platform()
-    manifest["command"] = list(command) if command is not None else list(sys.argv)
-    return manifest
+    def load(self, *, allow_empty: bool = False) -> Run:
+        """The typed run (see the module docstring). A run with no parts yet is an error
+        unless ``allow_empty``."""
+        manifest = self.manifest()
+        if allow_empty and not self.part_paths():
+            return Run(self.path, manifest, ())
+        records = self.read_table().to_pylist()
+        return Run(self.path, manifest, tuple(_row(self.path, r) for r in records))
 
 
-def _version() -> str:
-    from choiceaudit import __version__
+def open_run(path: Path | str, *, allow_empty: bool = False) -> Run:
+    """:meth:`RunStore.load` of the run directory at ``path``."""
+    return RunStore(path).load(allow_empty=allow_empty)
 
-    return __version__
 
-
-def run_scoring(
-    scorer: Scorer,
-    queries: Sequence[Query],
-    store: RunStore,
-    *,
-    chunk_size: int = 32,
-    command: Sequence[str] | None = None,
-    config: dict[str, Any] | None = None,
-    skipped: dict[str, int] | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> RunSummary:
-    """Score the queries not yet in ``store``, one atomically written part per chunk.
-
-    ``on_progress(done, total)`` is called after each part. ``skipped`` records input rows the
-    caller did not turn into queries (reason → count); it goes into the manifest.
-    """
-    if chunk_size < 1:
-        raise ValueError("chunk_size must be at least 1")
-    with store.lock():
-        manifest = _session_manifest(store, scorer, command=command, config=config)
-        stale = store._clean_partial()
-        done = store.done_ids()
-        unique: dict[str, tuple[int, Query]] = {}
-        duplicates = 0
-        for index, query in enumerate(queries):
-            if query.id in unique:
-                duplicates += 1
-                continue
-            unique[query.id] = (index, query)
-        pending = [(i, q) for qid, (i, q) in unique.items() if qid not in done]
-        session: dict[str, Any] = {
-            "started": _now(),
-            "requested": len(queries),
-            "already_done": len(unique) - len(pending),
-            "duplicates_in_input": duplicates,
-            "stale_partial_files_removed": stale,
-            "skipped_input": dict(skipped or {}),
-            "scored": 0,
-        }
-        manifest["sessions"].append(session)
-        manifest["status"] = "running"
-        store.write_manifest(manifest)
-        total = len(unique)
-        progress = total - len(pending)
-        if on_progress is not None:
-            on_progress(progress, total)
-        parts = 0
-        for start in range(0, len(pending), chunk_size):
-            chunk = pending[start : start + chunk_size]
-            try:
-                decisions: list[Decision | None] = list(scorer.score([q for _, q in chunk]))
-            except PartialScoreError as exc:
-                # Keep what came back, record the failure, then stop: a resume scores the rest.
-                kept = [
-                    (i, q, d)
-                    for (i, q), d in zip(chunk, exc.completed, strict=True)
-                    if d is not None
-                ]
-                if kept:
-                    store.write_part(rows_to_table(kept))
-                session["scored"] += len(kept)
-                session["failed"] = f"{len(chunk) - len(kept)} queries failed: {exc}"
-                session["ended"] = _now()
-                manifest["status"] = "incomplete"
-                manifest["rows"] = len(store.done_ids())
-                manifest["scorer"] = scorer.describe()
-                store.write_manifest(manifest)
-                raise
-            if len(decisions) != len(chunk):
-                raise ScorerError(
-                    f"scorer returned {len(decisions)} decisions for {len(chunk)} queries"
-                )
-            rows = [(i, q, d) for (i, q), d in zip(chunk, decisions, strict=True) if d is not None]
-            if len(rows) != len(chunk):
-                raise ScorerError(
-                    "scorer returned None for a query without raising PartialScoreError"
-                )
-            store.write_part(rows_to_table(rows))
-            parts += 1
-            progress += len(chunk)
-            session["scored"] += len(chunk)
-            if on_progress is not None:
-                on_progress(progress, total)
-        n_rows = len(store.done_ids())
-        session["ended"] = _now()
-        manifest["scorer"] = scorer.describe()  # call counts, retries etc. as of the end
-        manifest["status"] = "complete" if n_rows >= total else "incomplete"
-        manifest["rows"] = n_rows
-        manifest["parts"] = len(store.part_paths())
-        manifest["updated"] = _now()
-        store.write_manifest(manifest)
-        return RunSummary(
-            requested=len(queries),
-            already_done=session["already_done"],
-            scored=session["scored"],
-            duplicates_in_input=duplicates,
-            parts_written=parts,
-            manifest=manifest,
+def _row(path: Path, record: dict[str, Any]) -> RunRow:
+    index = int(record["row"])
+    try:
+        query = Query(
+            state=record["state"],
+            options=tuple(record["options"]),
+            instruction=record["instruction"] or "",
+            keys=tuple(record["keys"]),
+            neutral_state=record["neutral_state"],
+            template=record["template"],
+            answer_format=record["answer_format"],
+            perm=parse_perm(record["perm"]) if record["perm"] is not None else None,
+            meta=json.loads(record["meta"]) if record.get("meta") else {},
+            id=record["query_id"],
         )
+        scores = {
+            key.removeprefix(SCORE_PREFIX): np.asarray(value, dtype=np.float64)
+            for key, value in record.items()
+            if key.startswith(SCORE_PREFIX) and value is not None
+        }
+        decision = Decision(
+            query_id=query.id,
+            probs=np.asarray(record["probs"], dtype=np.float64),
+            scores=scores,
+            n_tokens=tuple(record["n_tokens"]) if record.get("n_tokens") is not None else None,
+            aux=json.loads(record["aux"]) if record.get("aux") else {},
+        )
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StoreError(
+            f"{path}: row {index} (query {record.get('query_id')}): not a valid stored row ({exc})"
+        ) from None
+    return RunRow(index, query, decision)

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from sig_helpers import shared_data
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
     AMENDMENTS_FILE,
     INSTRUMENT_FILE,
@@ -83,7 +84,7 @@ def test_hash_is_content_only_and_round_trips(things_items: ItemSet, tmp_path: P
         things_items, tmp_path / "c", rendering={"conditions": ["4"]}, now=NOW
     )
     assert other.hash != a.hash  # the rendering is part of the instrument
-    with pytest.raises(FileExistsError, match="amendments go to"):
+    with pytest.raises(InputError, match="amendments go to"):
         freeze_instrument(things_items, tmp_path / "a")
 
 

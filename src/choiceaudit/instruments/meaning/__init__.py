@@ -95,7 +95,7 @@ from choiceaudit.instruments.meaning._plan import (
     MeaningPlan,
     plan_meaning,
 )
-from choiceaudit.instruments.meaning._pools import Embedder, Pools, nearest_neighbours
+from choiceaudit.instruments.meaning._pools import Pools, nearest_neighbours
 from choiceaudit.instruments.meaning._rows import MeaningRows, choice_credit
 from choiceaudit.instruments.meaning._summary import analyse_meaning
 
@@ -123,7 +123,6 @@ __all__ = [
     "Corpus",
     "CorpusError",
     "E3Draws",
-    "Embedder",
     "IdiomEntry",
     "ItemBuild",
     "ItemDraw",

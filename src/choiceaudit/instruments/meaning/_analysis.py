@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from choiceaudit import stats
+from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._rows import FloatArray, MeaningRows
 
@@ -100,7 +101,7 @@ def accuracy_by(
 def _literal_rows(rows: MeaningRows) -> MeaningRows:
     sub = rows.select(rows.literal_slot >= 0)
     if len(sub) == 0:
-        raise ValueError("no row carries a literal gloss: LAR is defined on d-lit / d-hard only")
+        raise AnalysisError("no row carries a literal gloss: LAR is defined on d-lit / d-hard only")
     return sub
 
 
@@ -234,7 +235,7 @@ def paired_contrast(
     index_b = _one_row_per_item(rows_b, "b")
     shared = sorted(set(index_a) & set(index_b))
     if not shared:
-        raise ValueError("the two cells share no item")
+        raise AnalysisError("the two cells share no item")
     ia = np.array([index_a[i] for i in shared])
     ib = np.array([index_b[i] for i in shared])
     va = getattr(rows_a, outcome)[ia]
@@ -261,6 +262,6 @@ def _one_row_per_item(rows: MeaningRows, name: str) -> dict[str, int]:
     index: dict[str, int] = {}
     for i, item in enumerate(rows.item_id.tolist()):
         if item in index:
-            raise ValueError(f"cell {name} has more than one row for item {item}; select one cell")
+            raise AnalysisError(f"cell {name} has more than one row for item {item}; select one cell")
         index[item] = i
     return index

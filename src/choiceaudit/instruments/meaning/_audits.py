@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from choiceaudit import stats
+from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._analysis import (
     BOOTSTRAP_SEED,
     N_RESAMPLES,
@@ -52,7 +53,7 @@ def _index(rows: MeaningRows) -> dict[tuple[str, str], int]:
     out: dict[tuple[str, str], int] = {}
     for i, key in enumerate(zip(rows.item_id.tolist(), rows.condition.tolist(), strict=True)):
         if key in out:
-            raise ValueError(f"two rows for item {key[0]} condition {key[1]}; select one run")
+            raise AnalysisError(f"two rows for item {key[0]} condition {key[1]}; select one run")
         out[key] = i
     return out
 
@@ -161,7 +162,7 @@ def order_audit(rows: MeaningRows, *, threshold: float = 1e-4) -> dict[str, Any]
     }
     incomplete = len(by_item) - len(complete)
     if not complete:
-        raise ValueError(f"no item has all {n_perms} orderings ({incomplete} incomplete)")
+        raise AnalysisError(f"no item has all {n_perms} orderings ({incomplete} incomplete)")
     items = sorted(complete)
     idx = np.array([complete[item] for item in items])  # (n_items, n_perms)
     probs = rows.probs[idx]

@@ -28,6 +28,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning._contract import SEEDS_BN
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._items import (
@@ -41,7 +42,8 @@ from choiceaudit.instruments.meaning._items import (
     skip_item,
 )
 from choiceaudit.instruments.meaning._matrix import language_cells
-from choiceaudit.instruments.meaning._pools import Embedder, Pools
+from choiceaudit.instruments.meaning._pools import Pools
+from choiceaudit.scorers import Embedder
 from choiceaudit.types import Query, format_perm
 
 __all__ = [
@@ -127,7 +129,7 @@ def perturb_state(expression: str, variant: str, draws: E3Draws, *, carrier: str
         if carrier is None:
             raise ValueError("v5 needs a carrier sentence")
         return carrier
-    raise ValueError(f"unknown E3 variant {variant!r}; known: {list(E3_VARIANTS)}")
+    raise InputError(f"unknown E3 variant {variant!r}; known: {list(E3_VARIANTS)}")
 
 
 def build_e3(
@@ -204,7 +206,7 @@ def build_e4(
     drawn from the same generator after the corpus-language one, so the two are independent."""
     pools = as_pools(corpus, embed)
     if pools.corpus.other_language is None:
-        raise ValueError(f"corpus {pools.corpus.name} has one language; E4 needs two")
+        raise InputError(f"corpus {pools.corpus.name} has one language; E4 needs two")
     report = new_report(pools, [family], seed_base, "e4")
     queries: list[Query] = []
     for index in indices_of(pools, item_ids):

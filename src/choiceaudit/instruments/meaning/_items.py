@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning._contract import (
     FAMILIES,
     INSTRUCTIONS,
@@ -38,7 +39,6 @@ from choiceaudit.instruments.meaning._contract import (
 )
 from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
 from choiceaudit.instruments.meaning._pools import (
-    Embedder,
     Pools,
     Taken,
     View,
@@ -46,6 +46,7 @@ from choiceaudit.instruments.meaning._pools import (
     literal_text,
 )
 from choiceaudit.instruments.meaning._text import option_key
+from choiceaudit.scorers import Embedder
 from choiceaudit.types import Query, format_perm
 
 __all__ = [
@@ -286,7 +287,7 @@ def build_ladder(
     pools = as_pools(corpus, embed)
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
-        raise ValueError(f"unknown distractor families {unknown}; known: {list(FAMILIES)}")
+        raise InputError(f"unknown distractor families {unknown}; known: {list(FAMILIES)}")
     if pools.sem_source == "none" and {"d-sem", "d-hard"} & set(families):
         pools.semantic(0)  # raises the explanatory error
     indices = indices_of(pools, item_ids)

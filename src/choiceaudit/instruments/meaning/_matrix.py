@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning._contract import MATRIX_SEED, SUBSET_FRAC, SUBSET_SEED
 from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
 from choiceaudit.instruments.meaning._items import (
@@ -73,7 +74,7 @@ def build_matrix(
     """Both language cells of the capture matrix for every pool item (or ``item_ids`` of it)."""
     pools = as_pools(corpus)
     if pools.corpus.other_language is None:
-        raise ValueError(f"corpus {pools.corpus.name} has one language; the matrix needs two")
+        raise InputError(f"corpus {pools.corpus.name} has one language; the matrix needs two")
     pool_ids, counts = capture_pool(pools.corpus)
     if item_ids is not None:
         outside = sorted(set(item_ids) - set(pool_ids))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning._contract import SEEDS_BN
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._items import (
@@ -34,8 +35,9 @@ from choiceaudit.instruments.meaning._items import (
     skip_item,
     slate_texts,
 )
-from choiceaudit.instruments.meaning._pools import Embedder, Pools, View
+from choiceaudit.instruments.meaning._pools import Pools, View
 from choiceaudit.instruments.meaning._text import option_key, words
+from choiceaudit.scorers import Embedder
 from choiceaudit.types import Query
 
 __all__ = [
@@ -86,7 +88,7 @@ def build_e6(
     pools = as_pools(corpus, embed)
     unknown = sorted(set(variants) - set(E6_VARIANTS))
     if unknown:
-        raise ValueError(f"unknown E6 variants {unknown}; known: {list(E6_VARIANTS)}")
+        raise InputError(f"unknown E6 variants {unknown}; known: {list(E6_VARIANTS)}")
     two_languages = pools.corpus.other_language is not None
     views: tuple[View, ...] = ("own", "other") if two_languages and "o3" in variants else ("own",)
     language = pools.corpus.language

@@ -18,13 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning._contract import FAMILIES, MATRIX_SEED, SEEDS_BN
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._interventions import build_e2, build_e3, build_e4, build_e7
 from choiceaudit.instruments.meaning._items import ItemBuild, build_ladder
 from choiceaudit.instruments.meaning._matrix import build_matrix, capture_pool
 from choiceaudit.instruments.meaning._options import build_e6
-from choiceaudit.instruments.meaning._pools import Embedder, Pools
+from choiceaudit.instruments.meaning._pools import Pools
+from choiceaudit.scorers import Embedder
 from choiceaudit.types import Query
 
 __all__ = ["DEFAULT_EXPERIMENTS", "EXPERIMENTS", "MeaningPlan", "plan_meaning"]
@@ -66,7 +68,7 @@ def plan_meaning(
     """Build every requested experiment over one item sample (see the module docstring)."""
     unknown = sorted(set(experiments) - set(EXPERIMENTS))
     if unknown:
-        raise ValueError(f"unknown experiments {unknown}; known: {list(EXPERIMENTS)}")
+        raise InputError(f"unknown experiments {unknown}; known: {list(EXPERIMENTS)}")
     pools = Pools(corpus, embed=embed)
     families = tuple(FAMILIES)
     left_out: list[str] = []

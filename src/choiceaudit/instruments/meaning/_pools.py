@@ -19,7 +19,7 @@ cells of the capture matrix (Appendix R, "the two languages share one distractor
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -27,11 +27,11 @@ import numpy.typing as npt
 
 from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
 from choiceaudit.instruments.meaning._text import content_words, option_key
+from choiceaudit.scorers import Embedder
 
-__all__ = ["Embedder", "Pools", "Taken", "View", "gold_text", "literal_text", "nearest_neighbours"]
+__all__ = ["Pools", "Taken", "View", "gold_text", "literal_text", "nearest_neighbours"]
 
 View = Literal["own", "other"]
-Embedder = Callable[[list[str]], npt.NDArray[np.floating]]
 
 _SCAN_LIMIT = 64
 _MAX_TRIES = 200

@@ -53,7 +53,6 @@ from choiceaudit.instruments.signalling._build import (
 from choiceaudit.instruments.signalling._choosers import (
     BayesOracleChooser,
     CosineChooser,
-    Embedder,
     ItemLookup,
     SalienceChooser,
     UniformChooser,
@@ -224,7 +223,6 @@ __all__ = [
     "CosineChooser",
     "DecayFamily",
     "Dimension",
-    "Embedder",
     "FetchReport",
     "Format",
     "FrozenInstrument",

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling._norms import BoolArray, NormsBundle, NormsFormatError
 
 __all__ = [
@@ -62,7 +63,7 @@ def read_swow_strengths(
     the header when omitted. Every row is validated: count ≤ N, strength = count/N."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"SWOW strength file not found: {path}")
+        raise InputError(f"SWOW strength file not found: {path}")
     with path.open(encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = list(reader.fieldnames or [])
@@ -165,7 +166,7 @@ def read_conceptnet_assertions(path: str | Path, *, language: str = "en") -> Con
     """Read a ConceptNet assertions dump (plain or gzipped), keeping ``language`` edges."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"ConceptNet assertions not found: {path}")
+        raise InputError(f"ConceptNet assertions not found: {path}")
     edges = ConceptNetEdges()
     for i, line in enumerate(_lines(path), start=1):
         line = line.rstrip("\r\n")

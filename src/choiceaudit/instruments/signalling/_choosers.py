@@ -19,19 +19,19 @@ probabilities, never broken by array order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
+from choiceaudit.scorers import Embedder
 from choiceaudit.types import Decision, Item, Query
 
 __all__ = [
     "BayesOracleChooser",
     "CosineChooser",
-    "Embedder",
     "ItemLookup",
     "SalienceChooser",
     "UniformChooser",
@@ -153,7 +153,6 @@ class BayesOracleChooser(_ItemChooser):
         return out
 
 
-Embedder = Callable[[Sequence[str]], npt.ArrayLike]
 
 
 class CosineChooser:

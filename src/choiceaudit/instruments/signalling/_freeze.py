@@ -37,7 +37,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from choiceaudit.errors import AnalysisError
+from choiceaudit.errors import AnalysisError, InputError
 from choiceaudit.instruments.signalling._render import (
     INSTRUCTION,
     SALIENCE_SENTENCE,
@@ -278,7 +278,7 @@ def freeze_instrument(
     overwritten: amend it with :func:`amend_instrument` or freeze into a new directory."""
     out = Path(out_dir)
     if (out / INSTRUMENT_FILE).exists():
-        raise FileExistsError(
+        raise InputError(
             f"{out} already holds a frozen instrument; amendments go to {AMENDMENTS_FILE} "
             "(amend_instrument), a new item set goes to a new directory"
         )
@@ -335,7 +335,7 @@ def load_instrument(path: Path | str, *, verify_files: bool = True) -> FrozenIns
     root = Path(path)
     record_path = root / INSTRUMENT_FILE
     if not record_path.is_file():
-        raise FileNotFoundError(f"{root} is not a frozen item directory (no {INSTRUMENT_FILE})")
+        raise InputError(f"{root} is not a frozen item directory (no {INSTRUMENT_FILE})")
     record = json.loads(record_path.read_text(encoding="utf-8"))
     set_path = root / ITEM_SET_FILE
     items = _item_set_from_json(json.loads(set_path.read_text(encoding="utf-8")), set_path)
@@ -393,7 +393,7 @@ def amend_instrument(
     """Append a dated amendment to the item directory's log (the frozen files and the hash
     are untouched); returns the entry written."""
     if not text.strip():
-        raise ValueError("an amendment needs a text")
+        raise InputError("an amendment needs a text")
     frozen = load_instrument(path, verify_files=False)
     log = frozen.path / AMENDMENTS_FILE
     before = log.read_bytes() if log.is_file() else b""

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling._norms import NormsBundle
 from choiceaudit.instruments.signalling._oracle import OracleResult, run_oracle
 from choiceaudit.instruments.signalling._pool import Pool
@@ -127,7 +128,7 @@ def generate_candidates(
     """Generate ``n_candidates`` tile-balanced candidates and score each with the oracle under
     both decay families (one :class:`CandidateBlock` per tile, in ``tiles`` order)."""
     if n_candidates < len(tiles):
-        raise ValueError(f"{n_candidates} candidates cannot cover {len(tiles)} tiles")
+        raise InputError(f"{n_candidates} candidates cannot cover {len(tiles)} tiles")
     per_tile = [n_candidates // len(tiles)] * len(tiles)
     for i in range(n_candidates % len(tiles)):
         per_tile[i] += 1

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from choiceaudit.errors import InputError
 from choiceaudit.types import DEFAULT_TEMPLATE, Item, Query, parse_perm
 
 __all__ = [
@@ -101,11 +102,11 @@ def render_query(
 ) -> Query:
     """One rendering of ``item`` under its stored permutation ``perm_index`` (0 or 1)."""
     if condition not in CONDITIONS:
-        raise ValueError(f"unknown condition {condition!r}; use one of {CONDITIONS}")
+        raise InputError(f"unknown condition {condition!r}; use one of {CONDITIONS}")
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; use one of {FORMATS}")
+        raise InputError(f"unknown format {fmt!r}; use one of {FORMATS}")
     if label_form not in LABEL_FORMS:
-        raise ValueError(f"unknown label form {label_form!r}; use one of {LABEL_FORMS}")
+        raise InputError(f"unknown label form {label_form!r}; use one of {LABEL_FORMS}")
     check_item_rendering(item)
     perms = item.meta["perms"]
     if not 0 <= perm_index < len(perms):

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling._norms import FloatArray, NormsBundle
 
 __all__ = [
@@ -52,20 +53,20 @@ class Tile:
         object.__setattr__(self, "edges", edges)
         object.__setattr__(self, "options", tuple(self.options))
         if len(edges) < 3:
-            raise ValueError(f"tile {self.name}: needs at least two bins (three edges)")
+            raise InputError(f"tile {self.name}: needs at least two bins (three edges)")
         if len(self.options) != len(edges) - 1:
-            raise ValueError(
+            raise InputError(
                 f"tile {self.name}: {len(self.options)} options for {len(edges) - 1} bins"
             )
         widths = np.diff(edges)
         if np.any(widths <= 0):
-            raise ValueError(f"tile {self.name}: edges {list(edges)} are not increasing")
+            raise InputError(f"tile {self.name}: edges {list(edges)} are not increasing")
         if not np.allclose(widths, widths[0], rtol=1e-9, atol=0.0):
-            raise ValueError(
+            raise InputError(
                 f"tile {self.name}: bins must share one width (end bins included), got {widths.tolist()}"
             )
         if len(set(self.options)) != len(self.options) or any(not o.strip() for o in self.options):
-            raise ValueError(f"tile {self.name}: option phrases must be distinct and non-empty")
+            raise InputError(f"tile {self.name}: option phrases must be distinct and non-empty")
 
     @property
     def n_options(self) -> int:
@@ -98,11 +99,11 @@ def tiles_text(source: str | Path) -> tuple[str, str]:
     path = Path(source)
     if isinstance(source, Path) or path.suffix == ".toml" or len(path.parts) > 1:
         if not path.is_file():
-            raise FileNotFoundError(f"tile file not found: {path}")
+            raise InputError(f"tile file not found: {path}")
         return path.read_text(encoding="utf-8"), str(path)
     ref = resources.files("choiceaudit.instruments.signalling") / "tiles" / f"{source}.toml"
     if not ref.is_file():
-        raise FileNotFoundError(f"no shipped tile file named {source!r} (tiles/{source}.toml)")
+        raise InputError(f"no shipped tile file named {source!r} (tiles/{source}.toml)")
     return ref.read_text(encoding="utf-8"), f"tiles/{source}.toml"
 
 
@@ -121,16 +122,16 @@ def load_tiles(
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{label}: not valid TOML ({exc})") from None
+        raise InputError(f"{label}: not valid TOML ({exc})") from None
     entries = data.get("tile")
     if not isinstance(entries, list) or not entries:
-        raise ValueError(f"{label}: no [[tile]] tables")
+        raise InputError(f"{label}: no [[tile]] tables")
     tiles = []
     for i, entry in enumerate(entries):
         where = f"{label}, tile #{i + 1}"
         for key in ("name", "dimension", "question", "edges", "options"):
             if key not in entry:
-                raise ValueError(f"{where}: missing field {key!r}")
+                raise InputError(f"{where}: missing field {key!r}")
         try:
             tile = Tile(
                 name=str(entry["name"]),
@@ -140,21 +141,21 @@ def load_tiles(
                 options=tuple(str(o) for o in entry["options"]),
             )
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"{where}: {exc}") from None
+            raise InputError(f"{where}: {exc}") from None
         if norms is not None:
             if tile.dimension not in norms.dimensions:
-                raise ValueError(
+                raise InputError(
                     f"{where}: dimension {tile.dimension!r} is not in norms {norms.name}"
                 )
             lo, hi = norms.dimensions[tile.dimension].scale
             if check_scale and (tile.edges[0] < lo or tile.edges[-1] > hi):
-                raise ValueError(
+                raise InputError(
                     f"{where}: bins {tile.edges[0]}–{tile.edges[-1]} leave the instrument range {lo}–{hi}"
                 )
         tiles.append(tile)
     names = [t.name for t in tiles]
     if len(set(names)) != len(names):
-        raise ValueError(f"{label}: duplicate tile names {names}")
+        raise InputError(f"{label}: duplicate tile names {names}")
     return tuple(tiles)
 
 
@@ -176,7 +177,7 @@ def rater_disagreement_ratio(
     means, sds = dim.means[idx], dim.sds[idx]
     ok = np.isfinite(means) & np.isfinite(sds)
     if ok.sum() < 2:
-        raise ValueError(f"dimension {dimension}: fewer than two rated concepts")
+        raise InputError(f"dimension {dimension}: fewer than two rated concepts")
     return float(sds[ok].mean() / means[ok].std(ddof=1))
 
 

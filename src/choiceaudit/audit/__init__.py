@@ -1,0 +1,46 @@
+"""The audit layer: orchestration, and the Python API the command line calls.
+
+It builds or loads an instrument's items, turns the instrument's plan into the queries a given
+backend reads, scores them into run directories (resume, progress callbacks) and runs the
+instruments' analyses on stored runs. Every ``choiceaudit`` command is a thin wrapper over one
+function here, so a Python user and a command-line user run the same code.
+"""
+
+from choiceaudit.audit._meaning import (
+    DEFAULT_MEANING_EXPERIMENTS,
+    QUERIES_FILE,
+    load_meaning_corpus,
+    meaning_run_dir,
+    queries_for,
+    resolve_embedder,
+    run_meaning,
+)
+from choiceaudit.audit._score import ScoreFileResult, score_file
+from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
+from choiceaudit.audit._signalling import (
+    CHOOSERS,
+    DEFAULT_SEED,
+    build_instrument,
+    make_chooser,
+    run_signalling,
+)
+
+__all__ = [
+    "CHOOSERS",
+    "DEFAULT_MEANING_EXPERIMENTS",
+    "DEFAULT_SEED",
+    "QUERIES_FILE",
+    "ProgressCallback",
+    "RunSummary",
+    "ScoreFileResult",
+    "build_instrument",
+    "load_meaning_corpus",
+    "make_chooser",
+    "meaning_run_dir",
+    "queries_for",
+    "resolve_embedder",
+    "run_meaning",
+    "run_scoring",
+    "run_signalling",
+    "score_file",
+]

@@ -1,0 +1,167 @@
+"""The meaning-choice instrument (arXiv 2610.22526) run on models: one resumable run directory
+per model, all answering byte-identical questions.
+
+:func:`run_meaning` loads the corpus, builds the plan once, turns it into the queries each
+backend reads (:func:`queries_for`) and scores them with each model into
+``<out>/meaning-<model>``, with the plan's queries beside the decisions (``queries.jsonl``). The
+run's ``config`` (in its manifest) holds the plan configuration, the loader report, the
+per-experiment build reports and the embedder used for d-sem / d-hard, so a report can say what
+was drawn and what was skipped. A second call with the same arguments resumes each run and
+scores nothing already done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.audit._scoring import run_scoring
+from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning import (
+    Corpus,
+    load_bagdhara,
+    load_idioms_en,
+    plan_meaning,
+)
+from choiceaudit.scorers import BUILTIN_MODELS, Embedder, backend_of, load_embedder, load_scorer
+from choiceaudit.store import RunStore, write_queries
+from choiceaudit.types import Query
+
+__all__ = [
+    "DEFAULT_MEANING_EXPERIMENTS",
+    "QUERIES_FILE",
+    "load_meaning_corpus",
+    "meaning_run_dir",
+    "queries_for",
+    "resolve_embedder",
+    "run_meaning",
+]
+
+#: Every experiment; e4 and the capture matrix need a two-language corpus and are skipped
+#: (with the reason in the run's config) on one-language corpora such as idioms-en.
+DEFAULT_MEANING_EXPERIMENTS: tuple[str, ...] = ("e1", "e2", "e3", "e4", "e6", "e7", "matrix")
+
+#: The plan's queries, written into every run directory (so ``<out>/*`` is a list of runs).
+QUERIES_FILE = "queries.jsonl"
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+def load_meaning_corpus(spec: str) -> Corpus:
+    """``idioms-en`` (the englishidioms package) or ``bagdhara:<path>`` (JSONL or CSV)."""
+    if spec == "idioms-en":
+        return load_idioms_en()
+    if spec.startswith("idioms-en:"):
+        return load_idioms_en(spec.partition(":")[2])
+    if spec.startswith("bagdhara:") and spec.partition(":")[2]:
+        return load_bagdhara(spec.partition(":")[2])
+    raise InputError(f"unknown corpus {spec!r}; use idioms-en or bagdhara:<path to .jsonl/.csv>")
+
+
+def resolve_embedder(name: str) -> tuple[Embedder | None, str]:
+    """The embedder for d-sem / d-hard on untagged corpora: ``minilm``, ``none`` or ``auto``
+    (minilm when its packages are installed, else none). Returns it and the name recorded."""
+    if name not in ("auto", "minilm", "none"):
+        raise InputError(f"unknown embedder {name!r}; use auto, minilm or none")
+    if name == "none":
+        return None, "none"
+    if name == "auto" and BUILTIN_MODELS["minilm"].missing():
+        return None, "none"
+    return load_embedder("minilm"), "minilm"
+
+
+def meaning_run_dir(out_root: Path, model: str) -> Path:
+    """``out_root/meaning-<model>`` with characters unsafe in a directory name replaced."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
+    return out_root / f"meaning-{slug}"
+
+
+def _json_ready(value: dict[str, Any]) -> dict[str, Any]:
+    # The store compares a resumed run's config with the stored JSON, so tuples must be lists.
+    result: dict[str, Any] = json.loads(json.dumps(value, default=str))
+    return result
+
+
+def queries_for(model: str, queries: Sequence[Query]) -> list[Query]:
+    """The plan's queries as ``model`` reads them.
+
+    Decision models (and ``lm-choice``) get the keyed A–D menu. A causal LM scored by option
+    log-probability (``hf``: ``smollm2``, ``gemma3-270m``, ``hf:…``) has no menu to read, so each
+    gloss is scored independently as the continuation after the idiom (``answer_format="text"``);
+    the permutation and meta are unchanged, so the rows pair with the other arms by item.
+    """
+    if backend_of(model) != "hf":
+        return list(queries)
+    return [dataclasses.replace(q, answer_format="text", id="") for q in queries]
+
+
+def run_meaning(
+    models: Sequence[str],
+    out_root: Path,
+    *,
+    corpus: str | Corpus = "idioms-en",
+    experiments: Sequence[str] = DEFAULT_MEANING_EXPERIMENTS,
+    n_items: int | None = 100,
+    n_order_items: int = 20,
+    embedder: str = "auto",
+    scorer_options: dict[str, dict[str, Any]] | None = None,
+    chunk_size: int = 32,
+    progress: ProgressCallback | None = None,
+    command: Sequence[str] | None = None,
+) -> list[Path]:
+    """Score the meaning plan with every model; return the run directories, in model order.
+
+    ``corpus`` is a spec for :func:`load_meaning_corpus` or a loaded :class:`Corpus`;
+    ``scorer_options`` maps a model spec to its scorer's keyword options;
+    ``progress(model, done, total)`` is called after each written part."""
+    if not models:
+        raise InputError("run_meaning needs at least one model")
+    loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
+    embed, embedder_name = resolve_embedder(embedder)
+    plan = plan_meaning(
+        loaded,
+        experiments=experiments,
+        n_items=n_items,
+        n_order_items=n_order_items,
+        embed=embed,
+    )
+    queries: list[Query] = plan.queries()
+    if not queries:
+        raise InputError(f"the plan over corpus {loaded.name} has no queries")
+    config = _json_ready(
+        {
+            "instrument": "meaning",
+            **plan.config,
+            "corpus_spec": corpus if isinstance(corpus, str) else loaded.name,
+            "embedder": embedder_name,
+            "n_queries": len(queries),
+            "build_reports": plan.reports(),
+        }
+    )
+    paths: list[Path] = []
+    for model in models:
+        scorer = load_scorer(model, **(scorer_options or {}).get(model, {}))
+        run_dir = meaning_run_dir(out_root, model)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        model_queries = queries_for(model, queries)
+        write_queries(run_dir / QUERIES_FILE, model_queries)
+
+        def report(done: int, total: int, model: str = model) -> None:
+            if progress is not None:
+                progress(model, done, total)
+
+        run_scoring(
+            scorer,
+            model_queries,
+            RunStore(run_dir),
+            chunk_size=chunk_size,
+            command=list(command) if command is not None else None,
+            config=config,
+            on_progress=report,
+        )
+        paths.append(run_dir)
+    return paths

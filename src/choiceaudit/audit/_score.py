@@ -1,0 +1,53 @@
+"""``choiceaudit score``: a JSONL query file scored by one model into one run directory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
+from choiceaudit.scorers import load_scorer
+from choiceaudit.store import read_queries
+
+__all__ = ["ScoreFileResult", "score_file"]
+
+
+@dataclass(frozen=True)
+class ScoreFileResult:
+    """The scoring session's summary and the input lines that were skipped
+    (``(line, field, message)``; empty unless ``skip_invalid``)."""
+
+    summary: RunSummary
+    skipped_lines: tuple[tuple[int, str, str], ...]
+
+
+def score_file(
+    queries: Path | str,
+    model: str,
+    out: Path | str,
+    *,
+    scorer_options: dict[str, Any] | None = None,
+    chunk_size: int = 32,
+    skip_invalid: bool = False,
+    command: Sequence[str] | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> ScoreFileResult:
+    """Read ``queries`` (invalid lines are an :class:`~choiceaudit.errors.InputError` listing
+    every one, unless ``skip_invalid``, which records them in the manifest), load ``model`` and
+    score into the run directory ``out`` (created or resumed)."""
+    result = read_queries(queries, skip_invalid=skip_invalid)
+    scorer = load_scorer(model, **(scorer_options or {}))
+    skipped = {"invalid_input_line": len(result.errors)} if result.errors else {}
+    summary = run_scoring(
+        scorer,
+        result.queries,
+        out,
+        chunk_size=chunk_size,
+        command=command,
+        config={"kind": "score"},
+        skipped=skipped,
+        on_progress=on_progress,
+    )
+    return ScoreFileResult(summary, tuple(result.errors))

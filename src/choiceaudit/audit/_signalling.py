@@ -1,0 +1,216 @@
+"""The signalling instrument (arXiv 2609.00576) run on models and reference choosers.
+
+:func:`build_instrument` freezes an item set (``freeze_instrument``: items, prompts, tiles, fit
+family, pool, rendering and analysis battery, with a content hash). :func:`run_signalling`
+takes a frozen item directory or builds one into ``<out>/.items`` (hidden, so ``<out>/*`` is a
+list of runs), renders the frozen queries once and scores them with each model and reference
+chooser into its own run directory ``<out>/<model or chooser>``. Each run records
+``config["items_hash"]`` and keeps a copy of the item directory in ``<run>/instrument``; the
+analysis refuses a run whose hash differs from it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.audit._scoring import run_scoring
+from choiceaudit.errors import InputError
+from choiceaudit.instruments.signalling import (
+    INSTRUMENT_FILE,
+    BayesOracleChooser,
+    CosineChooser,
+    FrozenInstrument,
+    InstrumentMismatchError,
+    SalienceChooser,
+    UniformChooser,
+    build_signalling_items,
+    freeze_instrument,
+    load_instrument,
+)
+from choiceaudit.scorers import Scorer, load_embedder, load_scorer
+from choiceaudit.store import RunStore
+
+__all__ = [
+    "CHOOSERS",
+    "DEFAULT_SEED",
+    "build_instrument",
+    "make_chooser",
+    "run_signalling",
+]
+
+#: Reference choosers by their command-line name (§I-K).
+CHOOSERS: tuple[str, ...] = ("cosine", "uniform", "salience", "bayes")
+DEFAULT_SEED = 20260901
+ITEMS_DIR = ".items"
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+def _n_candidates(n_items: int) -> int:
+    # The paper draws 200,000 candidates for 1,000 items; smaller sets keep the same ratio.
+    return 200_000 if n_items >= 1000 else max(20_000, 200 * n_items)
+
+
+def build_instrument(
+    norms: str,
+    out_dir: Path | str,
+    *,
+    data: Path | str | None = None,
+    seed: int = DEFAULT_SEED,
+    n_items: int = 1000,
+    n_candidates: int | None = None,
+    tiles: str | None = None,
+) -> FrozenInstrument:
+    """Build the item set from the norms and freeze it into ``out_dir``."""
+    if norms not in ("things", "lancaster"):
+        raise InputError(f"unknown norms {norms!r}; use things or lancaster")
+    if (Path(out_dir) / INSTRUMENT_FILE).exists():  # refuse before spending the build
+        raise InputError(
+            f"{out_dir} already holds a frozen instrument; amend it (--amend) or use a new --out"
+        )
+    result = build_signalling_items(
+        norms,  # type: ignore[arg-type]
+        seed=seed,
+        data=data,
+        tiles=tiles,
+        n_candidates=n_candidates or _n_candidates(n_items),
+        n_items=n_items,
+    )
+    return freeze_instrument(result.items, out_dir)
+
+
+def make_chooser(name: str, frozen: FrozenInstrument) -> Scorer:
+    """A reference chooser over the frozen items: cosine (MiniLM), uniform, salience, bayes."""
+    items = frozen.items
+    if name == "uniform":
+        return UniformChooser()
+    if name == "salience":
+        return SalienceChooser(items)
+    if name == "bayes":
+        return BayesOracleChooser(items)
+    if name == "cosine":
+        return CosineChooser(items, load_embedder("minilm"), model="minilm")
+    raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
+
+
+def _dir_name(prefix: str, spec: str) -> str:
+    return prefix + re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
+
+
+def _resolve_items(
+    out_root: Path,
+    items: Path | str | None,
+    *,
+    norms: str,
+    data: Path | str | None,
+    seed: int,
+    n_items: int,
+    n_candidates: int | None,
+) -> FrozenInstrument:
+    if items is not None:
+        return load_instrument(items)
+    item_dir = out_root / ITEMS_DIR
+    if not (item_dir / INSTRUMENT_FILE).exists():
+        return build_instrument(
+            norms, item_dir, data=data, seed=seed, n_items=n_items, n_candidates=n_candidates
+        )
+    frozen = load_instrument(item_dir)
+    want = {"norms": norms, "seed": seed, "n_items": n_items}
+    have = {k: frozen.record.get(k) for k in want}
+    if have != want:
+        raise InstrumentMismatchError(
+            f"{item_dir} was frozen with {have}, not {want}; use another --out or --items"
+        )
+    return frozen
+
+
+def run_signalling(
+    models: Sequence[str | Scorer],
+    choosers: Sequence[str],
+    out_root: Path | str,
+    *,
+    norms: str = "lancaster",
+    data: Path | str | None = None,
+    items: Path | str | None = None,
+    n_items: int = 1000,
+    n_candidates: int | None = None,
+    seed: int = DEFAULT_SEED,
+    conditions: Sequence[str] = ("4", "5"),
+    formats: Sequence[str] = ("V", "L"),
+    label_forms: Sequence[str] = ("bare",),
+    chunk_size: int = 32,
+    scorer_options: dict[str, Any] | None = None,
+    command: Sequence[str] | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[Path]:
+    """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
+    scorer) and reference chooser; return the run directories (models first, then choosers, in
+    the order given). A second call resumes each run."""
+    if not models and not choosers:
+        raise InputError("give at least one --model or --chooser")
+    for name in choosers:
+        if name not in CHOOSERS:
+            raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
+    root = Path(out_root)
+    frozen = _resolve_items(
+        root, items, norms=norms, data=data, seed=seed, n_items=n_items, n_candidates=n_candidates
+    )
+    queries = frozen.render(conditions=conditions, formats=formats, label_forms=label_forms)
+    base = {
+        "instrument": "signalling",
+        "items_hash": frozen.hash,
+        "items_dir": str(frozen.path.resolve()),
+        "norms": frozen.record.get("norms"),
+        "seed": frozen.record.get("seed"),
+        "n_items": len(frozen.items),
+        "conditions": list(conditions),
+        "formats": list(formats),
+        "label_forms": list(label_forms),
+    }
+    jobs: list[tuple[str, dict[str, Any], Callable[[], Scorer]]] = []
+    for spec in models:
+        if isinstance(spec, str):
+            jobs.append(
+                (
+                    _dir_name("", spec),
+                    {**base, "model": spec},
+                    lambda spec=spec: load_scorer(spec, **(scorer_options or {})),  # type: ignore[misc]
+                )
+            )
+        else:  # an already-loaded scorer, named by its description
+            desc = spec.describe()
+            name = str(desc.get("model") or desc.get("name") or type(spec).__name__)
+            jobs.append((_dir_name("", name), {**base, "model": name}, lambda s=spec: s))  # type: ignore[misc]
+    for name in choosers:
+        jobs.append(
+            (_dir_name("", name), {**base, "chooser": name}, lambda n=name: make_chooser(n, frozen))  # type: ignore[misc]
+        )
+    run_dirs = []
+    for dirname, config, factory in jobs:
+        store = RunStore(root / dirname)
+        if store.exists() and store.manifest().config.get("items_hash") != frozen.hash:
+            raise InstrumentMismatchError(
+                f"{store.path} holds a run on other items; choose a new --out"
+            )
+        scorer = factory()
+        frozen.copy_to(store.path / "instrument")
+        label = str(config.get("model") or config.get("chooser"))
+
+        def advance(done: int, total: int, label: str = label) -> None:
+            if progress is not None:
+                progress(label, done, total)
+
+        run_scoring(
+            scorer,
+            queries,
+            store,
+            chunk_size=chunk_size,
+            command=command,
+            config=config,
+            on_progress=advance,
+        )
+        run_dirs.append(store.path)
+    return run_dirs

@@ -1,0 +1,68 @@
+"""File and hashing primitives every layer shares: atomic writes, file sha256, canonical JSON.
+
+One implementation of each, so a run part, a manifest, a frozen item set and a model cache are
+written and hashed the same way. Imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "canonical_hash",
+    "canonical_json",
+    "sha256_file",
+]
+
+
+def atomic_write_bytes(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory, fsync, then
+    rename: at any instant ``path`` holds the old content or the new, never a torn file. The
+    temporary (``.<name>.*.tmp``) is removed if anything fails before the rename."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """:func:`atomic_write_bytes` of UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def sha256_file(path: Path | str, *, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def canonical_json(payload: Any) -> str:
+    """Canonical JSON: sorted keys, no whitespace, UTF-8 kept (``ensure_ascii=False``)."""
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical_hash(payload: Mapping[str, Any] | Any, *, length: int | None = None) -> str:
+    """Hex sha256 of :func:`canonical_json` of ``payload``, cut to ``length`` characters when
+    given: identical on any machine for equal content."""
+    digest = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    return digest if length is None else digest[:length]
