@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.scoring import analyse_scoring_runs
 from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._meaning import meaning_sections
@@ -16,7 +17,7 @@ __all__ = ["SECTION_BUILDERS", "build_report"]
 
 #: instrument name (``manifest["config"]["instrument"]``) → section builder.
 SECTION_BUILDERS: dict[str, Callable[[Sequence[Run]], list[Section]]] = {
-    "score": lambda runs: [scoring_section(runs)],
+    "score": lambda runs: [scoring_section(analyse_scoring_runs([r.arm() for r in runs]))],
     "meaning": meaning_sections,
     "signalling": signalling_sections,
 }

@@ -1,74 +1,45 @@
-"""The section for plain scoring runs (``choiceaudit score``): what any set of choices supports
-without an instrument — accuracy where rows carry a gold option, selection by display slot, and
-the order audit where items were rendered under several orderings."""
+"""The section for plain scoring runs (``choiceaudit score``), laid out from
+:class:`~choiceaudit.instruments.scoring.ScoringAnalysis`: accuracy where rows carry a gold
+option, selection by display slot, and the order audit where items were rendered under several
+orderings. Nothing here computes a statistic."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from choiceaudit import stats
+from choiceaudit.instruments.scoring import ScoringAnalysis
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._html import Section
-from choiceaudit.report._runs import permutation_sweeps
 from choiceaudit.report._tables import ReportTable
-from choiceaudit.store import Run
 
 __all__ = ["run_summary_table", "scoring_section"]
 
-SEED = 20261129
-N_RESAMPLES = 2000
 
-
-def run_summary_table(runs: Sequence[Run], name: str = "runs") -> ReportTable:
+def run_summary_table(
+    runs: Sequence[tuple[str, str, Mapping[str, Any], int]], name: str = "runs"
+) -> ReportTable:
+    """One row per run from ``(label, run directory, manifest, rows)``."""
     records = []
-    for run in runs:
-        scorer = run.manifest.scorer
+    for label, source, manifest, n_rows in runs:
+        scorer = manifest.get("scorer", {})
         records.append(
             {
-                "run": run.path.name,
-                "model": run.label,
+                "run": Path(source).name,
+                "model": label,
                 "backend": scorer.get("backend"),
                 "dtype": scorer.get("dtype"),
-                "rows": len(run.rows),
-                "status": run.manifest.status,
-                "created": run.manifest.created,
+                "rows": n_rows,
+                "status": manifest.get("status"),
+                "created": manifest.get("created"),
             }
         )
     return ReportTable.from_records(name, "Runs in this report", records)
-
-
-def _slot_table(runs: Sequence[Run]) -> ReportTable | None:
-    records = []
-    for run in runs:
-        by_k: dict[int, list[np.ndarray]] = {}
-        for row in run.rows:
-            by_k.setdefault(row.decision.n_options, []).append(row.decision.probs)
-        for k, probs in sorted(by_k.items()):
-            if k < 2:
-                continue
-            shares = stats.slot_shares(np.stack(probs))
-            for slot, share in enumerate(shares):
-                records.append(
-                    {
-                        "model": run.label,
-                        "k": k,
-                        "slot": slot,
-                        "share": float(share),
-                        "uniform": 1 / k,
-                        "n": len(probs),
-                    }
-                )
-    if not records:
-        return None
-    return ReportTable.from_records(
-        "slot_shares",
-        "Share of choices by display slot (ties split evenly)",
-        records,
-        note="Without position bias and with options placed at random, each slot gets 1/k.",
-    )
 
 
 def _draw_slots(table: ReportTable) -> ReportFigure:
@@ -101,77 +72,17 @@ def _draw_slots(table: ReportTable) -> ReportFigure:
     )
 
 
-def _accuracy_table(runs: Sequence[Run]) -> ReportTable | None:
-    records = []
-    for run in runs:
-        correct, clusters = [], []
-        for row in run.rows:
-            gold = row.meta.get("gold")
-            if gold is None:
-                continue
-            chosen = row.choice_canonical
-            correct.append(1.0 / len(chosen) if gold in chosen else 0.0)  # ties: expected credit
-            clusters.append(str(row.meta.get("item_id") or row.query.id))
-        if not correct:
-            continue
-        ci = stats.bootstrap_ci(
-            np.array(correct), n_resamples=N_RESAMPLES, clusters=clusters, seed=SEED
-        )
-        records.append(
-            {"model": run.label, "rows": len(correct), "items": len(set(clusters)),
-             "accuracy": ci.estimate, "ci_low": ci.low, "ci_high": ci.high}
-        )  # fmt: skip
-    if not records:
-        return None
-    return ReportTable.from_records(
-        "accuracy",
-        "Accuracy against the gold option (95% item-clustered bootstrap)",
-        records,
-        note=f"Percentile bootstrap, {N_RESAMPLES} resamples of whole items, seed {SEED}; a tie "
-        "containing the gold option earns 1/(tie size).",
-    )
+def _order_record(cell: Any) -> dict[str, Any]:
+    record = asdict(cell)
+    record["share_travel_le_1e-4"] = record.pop("share_travel_le_1e_4")
+    gold = record.pop("mean_gold_prob_range")
+    if gold is not None:
+        record["mean_gold_prob_range"] = gold
+    return record
 
 
-def _order_table(runs: Sequence[Run]) -> tuple[ReportTable | None, list[str]]:
-    records, skipped = [], []
-    for run in runs:
-        sweep = permutation_sweeps(run)
-        if sweep is None:
-            skipped.append(
-                f"{run.label}: no item rendered under more than one ordering; no order audit"
-            )
-            continue
-        audit = stats.permutation_audit(sweep.probs, sweep.perms)
-        record = {
-            "model": run.label,
-            "items": len(sweep.item_ids),
-            "orderings": int(sweep.probs.shape[1]),
-            "answer_instability": stats.answer_instability(sweep.probs, sweep.perms),
-            "mean_distinct_choices": float(
-                np.mean(stats.n_distinct_choices(sweep.probs, sweep.perms))
-            ),
-            "selection_spread": stats.selection_spread(sweep.probs),
-            "median_travel": audit.median,
-            "share_travel_le_1e-4": audit.share_at_or_below,
-        }
-        if sweep.gold is not None:
-            record["mean_gold_prob_range"] = float(
-                np.mean(stats.gold_prob_range(sweep.probs, sweep.perms, sweep.gold))
-            )
-        records.append(record)
-    if not records:
-        return None, skipped
-    table = ReportTable.from_records(
-        "order_audit",
-        "Order audit over permutation sweeps",
-        records,
-        note="Answer identity is the canonical option perm[slot(ŷ)], never the slot letter; travel "
-        "is the largest distance one option's own probability moves across orderings.",
-    )
-    return table, skipped
-
-
-def scoring_section(runs: Sequence[Run]) -> Section:
+def scoring_section(analysis: ScoringAnalysis) -> Section:
+    """The scoring section (see the module docstring)."""
     section = Section(
         key="scoring",
         title="Scoring runs",
@@ -181,20 +92,40 @@ def scoring_section(runs: Sequence[Run]) -> Section:
             "<code>gold</code> index in the query meta; the order audit needs items rendered "
             "under several orderings (a <code>perm</code> per row)."
         ),
-        runs=[(str(r.path), r.manifest.to_dict()) for r in runs],
+        runs=[(a.source, dict(a.manifest)) for a in analysis.arms],
     )
-    section.tables.append(run_summary_table(runs))
-    accuracy = _accuracy_table(runs)
-    if accuracy is None:
-        section.skipped.append("accuracy: no row carries a gold option in its meta")
-    else:
-        section.tables.append(accuracy)
-    slots = _slot_table(runs)
-    if slots is not None:
+    section.tables.append(
+        run_summary_table([(a.label, a.source, a.manifest, a.rows) for a in analysis.arms])
+    )
+    if analysis.accuracy:
+        section.tables.append(
+            ReportTable.from_records(
+                "accuracy",
+                "Accuracy against the gold option (95% item-clustered bootstrap)",
+                [asdict(c) for c in analysis.accuracy],
+                note=f"Percentile bootstrap, {analysis.n_resamples} resamples of whole items, "
+                f"seed {analysis.seed}; a tie containing the gold option earns 1/(tie size).",
+            )
+        )
+    if analysis.slot_shares:
+        slots = ReportTable.from_records(
+            "slot_shares",
+            "Share of choices by display slot (ties split evenly)",
+            [asdict(c) for c in analysis.slot_shares],
+            note="Without position bias and with options placed at random, each slot gets 1/k.",
+        )
         section.figures.append(_draw_slots(slots))
         section.tables.append(slots)
-    order, skipped = _order_table(runs)
-    section.skipped.extend(skipped)
-    if order is not None:
-        section.tables.append(order)
+    section.skipped.extend(str(s) for s in analysis.skipped)
+    if analysis.order_audit:
+        section.tables.append(
+            ReportTable.from_records(
+                "order_audit",
+                "Order audit over permutation sweeps",
+                [_order_record(c) for c in analysis.order_audit],
+                note="Answer identity is the canonical option perm[slot(ŷ)], never the slot "
+                "letter; travel is the largest distance one option's own probability moves "
+                "across orderings.",
+            )
+        )
     return section

@@ -231,7 +231,12 @@ def meaning_sections(runs: Sequence[Run]) -> list[Section]:
         runs=[(str(r.path), r.manifest.to_dict()) for r in runs],
     )
     results, skipped = meaning_results(runs)
-    section.tables.append(run_summary_table(runs, name="meaning_runs"))
+    section.tables.append(
+        run_summary_table(
+            [(r.label, str(r.path), r.manifest.to_dict(), len(r.rows)) for r in runs],
+            name="meaning_runs",
+        )
+    )
     section.skipped.extend(skipped)
     section.skipped.extend(_plan_skips(results))
     tables: dict[str, Any] = {}

@@ -40,6 +40,7 @@ from choiceaudit.stats._order import (
     selection_spread,
     slot_shares,
 )
+from choiceaudit.stats._paired_tests import McNemarResult, bonferroni, mcnemar_exact
 from choiceaudit.stats._regression import ols_slope, pearson_r
 from choiceaudit.stats._selective import (
     ConfidenceByOutcome,
@@ -52,7 +53,7 @@ from choiceaudit.stats._selective import (
     risk_coverage_curve,
     selective_accuracy,
 )
-from choiceaudit.stats._tests import McNemarResult, bonferroni, mcnemar_exact
+from choiceaudit.stats._ties import PermutationSweeps, permutation_sweeps, tie_credit
 
 __all__ = [
     "BootstrapResult",
@@ -60,6 +61,7 @@ __all__ = [
     "McNemarResult",
     "OrderSensitivity",
     "PermutationAudit",
+    "PermutationSweeps",
     "ReliabilityBins",
     "RiskCoverage",
     "agreement_rate",
@@ -89,6 +91,7 @@ __all__ = [
     "pearson_r",
     "permutation_audit",
     "permutation_consistency",
+    "permutation_sweeps",
     "random_gate_augrc",
     "random_gate_aurc",
     "reliability_bins",
@@ -96,5 +99,6 @@ __all__ = [
     "selection_spread",
     "selective_accuracy",
     "slot_shares",
+    "tie_credit",
     "top_label",
 ]
