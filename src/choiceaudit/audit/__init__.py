@@ -15,7 +15,7 @@ from choiceaudit.audit._meaning import (
     resolve_embedder,
     run_meaning,
 )
-from choiceaudit.audit._score import ScoreFileResult, score_file
+from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
 from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
 from choiceaudit.audit._signalling import (
     CHOOSERS,
@@ -38,6 +38,7 @@ __all__ = [
     "make_chooser",
     "meaning_run_dir",
     "queries_for",
+    "repair_run",
     "resolve_embedder",
     "run_meaning",
     "run_scoring",

@@ -146,9 +146,10 @@ def run_meaning(
     for model in models:
         scorer = load_scorer(model, **(scorer_options or {}).get(model, {}))
         run_dir = meaning_run_dir(out_root, model)
-        run_dir.mkdir(parents=True, exist_ok=True)
         model_queries = queries_for(model, queries)
-        write_queries(run_dir / QUERIES_FILE, model_queries)
+
+        def write_plan(directory: Path, model_queries: list[Query] = model_queries) -> None:
+            write_queries(directory / QUERIES_FILE, model_queries)
 
         def report(done: int, total: int, model: str = model) -> None:
             if progress is not None:
@@ -161,6 +162,7 @@ def run_meaning(
             chunk_size=chunk_size,
             command=list(command) if command is not None else None,
             config=config,
+            on_accepted=write_plan,
             on_progress=report,
         )
         paths.append(run_dir)

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
+from choiceaudit.errors import InputError
 from choiceaudit.scorers import load_scorer
-from choiceaudit.store import read_queries
+from choiceaudit.store import RepairReport, RunStore, read_queries
 
-__all__ = ["ScoreFileResult", "score_file"]
+__all__ = ["ScoreFileResult", "repair_run", "score_file"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,16 @@ def score_file(
         command=command,
         config={"kind": "score"},
         skipped=skipped,
+        skipped_lines=result.errors,
         on_progress=on_progress,
     )
     return ScoreFileResult(summary, tuple(result.errors))
+
+
+def repair_run(path: Path | str) -> RepairReport:
+    """Move a run's unreadable parts aside (``<run>/quarantine/``), record them in the manifest
+    and remove stale temporaries; the next resume re-scores the queries those parts held."""
+    store = RunStore(path)
+    if not store.path.is_dir():
+        raise InputError(f"{store.path}: no such run directory")
+    return store.repair()

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.errors import ScorerError, StoreError
+from choiceaudit.files import canonical_hash, canonical_json
 from choiceaudit.scorers import PartialScoreError, Scorer
-from choiceaudit.store import IDENTITY_FIELDS, RunStore
+from choiceaudit.store import IDENTITY_FIELDS, PartStamp, RunStore
 from choiceaudit.types import Decision, Query
 
 __all__ = ["ProgressCallback", "RunSummary", "run_scoring"]
@@ -71,14 +72,44 @@ def _identity(description: dict[str, Any]) -> dict[str, Any]:
     return {k: description.get(k) for k in IDENTITY_FIELDS if k in description}
 
 
+def _stamp(description: dict[str, Any], config: dict[str, Any] | None) -> PartStamp:
+    return PartStamp(
+        scorer_identity=canonical_json(_identity(description)),
+        config_hash=canonical_hash(config or {}),
+    )
+
+
+def _check_parts(store: RunStore, stamp: PartStamp) -> None:
+    """Every existing part must have been written by this scorer under this configuration,
+    whether or not the manifest survived."""
+    for part, found in store.part_stamps().items():
+        if found is None:
+            if not store.exists():
+                raise StoreError(
+                    f"{part}: written without a scorer stamp and the run has no manifest; "
+                    "cannot tell which model made it. Use a new --out directory."
+                )
+            continue  # a part from before stamps: the manifest's identity check covers it
+        if found.scorer_identity != stamp.scorer_identity:
+            raise StoreError(
+                f"{part} was written by scorer {found.scorer_identity}; this scorer is "
+                f"{stamp.scorer_identity}. Resume with the same model, or use a new --out."
+            )
+        if found.config_hash != stamp.config_hash:
+            raise StoreError(
+                f"{part} was written under another configuration (hash {found.config_hash[:12]}, "
+                f"now {stamp.config_hash[:12]}); use a new --out"
+            )
+
+
 def _session_manifest(
     store: RunStore,
     scorer: Scorer,
+    description: dict[str, Any],
     *,
     command: Sequence[str] | None,
     config: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    description = scorer.describe()
     if store.exists():
         manifest = store.read_manifest()
         old = _identity(manifest.get("scorer", {}))
@@ -107,6 +138,23 @@ def _session_manifest(
     return manifest
 
 
+def _close_killed_session(manifest: dict[str, Any], rows_now: int) -> None:
+    """A session the manifest still shows running was killed (we hold the lock, so nobody is
+    writing): record what it left, counted from the parts on disk."""
+    sessions = manifest.get("sessions") or []
+    if manifest.get("status") != "running" or not sessions:
+        return
+    last = sessions[-1]
+    if "ended" in last:
+        return
+    start = last.get("rows_at_start")
+    if start is not None:
+        last["scored"] = rows_now - int(start)
+    last["outcome"] = "killed"
+    last["ended"] = None
+    last["found_killed_by_next_session"] = _now()
+
+
 def run_scoring(
     scorer: Scorer,
     queries: Sequence[Query],
@@ -116,12 +164,23 @@ def run_scoring(
     command: Sequence[str] | None = None,
     config: dict[str, Any] | None = None,
     skipped: dict[str, int] | None = None,
+    skipped_lines: Sequence[tuple[int, str, str]] = (),
+    on_accepted: Callable[[Path], None] | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> RunSummary:
     """Score the queries not yet in the run ``run``, one atomically written part per chunk.
 
-    ``on_progress(done, total)`` is called after each part. ``skipped`` records input rows the
-    caller did not turn into queries (reason → count); it goes into the manifest. A
+    Nothing is written into the run directory before its lock is held and the scorer and
+    configuration are accepted; ``on_accepted(run_dir)`` is then called (under the lock) for
+    files that belong beside the decisions, such as the queries or a frozen item set.
+
+    The manifest is kept current: each committed part updates the session's ``scored`` count
+    and the run's ``rows`` (atomically); an exception records ``status: failed`` with the
+    reason; a session found still ``running`` by the next one was killed, and is closed with
+    what it left. Every part is stamped with the scorer identity and configuration hash, and a
+    resume by another scorer or configuration is refused even when the manifest is gone.
+    ``skipped`` records input rows the caller did not turn into queries (reason → count) and
+    ``skipped_lines`` each such line as ``(line, field, reason)``. A
     :class:`~choiceaudit.scorers.PartialScoreError` keeps the decisions that came back, records
     the failure and is re-raised; a resume scores only the rest.
     """
@@ -129,9 +188,15 @@ def run_scoring(
         raise ValueError("chunk_size must be at least 1")
     store = run if isinstance(run, RunStore) else RunStore(run)
     with store.lock():
-        manifest = _session_manifest(store, scorer, command=command, config=config)
+        description = scorer.describe()
+        stamp = _stamp(description, config)
+        manifest = _session_manifest(store, scorer, description, command=command, config=config)
         stale = store.clean_partial()
+        _check_parts(store, stamp)
         done = store.done_ids()
+        _close_killed_session(manifest, len(done))
+        if on_accepted is not None:
+            on_accepted(store.path)
         unique: dict[str, tuple[int, Query]] = {}
         duplicates = 0
         for index, query in enumerate(queries):
@@ -147,54 +212,87 @@ def run_scoring(
             "duplicates_in_input": duplicates,
             "stale_partial_files_removed": stale,
             "skipped_input": dict(skipped or {}),
+            "rows_at_start": len(done),
             "scored": 0,
+            "truncated": 0,
         }
+        if skipped_lines:
+            session["skipped_input_lines"] = [
+                {"line": line, "field": fld, "reason": reason}
+                for line, fld, reason in skipped_lines
+            ]
         manifest["sessions"].append(session)
         manifest["status"] = "running"
+        manifest["rows"] = len(done)
         store.write_manifest(manifest)
         total = len(unique)
         progress = total - len(pending)
         if on_progress is not None:
             on_progress(progress, total)
         parts = 0
-        for start in range(0, len(pending), chunk_size):
-            chunk = pending[start : start + chunk_size]
-            try:
-                decisions: list[Decision | None] = list(scorer.score([q for _, q in chunk]))
-            except PartialScoreError as exc:
-                # Keep what came back, record the failure, then stop: a resume scores the rest.
-                kept = [
-                    (i, q, d)
-                    for (i, q), d in zip(chunk, exc.completed, strict=True)
-                    if d is not None
+
+        def commit(rows: list[tuple[int, Query, Decision]]) -> None:
+            store.write_part(rows, stamp=stamp)
+            session["scored"] += len(rows)
+            n_truncated = sum(1 for _, _, d in rows if d.aux.get("truncated"))
+            session["truncated"] += n_truncated
+            manifest["truncated_rows"] = int(manifest.get("truncated_rows", 0)) + n_truncated
+            manifest["rows"] = int(manifest["rows"]) + len(rows)
+            store.write_manifest(manifest)
+
+        try:
+            for start in range(0, len(pending), chunk_size):
+                chunk = pending[start : start + chunk_size]
+                try:
+                    decisions: list[Decision | None] = list(scorer.score([q for _, q in chunk]))
+                except PartialScoreError as exc:
+                    # Keep what came back, record the failure, then stop: a resume scores the
+                    # rest.
+                    kept = [
+                        (i, q, d)
+                        for (i, q), d in zip(chunk, exc.completed, strict=True)
+                        if d is not None
+                    ]
+                    if kept:
+                        commit(kept)
+                    session["failed"] = f"{len(chunk) - len(kept)} queries failed: {exc}"
+                    session["outcome"] = "partial failure"
+                    session["ended"] = _now()
+                    manifest["status"] = "incomplete"
+                    manifest["scorer"] = scorer.describe()
+                    store.write_manifest(manifest)
+                    raise
+                if len(decisions) != len(chunk):
+                    raise ScorerError(
+                        f"scorer returned {len(decisions)} decisions for {len(chunk)} queries"
+                    )
+                rows = [
+                    (i, q, d) for (i, q), d in zip(chunk, decisions, strict=True) if d is not None
                 ]
-                if kept:
-                    store.write_part(kept)
-                session["scored"] += len(kept)
-                session["failed"] = f"{len(chunk) - len(kept)} queries failed: {exc}"
-                session["ended"] = _now()
-                manifest["status"] = "incomplete"
-                manifest["rows"] = len(store.done_ids())
-                manifest["scorer"] = scorer.describe()
-                store.write_manifest(manifest)
-                raise
-            if len(decisions) != len(chunk):
-                raise ScorerError(
-                    f"scorer returned {len(decisions)} decisions for {len(chunk)} queries"
-                )
-            rows = [(i, q, d) for (i, q), d in zip(chunk, decisions, strict=True) if d is not None]
-            if len(rows) != len(chunk):
-                raise ScorerError(
-                    "scorer returned None for a query without raising PartialScoreError"
-                )
-            store.write_part(rows)
-            parts += 1
-            progress += len(chunk)
-            session["scored"] += len(chunk)
-            if on_progress is not None:
-                on_progress(progress, total)
+                if len(rows) != len(chunk):
+                    raise ScorerError(
+                        "scorer returned None for a query without raising PartialScoreError"
+                    )
+                commit(rows)
+                parts += 1
+                progress += len(chunk)
+                if on_progress is not None:
+                    on_progress(progress, total)
+        except PartialScoreError:
+            raise
+        except BaseException as exc:
+            interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
+            session["outcome"] = "interrupted" if interrupted else "failed"
+            session["failed"] = f"{type(exc).__name__}: {exc}"
+            session["ended"] = _now()
+            manifest["status"] = "interrupted" if interrupted else "failed"
+            manifest["failure"] = session["failed"]
+            store.write_manifest(manifest)
+            raise
         n_rows = len(store.done_ids())
         session["ended"] = _now()
+        session["outcome"] = "complete" if n_rows >= total else "incomplete"
+        manifest.pop("failure", None)
         manifest["scorer"] = scorer.describe()  # call counts, retries etc. as of the end
         manifest["status"] = "complete" if n_rows >= total else "incomplete"
         manifest["rows"] = n_rows

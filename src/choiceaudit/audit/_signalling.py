@@ -196,7 +196,9 @@ def run_signalling(
                 f"{store.path} holds a run on other items; choose a new --out"
             )
         scorer = factory()
-        frozen.copy_to(store.path / "instrument")
+
+        def copy_items(directory: Path) -> None:
+            frozen.copy_to(directory / "instrument")
         label = str(config.get("model") or config.get("chooser"))
 
         def advance(done: int, total: int, label: str = label) -> None:
@@ -210,6 +212,7 @@ def run_signalling(
             chunk_size=chunk_size,
             command=command,
             config=config,
+            on_accepted=copy_items,
             on_progress=advance,
         )
         run_dirs.append(store.path)

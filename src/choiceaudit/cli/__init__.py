@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from choiceaudit.audit import score_file
+from choiceaudit.audit import repair_run, score_file
 from choiceaudit.errors import ChoiceAuditError
 from choiceaudit.scorers import model_status
 
@@ -164,6 +164,23 @@ def score(
         f"{out_dir}: {summary.scored} scored, {summary.already_done} already done, "
         f"{summary.duplicates_in_input} duplicate(s) in input, "
         f"{len(result.skipped_lines)} invalid line(s) skipped; rows = {summary.manifest['rows']}",
+        highlight=False,
+    )
+
+
+@app.command()
+@guarded
+def repair(
+    run: Annotated[Path, typer.Argument(help="Run directory whose resume is blocked.")],
+) -> None:
+    """Move unreadable parts of a run aside (recorded in its manifest) so a resume re-scores
+    their queries; remove temporaries a killed writer left."""
+    report = repair_run(run)
+    for part, reason in report.moved:
+        out.print(f"moved aside: {run / part} ({reason})", highlight=False)
+    out.print(
+        f"{run}: {len(report.moved)} unreadable part(s) moved aside, "
+        f"{report.temporaries_removed} temporary file(s) removed; resume the run to re-score",
         highlight=False,
     )
 

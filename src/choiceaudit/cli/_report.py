@@ -28,6 +28,6 @@ def report(
     index = build_report(runs, out_dir, title=title)
     out.print(f"report: {index}")
     if screenshot is not None:
-        from choiceaudit.report._screenshot import screenshot as take
+        from choiceaudit.report import screenshot as take
 
         out.print(f"screenshot: {take(index, screenshot)}")

@@ -1,1 +1,4 @@
-"""Instruments: signalling (Consistency Without Alignment) and meaning (literal attraction)."""
+"""Instruments: signalling (Consistency Without Alignment), meaning (literal attraction) and
+scoring (plain labelled query files). Each subpackage exports its entry points."""
+
+__all__: list[str] = []

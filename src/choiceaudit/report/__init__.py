@@ -5,6 +5,7 @@ from choiceaudit.report._build import build_report
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._runs import permutation_sweeps
+from choiceaudit.report._screenshot import screenshot
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
@@ -13,5 +14,6 @@ __all__ = [
     "Section",
     "build_report",
     "permutation_sweeps",
+    "screenshot",
     "write_report",
 ]

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from choiceaudit.errors import InputError
+from choiceaudit.files import atomic_write_text
 from choiceaudit.types import DEFAULT_TEMPLATE, Query, parse_perm
 
 __all__ = ["QueryFileError", "QueryLine", "ReadResult", "read_queries", "write_queries"]
@@ -139,7 +140,7 @@ def read_queries(path: Path | str, *, skip_invalid: bool = False) -> ReadResult:
 
 
 def write_queries(path: Path | str, queries: Iterable[Query]) -> None:
-    """Write queries in the same format (round-trips through :func:`read_queries`)."""
-    with Path(path).open("w", encoding="utf-8") as handle:
-        for query in queries:
-            handle.write(json.dumps(query.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+    """Write queries in the same format (round-trips through :func:`read_queries`), atomically:
+    the file holds the old list or the new one, never a mix."""
+    lines = [json.dumps(q.to_dict(), ensure_ascii=False, sort_keys=True) + "\n" for q in queries]
+    atomic_write_text(path, "".join(lines))

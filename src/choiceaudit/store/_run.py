@@ -32,6 +32,8 @@ __all__ = [
     "IDENTITY_FIELDS",
     "MANIFEST",
     "Manifest",
+    "PartStamp",
+    "RepairReport",
     "Run",
     "RunRow",
     "RunStore",
@@ -43,6 +45,30 @@ IDENTITY_FIELDS = ("backend", "model", "model_id", "weights_sha256", "revision",
 
 MANIFEST = "manifest.json"
 PARTS = "decisions"
+#: Where :meth:`RunStore.repair` moves parts it cannot read.
+QUARANTINE = "quarantine"
+#: Parquet schema metadata every part carries: who wrote it and under which configuration.
+PART_IDENTITY_KEY = b"choiceaudit.scorer_identity"
+PART_CONFIG_KEY = b"choiceaudit.config_hash"
+
+
+@dataclass(frozen=True)
+class PartStamp:
+    """What a part records about its writer: the scorer identity (:data:`IDENTITY_FIELDS` of
+    its description, canonical JSON) and the sha256 of the run configuration."""
+
+    scorer_identity: str
+    config_hash: str
+
+
+@dataclass(frozen=True)
+class RepairReport:
+    """What :meth:`RunStore.repair` did: parts moved aside (with the reason each was
+    unreadable) and temporaries removed."""
+
+    path: Path
+    moved: tuple[tuple[str, str], ...]
+    temporaries_removed: int
 
 
 @dataclass(frozen=True)
@@ -220,13 +246,22 @@ class RunStore:
         return sorted(self.parts_dir.glob("part-*.parquet"))
 
     def clean_partial(self) -> int:
-        """Remove temporary files a killed writer left behind; they never count as rows."""
+        """Remove temporary files a killed writer left behind (part and manifest temporaries);
+        they never count as rows. Call only while holding :meth:`lock`."""
         removed = 0
-        if self.parts_dir.exists():
-            for tmp in self.parts_dir.glob(".part-*.tmp"):
-                tmp.unlink()
-                removed += 1
+        patterns = [(self.parts_dir, ".part-*.tmp"), (self.path, f".{MANIFEST}.*.tmp")]
+        for directory, pattern in patterns:
+            if directory.exists():
+                for tmp in directory.glob(pattern):
+                    tmp.unlink()
+                    removed += 1
         return removed
+
+    def _unreadable(self, part: Path, exc: Exception) -> StoreError:
+        return StoreError(
+            f"{part}: unreadable Parquet part ({exc}); run `choiceaudit repair {self.path}` to "
+            "move it aside and re-score its queries on the next resume"
+        )
 
     def done_ids(self) -> set[str]:
         done: set[str] = set()
@@ -234,13 +269,72 @@ class RunStore:
             try:
                 ids = pq.read_table(part, columns=["query_id"]).column("query_id").to_pylist()
             except (pa.ArrowInvalid, OSError) as exc:
-                raise StoreError(f"{part}: unreadable Parquet part ({exc})") from None
+                raise self._unreadable(part, exc) from None
             done.update(ids)
         return done
 
-    def write_part(self, rows: Sequence[tuple[int, Query, Decision]]) -> Path:
-        """Write ``(input index, query, decision)`` rows as the next part, atomically."""
+    def part_stamps(self) -> dict[Path, PartStamp | None]:
+        """Each part's writer stamp (``None`` for parts written before stamps existed)."""
+        stamps: dict[Path, PartStamp | None] = {}
+        for part in self.part_paths():
+            try:
+                meta = pq.read_schema(part).metadata or {}
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise self._unreadable(part, exc) from None
+            if PART_IDENTITY_KEY in meta:
+                stamps[part] = PartStamp(
+                    meta[PART_IDENTITY_KEY].decode("utf-8"),
+                    meta.get(PART_CONFIG_KEY, b"").decode("utf-8"),
+                )
+            else:
+                stamps[part] = None
+        return stamps
+
+    def repair(self) -> RepairReport:
+        """Move every part that cannot be read whole into ``quarantine/`` and record it in the
+        manifest (``repairs``), so a resume re-scores its queries. Takes the lock."""
+        moved: list[tuple[str, str]] = []
+        with self.lock():
+            removed = self.clean_partial()
+            for part in self.part_paths():
+                try:
+                    pq.read_table(part)
+                except (pa.ArrowInvalid, OSError) as exc:
+                    target = self.path / QUARANTINE / part.name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    n = 0
+                    while target.exists():
+                        n += 1
+                        target = self.path / QUARANTINE / f"{part.stem}.{n}{part.suffix}"
+                    part.replace(target)
+                    moved.append((str(target.relative_to(self.path)), str(exc)))
+            if self.exists() and (moved or removed):
+                manifest = self.read_manifest()
+                manifest.setdefault("repairs", []).append(
+                    {
+                        "moved": [{"part": p, "reason": r} for p, r in moved],
+                        "temporaries_removed": removed,
+                        "rows_after": len(self.done_ids()),
+                    }
+                )
+                manifest["status"] = "incomplete" if moved else manifest.get("status")
+                manifest["rows"] = len(self.done_ids())
+                self.write_manifest(manifest)
+        return RepairReport(self.path, tuple(moved), removed)
+
+    def write_part(
+        self, rows: Sequence[tuple[int, Query, Decision]], *, stamp: PartStamp | None = None
+    ) -> Path:
+        """Write ``(input index, query, decision)`` rows as the next part, atomically, with the
+        writer's ``stamp`` in the Parquet metadata."""
         table = rows_to_table(rows)
+        if stamp is not None:
+            table = table.replace_schema_metadata(
+                {
+                    PART_IDENTITY_KEY: stamp.scorer_identity.encode("utf-8"),
+                    PART_CONFIG_KEY: stamp.config_hash.encode("utf-8"),
+                }
+            )
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         existing = self.part_paths()
         index = int(existing[-1].stem.split("-")[1]) + 1 if existing else 0
@@ -259,9 +353,9 @@ class RunStore:
         tables = []
         for part in parts:
             try:
-                tables.append(pq.read_table(part))
+                tables.append(pq.read_table(part).replace_schema_metadata(None))
             except (pa.ArrowInvalid, OSError) as exc:
-                raise StoreError(f"{part}: unreadable Parquet part ({exc})") from None
+                raise self._unreadable(part, exc) from None
         table = pa.concat_tables(tables, promote_options="default")
         ids = table.column("query_id").to_pylist()
         if len(set(ids)) != len(ids):

@@ -1,0 +1,167 @@
+"""The package map of DESIGN.md, enforced on the source: which package may import which, no
+import of another package's private modules, and a sorted, complete ``__all__`` everywhere.
+
+Imports are read from the syntax tree (every ``import`` / ``from … import`` in a module,
+including those inside functions), so a lazy import cannot slip past the table.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "choiceaudit"
+
+#: package → the choiceaudit packages it may import (DESIGN.md's table). ``errors`` and
+#: ``files`` are leaves every layer may use; ``cli`` may import everything.
+LEAVES = {"errors", "files"}
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "files": set(),
+    "types": set(),
+    "stats": set(),
+    "scorers": {"types"},
+    "instruments": {"types", "stats", "scorers"},
+    "store": {"types"},
+    "audit": {"types", "scorers", "instruments", "stats", "store"},
+    "report": {"types", "store", "instruments"},
+    "cli": {"*"},
+}
+
+
+def _package(module: str) -> str:
+    """``choiceaudit.instruments.meaning._plan`` → ``instruments.meaning``; other packages are
+    their first component (``store._run`` → ``store``)."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return ""
+    if parts[0] == "instruments" and len(parts) > 1 and not parts[1].startswith("_"):
+        return f"instruments.{parts[1]}"
+    return parts[0]
+
+
+def _layer(package: str) -> str:
+    return package.split(".")[0]
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out.append((".".join(parts), path))
+    return out
+
+
+def _imports(path: Path, module: str) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[int, str]] = []
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base if is_package else base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+            for alias in node.names:  # `from choiceaudit.x import _private_module`
+                found.append((node.lineno, f"{target}.{alias.name}"))
+    return [(line, name) for line, name in found if name.split(".")[0] == "choiceaudit"]
+
+
+def _is_module(name: str) -> bool:
+    parts = name.split(".")
+    base = SRC.parent.joinpath(*parts)
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def test_every_import_follows_the_package_table() -> None:
+    violations = []
+    for module, path in _modules():
+        source = _package(module)
+        layer = _layer(source)
+        if not source or layer == "cli":
+            continue
+        allowed = ALLOWED[layer] | LEAVES
+        for line, target in _imports(path, module):
+            if not _is_module(target) or target == "choiceaudit":
+                continue
+            dest = _package(target)
+            dest_layer = _layer(dest)
+            if dest_layer == layer and dest_layer != "instruments":
+                continue
+            if dest == source:
+                continue
+            if dest_layer not in allowed:
+                violations.append(f"{path.relative_to(SRC.parent)}:{line}: {source} imports {target}")
+    assert not violations, "\n".join(violations)
+
+
+def test_no_package_imports_another_packages_private_modules() -> None:
+    violations = []
+    for module, path in _modules():
+        source = _package(module)
+        for line, target in _imports(path, module):
+            if not _is_module(target):
+                continue
+            dest = _package(target)
+            private = any(p.startswith("_") for p in target.split(".")[1:])
+            if private and dest != source:
+                violations.append(f"{path.relative_to(SRC.parent)}:{line}: {source} imports {target}")
+    assert not violations, "\n".join(violations)
+
+
+def test_stats_imports_only_numpy_and_scipy() -> None:
+    third_party = set()
+    for module, path in _modules():
+        if _package(module) != "stats":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                third_party.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                third_party.add(node.module.split(".")[0])
+    import sys
+
+    assert third_party - set(sys.stdlib_module_names) <= {"numpy", "scipy", "choiceaudit"}
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """The order ruff's RUF022 keeps: SCREAMING_CASE constants, then CamelCase, then the rest,
+    each alphabetically."""
+    if len(name) > 1 and name.upper() == name:
+        return 0, name
+    return (1 if name[0].isupper() else 2), name
+
+
+PUBLIC_MODULES = [m for m, _ in _modules() if not any(p.startswith("_") for p in m.split("."))]
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_public_module_has_a_sorted_complete_all(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    assert list(exported) == sorted(exported, key=_isort_key), f"{name}.__all__ is not sorted"
+    assert len(set(exported)) == len(exported)
+    for attr in exported:
+        assert hasattr(module, attr), f"{name}.__all__ names {attr!r}, which it lacks"
+
+
+@pytest.mark.parametrize(
+    ("name", "most"),
+    [("choiceaudit.instruments.meaning", 30), ("choiceaudit.instruments.signalling", 30)],
+)
+def test_instruments_export_entry_points_not_internals(name: str, most: int) -> None:
+    assert len(importlib.import_module(name).__all__) <= most
