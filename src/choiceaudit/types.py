@@ -7,7 +7,6 @@ is made, not three stages later in an analysis. See DESIGN.md, "Core types".
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +15,8 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from choiceaudit.files import canonical_hash
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -83,9 +84,8 @@ def tied_argmax(values: Sequence[float] | npt.NDArray[Any]) -> tuple[int, ...]:
 
 
 def _stable_hash(payload: Mapping[str, Any]) -> str:
-    """sha256 of canonical JSON (sorted keys, no whitespace, UTF-8): identical on any machine."""
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+    """First 24 hex digits of the sha256 of canonical JSON: identical on any machine."""
+    return canonical_hash(payload, length=24)
 
 
 def _freeze_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:

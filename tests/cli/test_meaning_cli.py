@@ -139,3 +139,17 @@ def test_causal_lm_arm_scores_glosses_as_continuations():
     assert text.answer_format == "text" and text.continuations() == (" a", " b", " c", " d")
     assert text.perm == q.perm and text.meta == q.meta and text.id != q.id
     assert queries_for("sparrow", [q]) == [q] and queries_for("lm-choice:smollm2", [q]) == [q]
+
+
+def test_a_refused_run_leaves_the_queries_file_as_it_was(tmp_path: Path, corpus_file: Path) -> None:
+    out = tmp_path / "runs"
+    assert _run(out, corpus_file).exit_code == 0
+    queries = meaning_run_dir(out, "fake") / QUERIES_FILE
+    before = queries.read_bytes()
+    refused = _run(out, corpus_file, "--n-items", "3")  # another plan into the same run
+    assert refused.exit_code == 1 and "different configuration" in refused.output
+    assert queries.read_bytes() == before
+    with RunStore(meaning_run_dir(out, "fake")).lock():
+        locked = _run(out, corpus_file, "--n-items", "3")
+    assert locked.exit_code == 1 and "another process" in locked.output
+    assert queries.read_bytes() == before

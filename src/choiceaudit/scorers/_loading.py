@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.files import atomic_write_text, sha256_file
 from choiceaudit.scorers._protocol import MissingBackendError, ScorerError
 
 __all__ = [
@@ -56,14 +57,6 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("choiceaudit"))
-
-
-def sha256_file(path: Path, *, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def library_versions(*names: str) -> dict[str, str]:
@@ -213,15 +206,8 @@ def _cached_sha256(path: Path) -> str:
         return memo.read_text().strip()
     digest = sha256_file(path)
     memo.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write_text(memo, digest)
+    atomic_write_text(memo, digest)
     return digest
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def convert_gguf(gguf: Path, sha256: str) -> Path:
