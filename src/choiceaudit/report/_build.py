@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.signalling import analyse_signalling_runs
 from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._meaning import meaning_sections
@@ -18,7 +19,9 @@ __all__ = ["SECTION_BUILDERS", "build_report"]
 SECTION_BUILDERS: dict[str, Callable[[Sequence[Run]], list[Section]]] = {
     "score": lambda runs: [scoring_section(runs)],
     "meaning": meaning_sections,
-    "signalling": signalling_sections,
+    "signalling": lambda runs: signalling_sections(
+        analyse_signalling_runs([run.arm() for run in runs])
+    ),
 }
 
 
