@@ -251,3 +251,16 @@ def test_model_rules_are_facets_and_references_repeat(tmp_path: Path) -> None:
     assert "format L: no model run holds format-L renderings" in html
     fit = _csv(out / "figures" / "signalling_fit_cost.csv")
     assert {r["facet"] for r in fit if r["chooser"] == "salience"} == {"pmi", "sum", "mean"}
+
+
+def test_analysis_results_are_typed_and_frozen(runs: list[Path]) -> None:
+    import dataclasses
+
+    (analysis,) = analyse_signalling_runs([load_run(p).arm() for p in runs])
+    cells = {c.chooser: c for c in analysis.cells}
+    assert cells["salience"].fit_norm_mean == 1.0
+    assert cells["bayes"].post_norm_mean == 1.0
+    assert [a.chooser for a in analysis.arms] == ["fake", "uniform", "salience", "bayes"]
+    assert all(isinstance(s, Skipped) for s in analysis.skipped)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cells["bayes"].excess = 0.0  # type: ignore[misc]
