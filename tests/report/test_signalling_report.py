@@ -16,15 +16,19 @@ import pytest
 from choiceaudit.audit import run_signalling
 from choiceaudit.instruments.signalling import (
     InstrumentMismatchError,
+    analyse_signalling_runs,
     build_signalling_items,
-    default_analysis,
     freeze_instrument,
 )
+from choiceaudit.instruments.signalling._freeze import (
+    default_analysis,
+)
+from choiceaudit.instruments.signalling._run_analysis import analyse_arm
 from choiceaudit.report import build_report
-from choiceaudit.report._signalling import analyse_signalling_run, signalling_sections
+from choiceaudit.report._signalling import signalling_sections
 from choiceaudit.scorers import hashed_content
 from choiceaudit.store import open_run as load_run
-from choiceaudit.types import Decision, Query
+from choiceaudit.types import Decision, Query, Skipped
 from shared_paths import require_shared_data
 
 
@@ -60,7 +64,7 @@ def report(runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_poles_are_exact_on_every_item(runs: list[Path]) -> None:
-    by_label = {a.label: a for a in (analyse_signalling_run(load_run(p)) for p in runs)}
+    by_label = {a.label: a for a in (analyse_arm(load_run(p).arm()) for p in runs)}
     assert all(r["fit_norm"] == 1.0 for r in by_label["salience"].rows)
     assert all(r["post_norm"] == 1.0 for r in by_label["bayes"].rows)
     uniform = by_label["uniform"].rows
@@ -184,7 +188,7 @@ def test_analysis_refuses_items_other_than_the_run_used(runs: list[Path], tmp_pa
 
     other = load_instrument(_freeze(tmp_path, "other", seed=14))
     with pytest.raises(InstrumentMismatchError, match="analyse a run with the item set it used"):
-        analyse_signalling_run(load_run(runs[0]), other)
+        analyse_arm(load_run(runs[0]).arm(), other)
     copy = tmp_path / "copy"
     shutil.copytree(runs[0], copy)
     (copy / "instrument" / "prompts.parquet").write_bytes(b"edited")
@@ -195,7 +199,10 @@ def test_analysis_refuses_items_other_than_the_run_used(runs: list[Path], tmp_pa
 def test_runs_on_different_items_get_separate_sections(runs: list[Path], tmp_path: Path) -> None:
     other = _freeze(tmp_path, "other", seed=12)
     extra = run_signalling([], ["salience"], tmp_path / "runs", items=other)
-    sections = signalling_sections([load_run(p) for p in [runs[2], *extra]])
+    analyses = analyse_signalling_runs([load_run(p).arm() for p in [runs[2], *extra]])
+    assert len(analyses) == 2
+    assert all(isinstance(s, Skipped) for a in analyses for s in a.skipped)
+    sections = signalling_sections(analyses)
     assert len(sections) == 2
     assert all(s.key.startswith("signalling-") for s in sections)
     assert any("needs at least 3 model x rule cells" in x for s in sections for x in s.skipped)
@@ -244,3 +251,16 @@ def test_model_rules_are_facets_and_references_repeat(tmp_path: Path) -> None:
     assert "format L: no model run holds format-L renderings" in html
     fit = _csv(out / "figures" / "signalling_fit_cost.csv")
     assert {r["facet"] for r in fit if r["chooser"] == "salience"} == {"pmi", "sum", "mean"}
+
+
+def test_analysis_results_are_typed_and_frozen(runs: list[Path]) -> None:
+    import dataclasses
+
+    (analysis,) = analyse_signalling_runs([load_run(p).arm() for p in runs])
+    cells = {c.chooser: c for c in analysis.cells}
+    assert cells["salience"].fit_norm_mean == 1.0
+    assert cells["bayes"].post_norm_mean == 1.0
+    assert [a.chooser for a in analysis.arms] == ["fake", "uniform", "salience", "bayes"]
+    assert all(isinstance(s, Skipped) for s in analysis.skipped)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cells["bayes"].excess = 0.0  # type: ignore[misc]

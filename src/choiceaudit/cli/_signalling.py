@@ -17,8 +17,9 @@ from choiceaudit.audit import DEFAULT_SEED, build_instrument, run_signalling
 from choiceaudit.cli import console, guarded, out, parse_options, progress_bar
 from choiceaudit.cli._groups import build_app, run_app
 from choiceaudit.instruments.signalling import (
+    SignallingAnalysis,
     amend_instrument,
-    analysis_set_label,
+    analyse_signalling_runs,
     load_instrument,
     read_amendments,
 )
@@ -26,27 +27,27 @@ from choiceaudit.instruments.signalling import (
 __all__ = ["print_signalling_summary", "signalling_summary"]
 
 
-def signalling_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
-    """Table I records (see ``report._signalling.signalling_cells``) for the runs."""
-    from choiceaudit.report._signalling import analyse_signalling_run, signalling_cells
+def signalling_summary(run_dirs: Sequence[Path]) -> tuple[SignallingAnalysis, ...]:
+    """The signalling analysis of the runs (``analyse_signalling_runs``: one per instrument)."""
     from choiceaudit.store import open_run
 
-    analysed = [analyse_signalling_run(open_run(p)) for p in run_dirs]
-    return signalling_cells(analysed)
+    return analyse_signalling_runs([open_run(p).arm() for p in run_dirs])
 
 
-def print_signalling_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
-    """Analyse the runs (one frozen instrument) and print the coordinate summary; returns the
-    Table I records."""
-    cells = signalling_summary(run_dirs)
-    frozen = load_instrument(Path(run_dirs[0]) / "instrument", verify_files=False)
-    _print_summary(cells, analysis_set_label(frozen.analysis["analysis_set"]))
-    return cells
+def print_signalling_summary(run_dirs: Sequence[Path]) -> tuple[SignallingAnalysis, ...]:
+    """Analyse the runs and print the coordinate summary of each instrument; returns the
+    analyses."""
+    analyses = signalling_summary(run_dirs)
+    for analysis in analyses:
+        _print_summary(analysis)
+    return analyses
 
 
-def _print_summary(cells: list[dict[str, Any]], set_label: str) -> None:
+def _print_summary(analysis: SignallingAnalysis) -> None:
+    """Table I of one analysis as a terminal table (formatting only)."""
+    cells = analysis.cells
     table = Table(
-        title=f"signalling coordinates on {set_label}",
+        title=f"signalling coordinates on {analysis.set_label}",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         padding=(0, 1, 0, 0),
@@ -68,31 +69,31 @@ def _print_summary(cells: list[dict[str, Any]], set_label: str) -> None:
             col, justify="left" if col in ("chooser", "rule") else "right", no_wrap=True
         )
 
-    def f(x: Any, fmt: str = ".3f") -> str:
+    def f(x: float | None, fmt: str = ".3f") -> str:
         # floating-point noise around zero prints as +0.000, not -0.000
         return "–" if x is None else format(0.0 if abs(x) < 1e-12 else x, fmt)
 
     for c in cells:
         table.add_row(
-            c["chooser"],
-            c["rule"],
-            str(c["n_items"]),
-            f(c["post_norm_mean"]),
-            f(c["fit_norm_mean"]),
-            f(c["delta_post_vs_random"], "+.3f") + ("†" if c["delta_excludes_zero"] else " "),
-            f"[{f(c['delta_low'], '+.2f')}, {f(c['delta_high'], '+.2f')}]",
-            f(c["excess"], "+.3f"),
-            f(c["agree_o_fit"], ".2f"),
-            f(c["agree_o_bayes"], ".2f"),
+            c.chooser,
+            c.rule,
+            str(c.n_items),
+            f(c.post_norm_mean),
+            f(c.fit_norm_mean),
+            f(c.delta_post_vs_random, "+.3f") + ("†" if c.delta_excludes_zero else " "),
+            f"[{f(c.delta_low, '+.2f')}, {f(c.delta_high, '+.2f')}]",
+            f(c.excess, "+.3f"),
+            f(c.agree_o_fit, ".2f"),
+            f(c.agree_o_bayes, ".2f"),
         )
     out.print(table)
     if cells:
         c = cells[0]
         out.print(
             f"post = mean post_norm (1 = Bayes pole), fit = mean fit_norm (1 = salience pole); "
-            f"random reference post_norm {c['random_post_norm']:.3f} (SD "
-            f"{c['random_post_norm_sd']:.3f}), salience pole post_norm "
-            f"{c['salience_post_norm']:.3f}; † = 95% interval of Δ excludes 0",
+            f"random reference post_norm {c.random_post_norm:.3f} (SD "
+            f"{c.random_post_norm_sd:.3f}), salience pole post_norm "
+            f"{c.salience_post_norm:.3f}; † = 95% interval of Δ excludes 0",
             highlight=False,
         )
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.scoring import analyse_scoring_runs
+from choiceaudit.instruments.signalling import analyse_signalling_runs
 from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._meaning import meaning_sections
@@ -19,7 +20,9 @@ __all__ = ["SECTION_BUILDERS", "build_report"]
 SECTION_BUILDERS: dict[str, Callable[[Sequence[Run]], list[Section]]] = {
     "score": lambda runs: [scoring_section(analyse_scoring_runs([r.arm() for r in runs]))],
     "meaning": meaning_sections,
-    "signalling": signalling_sections,
+    "signalling": lambda runs: signalling_sections(
+        analyse_signalling_runs([run.arm() for run in runs])
+    ),
 }
 
 

@@ -1,5 +1,6 @@
 """Figures of the signalling report: each draws exactly the records of its ``ReportTable``
-(paper Fig. 2, Fig. 3 and the §IV-C scatter). Identity is carried by marker shape as well as
+(paper Fig. 2, Fig. 3 and the §IV-C scatter), records of the typed results of
+``analyse_signalling_runs`` (``CoordinatePoint``, ``FitCostBin``, ``ExcessPoint``). Identity is carried by marker shape as well as
 colour, as in the paper."""
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from choiceaudit.report._tables import ReportTable
 
 __all__ = [
     "coordinate_figure",
-    "coordinate_records",
     "excess_figure",
-    "excess_records",
     "fit_cost_figure",
 ]
 
@@ -33,69 +32,6 @@ def _style(names: Sequence[str]) -> dict[str, tuple[str, str]]:
 
 def _facets(records: Sequence[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(r["facet"]) for r in records))
-
-
-def coordinate_records(cells: list[dict[str, Any]], facets: list[str]) -> list[dict[str, Any]]:
-    records = []
-    for facet in facets:
-        here = [c for c in cells if c["rule"] == facet or c["kind"] == "reference"]
-        if not here:
-            continue
-        ref = here[0]
-        poles = [
-            ("salience pole (S)", 1.0, ref["salience_post_norm"], 0.0, 0.0),
-            ("Bayes pole (B)", ref["bayes_fit_norm"], 1.0, 0.0, 0.0),
-            (
-                "random (R)",
-                ref["random_fit_norm"],
-                ref["random_post_norm"],
-                ref["random_fit_norm_sd"],
-                ref["random_post_norm_sd"],
-            ),
-        ]
-        for name, fx, py, sx, sy in poles:
-            records.append(
-                {
-                    "facet": facet,
-                    "point": name,
-                    "kind": "pole",
-                    "fit_norm": fx,
-                    "post_norm": py,
-                    "fit_norm_sd": sx,
-                    "post_norm_sd": sy,
-                    "n_items": ref["n_items"],
-                }
-            )
-        for c in here:
-            records.append(
-                {
-                    "facet": facet,
-                    "point": c["chooser"],
-                    "kind": c["kind"],
-                    "fit_norm": c["fit_norm_mean"],
-                    "post_norm": c["post_norm_mean"],
-                    "fit_norm_sd": None,
-                    "post_norm_sd": None,
-                    "n_items": c["n_items"],
-                }
-            )
-    return records
-
-
-def excess_records(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per cell with an excess: excess and |post_norm − random| (§IV-C)."""
-    return [
-        {
-            "chooser": c["chooser"],
-            "kind": c["kind"],
-            "rule": c["rule"],
-            "excess": c["excess"],
-            "delta_post_vs_random": c["delta_post_vs_random"],
-            "distance_from_random": abs(c["delta_post_vs_random"]),
-        }
-        for c in cells
-        if c["excess"] is not None
-    ]
 
 
 def coordinate_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigure:

@@ -7,12 +7,14 @@ from functools import cache
 from pathlib import Path
 
 from choiceaudit.instruments.signalling import (
-    build_item_set,
     build_pool,
     generate_candidates,
     load_things,
     load_tiles,
     select_items,
+)
+from choiceaudit.instruments.signalling._selection import (
+    build_item_set,
 )
 from choiceaudit.types import ItemSet
 from shared_paths import require_shared_data

@@ -1,4 +1,5 @@
-"""The package's public surface: every private module's ``__all__`` is re-exported, sorted."""
+"""The package's public surface: entry points only (issue 10 item 7), sorted, each one a name a
+private module declares in its own ``__all__``; the internals stay in the private modules."""
 
 from __future__ import annotations
 
@@ -17,10 +18,18 @@ def test_all_is_sorted_unique_and_importable() -> None:
         assert getattr(signalling, name) is not None
 
 
-def test_every_private_module_is_re_exported() -> None:
+def test_exports_are_entry_points_declared_by_private_modules() -> None:
     exported = set(signalling.__all__)
+    assert len(exported) <= 25  # entry points and result types, not the internals
+    declared: set[str] = set()
     for info in pkgutil.iter_modules(signalling.__path__):
         if not info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{signalling.__name__}.{info.name}")
-        assert set(module.__all__) <= exported, info.name
+        names = list(module.__all__)
+        assert len(names) == len(set(names)), info.name
+        for name in names:
+            assert hasattr(module, name), f"{info.name}.{name}"
+        declared |= set(names)
+    assert exported <= declared
+    assert {"analyse_signalling_runs", "SignallingAnalysis", "CoordinateCell"} <= exported

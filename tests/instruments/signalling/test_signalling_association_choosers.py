@@ -6,19 +6,31 @@ import numpy as np
 import pytest
 
 from choiceaudit.instruments.signalling import (
-    AssociationStrengths,
-    ConceptNetEdges,
-    ConceptNetPathChooser,
     CosineChooser,
-    IneligibleBaseError,
-    RSAChooser,
-    SwowWalkChooser,
     UniformChooser,
+)
+from choiceaudit.instruments.signalling._analysis import (
     cell_summary,
     coordinate_table,
+)
+from choiceaudit.instruments.signalling._association_choosers import (
+    ConceptNetPathChooser,
+    SwowWalkChooser,
     option_content_words,
+)
+from choiceaudit.instruments.signalling._associations import (
+    AssociationStrengths,
+    ConceptNetEdges,
+)
+from choiceaudit.instruments.signalling._render import (
     render_queries,
+)
+from choiceaudit.instruments.signalling._rsa import (
+    IneligibleBaseError,
     rsa_speaker,
+)
+from choiceaudit.instruments.signalling._rsa_chooser import (
+    RSAChooser,
 )
 from choiceaudit.types import Item
 

@@ -10,14 +10,18 @@ import pytest
 from sig_helpers import shared_data
 
 from choiceaudit.instruments.signalling import (
-    NormsFormatError,
     build_pool,
-    conceptnet_coverage,
     load_things,
+)
+from choiceaudit.instruments.signalling._associations import (
+    conceptnet_coverage,
     read_conceptnet_assertions,
     read_swow_strengths,
     swow_coverage,
     with_coverage,
+)
+from choiceaudit.instruments.signalling._norms import (
+    NormsFormatError,
 )
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -11,12 +11,24 @@ from choiceaudit.instruments.signalling import (
     BayesOracleChooser,
     UniformChooser,
     build_signalling_items,
+)
+from choiceaudit.instruments.signalling._analysis import (
     cell_summary,
     coordinate_table,
-    fit_cost_deciles,
-    item_set_hash,
+)
+from choiceaudit.instruments.signalling._build import (
     load_norms,
+)
+from choiceaudit.instruments.signalling._divergence import (
+    fit_cost_deciles,
+)
+from choiceaudit.instruments.signalling._item_tables import (
+    item_set_hash,
+)
+from choiceaudit.instruments.signalling._render import (
     render_queries,
+)
+from choiceaudit.instruments.signalling._tiles import (
     tiles_hash,
 )
 

@@ -13,11 +13,15 @@ from choiceaudit.instruments.signalling import (
     BayesOracleChooser,
     SalienceChooser,
     UniformChooser,
+)
+from choiceaudit.instruments.signalling._analysis import (
     cell_summary,
     coordinate_table,
     item_references,
-    render_queries,
     summarise_cells,
+)
+from choiceaudit.instruments.signalling._render import (
+    render_queries,
 )
 from choiceaudit.scorers._fake import FakeScorer
 from choiceaudit.scorers._protocol import Scorer

@@ -12,13 +12,19 @@ from choiceaudit.instruments.signalling import (
     BayesOracleChooser,
     SalienceChooser,
     UniformChooser,
+)
+from choiceaudit.instruments.signalling._analysis import (
+    coordinate_table,
+    summarise_cells,
+)
+from choiceaudit.instruments.signalling._divergence import (
     choice_distributions,
     condition_agreement,
-    coordinate_table,
     excess_distance_correlation,
     fit_cost_deciles,
+)
+from choiceaudit.instruments.signalling._render import (
     render_queries,
-    summarise_cells,
 )
 from choiceaudit.scorers._fake import FakeScorer
 from choiceaudit.scorers._protocol import Scorer

@@ -15,12 +15,14 @@ import pytest
 from sig_helpers import shared_data
 
 from choiceaudit.instruments.signalling import (
-    CHECKSUM_FILE,
-    THINGS_FILES,
-    THINGS_SHA256,
     ChecksumError,
     fetch_things,
     load_things,
+)
+from choiceaudit.instruments.signalling._fetch import (
+    CHECKSUM_FILE,
+    THINGS_FILES,
+    THINGS_SHA256,
 )
 
 

@@ -13,17 +13,21 @@ from sig_helpers import shared_data
 
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
-    AMENDMENTS_FILE,
     INSTRUMENT_FILE,
-    ITEM_SET_FILE,
     InstrumentMismatchError,
     amend_instrument,
     build_signalling_items,
-    check_run_hash,
     freeze_instrument,
-    item_set_hash,
     load_instrument,
     read_amendments,
+)
+from choiceaudit.instruments.signalling._freeze import (
+    AMENDMENTS_FILE,
+    ITEM_SET_FILE,
+    check_run_hash,
+)
+from choiceaudit.instruments.signalling._item_tables import (
+    item_set_hash,
 )
 from choiceaudit.types import ItemSet
 

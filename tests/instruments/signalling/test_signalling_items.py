@@ -9,23 +9,35 @@ import pytest
 from sig_helpers import shared_data
 
 from choiceaudit.instruments.signalling import (
-    CandidateBlock,
-    Pool,
-    RobustnessConfig,
-    Selection,
-    Tile,
-    assess_robustness,
-    build_item_set,
     build_pool,
     conflict_rates,
     generate_candidates,
-    item_permutations,
-    item_set_hash,
-    leaking_concepts,
     load_things,
     load_tiles,
-    run_oracle,
     select_items,
+)
+from choiceaudit.instruments.signalling._item_tables import (
+    item_set_hash,
+)
+from choiceaudit.instruments.signalling._items import (
+    CandidateBlock,
+    RobustnessConfig,
+    assess_robustness,
+    leaking_concepts,
+)
+from choiceaudit.instruments.signalling._oracle import (
+    run_oracle,
+)
+from choiceaudit.instruments.signalling._pool import (
+    Pool,
+)
+from choiceaudit.instruments.signalling._selection import (
+    Selection,
+    build_item_set,
+    item_permutations,
+)
+from choiceaudit.instruments.signalling._tiles import (
+    Tile,
 )
 from choiceaudit.types import parse_perm
 

@@ -7,15 +7,21 @@ import pytest
 
 from choiceaudit.instruments.signalling import (
     BayesOracleChooser,
-    build_item_set,
     build_pool,
-    cell_summary,
-    coordinate_table,
     generate_candidates,
     load_lancaster,
     load_tiles,
-    render_queries,
     select_items,
+)
+from choiceaudit.instruments.signalling._analysis import (
+    cell_summary,
+    coordinate_table,
+)
+from choiceaudit.instruments.signalling._render import (
+    render_queries,
+)
+from choiceaudit.instruments.signalling._selection import (
+    build_item_set,
 )
 
 

@@ -11,10 +11,14 @@ import pytest
 from sig_helpers import shared_data
 
 from choiceaudit.instruments.signalling import (
-    NormsBundle,
-    NormsFormatError,
     load_lancaster,
     load_things,
+)
+from choiceaudit.instruments.signalling._norms import (
+    NormsBundle,
+    NormsFormatError,
+)
+from choiceaudit.instruments.signalling._things import (
     read_property_ratings,
     read_size_ratings,
     read_things_concepts,

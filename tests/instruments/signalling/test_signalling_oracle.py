@@ -9,11 +9,17 @@ import numpy as np
 import pytest
 
 from choiceaudit.instruments.signalling import (
-    Tile,
-    concept_fit,
     load_tiles,
+)
+from choiceaudit.instruments.signalling._fit import (
+    concept_fit,
     pair_fit,
+)
+from choiceaudit.instruments.signalling._oracle import (
     run_oracle,
+)
+from choiceaudit.instruments.signalling._tiles import (
+    Tile,
 )
 
 SIZE = {t.name: t for t in load_tiles("things")}["size"]

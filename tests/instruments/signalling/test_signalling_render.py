@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from choiceaudit.instruments.signalling import (
+    CosineChooser,
+)
+from choiceaudit.instruments.signalling._render import (
     INSTRUCTION,
     SALIENCE_SENTENCE,
-    CosineChooser,
     render_queries,
-    render_query,
+    render_signalling_query,
 )
 from choiceaudit.types import Item
 
@@ -34,7 +36,7 @@ def _item(**changes: object) -> Item:
 
 
 def test_format_v_prompt_continuations_and_permutation() -> None:
-    q = render_query(_item(), perm_index=0)
+    q = render_signalling_query(_item(), perm_index=0)
     assert q.perm == (2, 0, 1)
     assert q.options == ("moves", "stays still", "moves a little")
     assert q.continuations() == (" moves", " stays still", " moves a little")
@@ -57,7 +59,7 @@ def test_format_v_prompt_continuations_and_permutation() -> None:
 
 
 def test_neutral_prompt_strips_item_content_and_keeps_menu_order() -> None:
-    q = render_query(_item(), perm_index=1)
+    q = render_signalling_query(_item(), perm_index=1)
     neutral = q.prompt(neutral=True)
     for word in MEANS + CLUES:
         assert word not in neutral
@@ -69,19 +71,19 @@ def test_neutral_prompt_strips_item_content_and_keeps_menu_order() -> None:
 
 
 def test_condition_5_adds_exactly_one_sentence() -> None:
-    q4 = render_query(_item(), perm_index=0, condition="4")
-    q5 = render_query(_item(), perm_index=0, condition="5")
+    q4 = render_signalling_query(_item(), perm_index=0, condition="4")
+    q5 = render_signalling_query(_item(), perm_index=0, condition="5")
     assert q5.instruction == f"{q4.instruction} {SALIENCE_SENTENCE}"
     assert q5.state == q4.state and q5.options == q4.options
     assert q5.id != q4.id and q5.meta["condition"] == "5"
 
 
 def test_format_l_bare_and_parenthesised_labels() -> None:
-    bare = render_query(_item(), perm_index=0, fmt="L")
+    bare = render_signalling_query(_item(), perm_index=0, fmt="L")
     assert bare.keys == ("A", "B", "C")
     assert bare.continuations() == (" A", " B", " C")
     assert "A. moves\nB. stays still\nC. moves a little" in bare.state
-    paren = render_query(_item(), perm_index=0, fmt="L", label_form="paren")
+    paren = render_signalling_query(_item(), perm_index=0, fmt="L", label_form="paren")
     assert paren.continuations() == (" (A)", " (B)", " (C)")
     assert "(A) moves\n(B) stays still" in paren.state
     assert paren.meta["label_form"] == "paren" and paren.answer_format == "key"
@@ -100,13 +102,13 @@ def test_render_queries_two_permutations_per_item_and_condition() -> None:
 
 def test_leak_and_overlap_are_refused() -> None:
     with pytest.raises(ValueError, match="leak"):
-        render_query(_item(means=[*MEANS[:-1], "move"]), perm_index=0)
+        render_signalling_query(_item(means=[*MEANS[:-1], "move"]), perm_index=0)
     with pytest.raises(ValueError, match="share"):
-        render_query(_item(clues=[*CLUES[:-1], "rope"]), perm_index=0)
+        render_signalling_query(_item(clues=[*CLUES[:-1], "rope"]), perm_index=0)
     with pytest.raises(ValueError, match="stored permutations"):
-        render_query(_item(), perm_index=2)
+        render_signalling_query(_item(), perm_index=2)
     with pytest.raises(ValueError, match="condition"):
-        render_query(_item(), perm_index=0, condition="6")  # type: ignore[arg-type]
+        render_signalling_query(_item(), perm_index=0, condition="6")  # type: ignore[arg-type]
 
 
 def test_cosine_chooser_uses_the_pair_minimum_and_caches_embeddings() -> None:

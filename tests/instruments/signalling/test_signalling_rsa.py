@@ -6,11 +6,17 @@ import numpy as np
 import pytest
 
 from choiceaudit.instruments.signalling import (
-    IneligibleBaseError,
     load_tiles,
+)
+from choiceaudit.instruments.signalling._fit import (
     pair_fit,
-    rsa_speaker,
+)
+from choiceaudit.instruments.signalling._oracle import (
     run_oracle,
+)
+from choiceaudit.instruments.signalling._rsa import (
+    IneligibleBaseError,
+    rsa_speaker,
 )
 
 SIZE = {t.name: t for t in load_tiles("things")}["size"]

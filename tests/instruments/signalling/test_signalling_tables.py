@@ -6,10 +6,12 @@ import dataclasses
 
 import pytest
 
-from choiceaudit.instruments.signalling import (
+from choiceaudit.instruments.signalling._item_tables import (
     item_rows,
     item_set_hash,
     prompt_rows,
+)
+from choiceaudit.instruments.signalling._render import (
     render_queries,
 )
 from choiceaudit.types import Item, ItemSet

@@ -10,15 +10,21 @@ import pytest
 from sig_helpers import shared_data
 
 from choiceaudit.instruments.signalling import (
-    NormsBundle,
-    Tile,
     build_pool,
     load_lancaster,
     load_things,
     load_tiles,
+)
+from choiceaudit.instruments.signalling._norms import (
+    NormsBundle,
+)
+from choiceaudit.instruments.signalling._pool import (
+    retention_report,
+)
+from choiceaudit.instruments.signalling._tiles import (
+    Tile,
     rater_disagreement_ratio,
     redundancy_clusters,
-    retention_report,
     select_tile_dimensions,
     tiles_hash,
 )

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.signalling._item_tables import item_set_hash
 from choiceaudit.instruments.signalling._items import RobustnessConfig, generate_candidates
 from choiceaudit.instruments.signalling._lancaster import load_lancaster
 from choiceaudit.instruments.signalling._norms import NormsBundle
 from choiceaudit.instruments.signalling._pool import Pool, build_pool, retention_report
 from choiceaudit.instruments.signalling._selection import Selection, build_item_set, select_items
-from choiceaudit.instruments.signalling._tables import item_set_hash
 from choiceaudit.instruments.signalling._things import load_things
 from choiceaudit.instruments.signalling._tiles import (
     load_tiles,

@@ -38,12 +38,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from choiceaudit.errors import AnalysisError, InputError
+from choiceaudit.instruments.signalling._item_tables import item_rows, item_set_hash, prompt_rows
 from choiceaudit.instruments.signalling._render import (
     INSTRUCTION,
     SALIENCE_SENTENCE,
     render_queries,
 )
-from choiceaudit.instruments.signalling._tables import item_rows, item_set_hash, prompt_rows
 from choiceaudit.instruments.signalling._tiles import tiles_text
 from choiceaudit.types import DEFAULT_TEMPLATE, Item, ItemSet, Query
 

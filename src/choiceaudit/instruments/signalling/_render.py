@@ -35,7 +35,7 @@ __all__ = [
     "LabelForm",
     "check_item_rendering",
     "render_queries",
-    "render_query",
+    "render_signalling_query",
 ]
 
 Condition = Literal["4", "5"]
@@ -90,7 +90,7 @@ def _menu(question: str, options: Sequence[str], keys: Sequence[str], fmt: Forma
     return f"{question}\nOptions:\n" + "\n".join(lines)
 
 
-def render_query(
+def render_signalling_query(
     item: Item,
     *,
     perm_index: int,
@@ -167,7 +167,7 @@ def render_queries(
                 for label_form in label_forms if fmt == "L" else ("bare",):
                     for perm_index in range(len(item.meta["perms"])):
                         out.append(
-                            render_query(
+                            render_signalling_query(
                                 item,
                                 perm_index=perm_index,
                                 condition=condition,

@@ -1,0 +1,373 @@
+"""The signalling analysis of scored runs: :func:`analyse_signalling_runs` (paper §I-H, §IV-A–
+§IV-D, §IV-G, §IV-H4).
+
+Each run carries its own copy of the frozen instrument (``<run>/instrument/``); the run's
+recorded ``items_hash`` must equal that copy's hash (the analysis refuses anything else), and
+every stored row must be one of the frozen renderings, re-rendered here from the items. Runs
+are grouped by instrument hash: choosers are compared only on identical items.
+
+A model run contributes one cell per scoring rule of the frozen battery (PMI primary, sum,
+per-token mean); a reference chooser (uniform, salience, Bayes oracle, cosine) has no scoring
+rule, so its choice (``probs``) repeats across the rule facets, as in the paper's Fig. 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from choiceaudit import stats
+from choiceaudit.instruments.signalling._analysis import coordinate_table
+from choiceaudit.instruments.signalling._battery import (
+    ChooserRows,
+    analysis_set_label,
+    battery_cells,
+    condition_records,
+    fit_cost_records,
+    format_l_records,
+)
+from choiceaudit.instruments.signalling._freeze import (
+    FrozenInstrument,
+    InstrumentMismatchError,
+    check_run_hash,
+    load_instrument,
+    read_amendments,
+)
+from choiceaudit.instruments.signalling._results import (
+    ArmSummary,
+    CoordinateCell,
+    CoordinatePoint,
+    DecayComparison,
+    ExcessCorrelation,
+    ExcessPoint,
+    FitCostBin,
+    FitCostSlope,
+    ReferencePoint,
+    SignallingAnalysis,
+)
+from choiceaudit.types import Arm, Skipped
+
+__all__ = [
+    "MIN_CELLS_CI",
+    "REFERENCE_RULE",
+    "AnalysedArm",
+    "analyse_arm",
+    "analyse_signalling_runs",
+]
+
+REFERENCE_RULE = "probs"
+#: Fewest cells for a bootstrap interval of r (§IV-C has 21).
+MIN_CELLS_CI = 6
+
+
+@dataclass
+class AnalysedArm(ChooserRows):
+    """One arm's coordinate rows (primary, exponential decay), with the arm, its verified
+    frozen instrument and the same rows under the Gaussian decay family (§I-A)."""
+
+    arm: Arm
+    frozen: FrozenInstrument
+    rows_gaussian: list[dict[str, Any]]
+
+
+def _label(arm: Arm) -> tuple[str, str]:
+    config = arm.config
+    if config.get("chooser"):
+        return str(config["chooser"]), "reference"
+    return str(config.get("model") or arm.label), "model"
+
+
+def _present_rules(arm: Arm) -> list[str]:
+    # scoring rules every row holds, probs first, the others sorted
+    if not arm.rows:
+        return ["probs"]
+    common = set.intersection(*(set(d.scores) for _, d in arm.rows))
+    return ["probs", *sorted(common)]
+
+
+def analyse_arm(arm: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm:
+    """Verify an arm against the items given (``frozen``; default: the run's own copy of its
+    item directory, ``<arm.source>/instrument``, re-verified) and place every choice on the
+    coordinate. A run whose recorded hash differs from the items, or a row that is not one of
+    their renderings, is refused (``InstrumentMismatchError``)."""
+    config = dict(arm.config)
+    if frozen is None:
+        frozen = load_instrument(Path(arm.source) / "instrument")
+    check_run_hash(config, frozen, run=arm.source)
+    queries = frozen.render(
+        conditions=config.get("conditions"),
+        formats=config.get("formats"),
+        label_forms=config.get("label_forms"),
+    )
+    by_id = {q.id: q for q in queries}
+    label, kind = _label(arm)
+    battery = frozen.analysis.get("rules", ["pmi", "sum", "mean"])
+    present = _present_rules(arm)
+    rules = [REFERENCE_RULE] if kind == "reference" else [r for r in battery if r in present]
+    if not rules:
+        rules = [REFERENCE_RULE]
+    picked, decisions = [], []
+    for n, (stored, decision) in enumerate(arm.rows):
+        query = by_id.get(stored.id)
+        if query is None:
+            raise InstrumentMismatchError(
+                f"{arm.source}: row {n} (field query_id {stored.id}) is not a rendering of "
+                "the frozen instrument"
+            )
+        picked.append(query)
+        decisions.append(decision)
+    rows = coordinate_table(frozen.items, picked, decisions, rules=rules)
+    gaussian = coordinate_table(frozen.items, picked, decisions, rules=rules, decay="gaussian")
+    forms = [q.meta.get("label_form") for q in picked for _ in rules]
+    for row, row_g, form in zip(rows, gaussian, forms, strict=True):
+        row["label_form"] = row_g["label_form"] = form
+    return AnalysedArm(label, kind, rules, rows, arm, frozen, gaussian)
+
+
+def _facets(group: Sequence[AnalysedArm]) -> list[str]:
+    rules = [r for a in group if a.kind == "model" for r in a.rules]
+    return list(dict.fromkeys(rules)) or [REFERENCE_RULE]
+
+
+def _references(cells: Sequence[CoordinateCell]) -> tuple[ReferencePoint, ...]:
+    c = cells[0]
+    return (
+        ReferencePoint(
+            "random",
+            c.random_fit_norm,
+            c.random_fit_norm_sd,
+            c.random_post_norm,
+            c.random_post_norm_sd,
+        ),
+        ReferencePoint("salience pole", 1.0, None, c.salience_post_norm, None),
+        ReferencePoint("Bayes pole", c.bayes_fit_norm, None, 1.0, None),
+    )
+
+
+def _coordinates(
+    cells: Sequence[CoordinateCell], facets: Sequence[str]
+) -> tuple[CoordinatePoint, ...]:
+    points = []
+    for facet in facets:
+        here = [c for c in cells if c.rule == facet or c.kind == "reference"]
+        if not here:
+            continue
+        ref = here[0]
+        poles = [
+            ("salience pole (S)", 1.0, ref.salience_post_norm, 0.0, 0.0),
+            ("Bayes pole (B)", ref.bayes_fit_norm, 1.0, 0.0, 0.0),
+            (
+                "random (R)",
+                ref.random_fit_norm,
+                ref.random_post_norm,
+                ref.random_fit_norm_sd,
+                ref.random_post_norm_sd,
+            ),
+        ]
+        for name, fx, py, sx, sy in poles:
+            points.append(CoordinatePoint(facet, name, "pole", fx, py, sx, sy, ref.n_items))
+        for c in here:
+            points.append(
+                CoordinatePoint(
+                    facet,
+                    c.chooser,
+                    c.kind,
+                    c.fit_norm_mean,
+                    c.post_norm_mean,
+                    None,
+                    None,
+                    c.n_items,
+                )
+            )
+    return tuple(points)
+
+
+def _decay(
+    group: Sequence[AnalysedArm], cells: Sequence[CoordinateCell]
+) -> tuple[DecayComparison, ...]:
+    """Table I's coordinates under both decay families side by side (§I-A: the family is a
+    reported dimension; the analysis runs under both)."""
+    gaussian = battery_cells(
+        [ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian) for a in group],
+        group[0].frozen.analysis,
+    )
+    by_cell = {(g.chooser, g.rule): g for g in gaussian}
+    out = []
+    for c in cells:
+        g = by_cell.get((c.chooser, c.rule))
+        out.append(
+            DecayComparison(
+                chooser=c.chooser,
+                rule=c.rule,
+                post_exp=c.post_norm_mean,
+                post_gauss=None if g is None else g.post_norm_mean,
+                fit_exp=c.fit_norm_mean,
+                fit_gauss=None if g is None else g.fit_norm_mean,
+                delta_exp=c.delta_post_vs_random,
+                delta_gauss=None if g is None else g.delta_post_vs_random,
+                sig_exp=c.delta_excludes_zero,
+                sig_gauss=None if g is None else g.delta_excludes_zero,
+            )
+        )
+    return tuple(out)
+
+
+def _slopes(bins: Sequence[FitCostBin]) -> tuple[FitCostSlope, ...]:
+    seen: dict[tuple[str, str], FitCostSlope] = {}
+    for b in bins:
+        rule = b.facet if b.kind == "model" else REFERENCE_RULE
+        seen.setdefault(
+            (b.chooser, rule),
+            FitCostSlope(b.chooser, rule, b.slope, b.slope_low, b.slope_high, b.bayes_slope),
+        )
+    return tuple(seen.values())
+
+
+def _excess(
+    cells: Sequence[CoordinateCell], battery: dict[str, Any], skipped: list[Skipped]
+) -> tuple[tuple[ExcessPoint, ...], ExcessCorrelation | None]:
+    points = tuple(
+        ExcessPoint(
+            chooser=c.chooser,
+            kind=c.kind,
+            rule=c.rule,
+            excess=c.excess,
+            delta_post_vs_random=c.delta_post_vs_random,
+            distance_from_random=abs(c.delta_post_vs_random),
+        )
+        for c in cells
+        if c.excess is not None
+    )
+    no_excess = sorted(
+        {f"{c.chooser}/{c.rule}" for c in cells} - {f"{e.chooser}/{e.rule}" for e in points}
+    )
+    if no_excess:
+        skipped.append(
+            Skipped(
+                f"excess for {', '.join(no_excess)}",
+                "no item with an untied choice under both permutations (a chooser indifferent "
+                "between all options has no excess)",
+            )
+        )
+    if not points:
+        return points, None
+    models = [e for e in points if e.kind == "model"]
+    if len(models) < 3:
+        skipped.append(
+            Skipped(
+                "r between excess and distance from random (§IV-C)",
+                f"needs at least 3 model x rule cells with an excess, got {len(models)}",
+            )
+        )
+        return points, ExcessCorrelation(len(models), None, None, None)
+    r = stats.pearson_r(
+        [e.excess for e in models],
+        [e.distance_from_random for e in models],
+        n_resamples=int(battery["bootstrap"]["n_resamples"]),
+        seed=int(battery["seed"]),
+    )
+    if len(models) < MIN_CELLS_CI:
+        skipped.append(
+            Skipped(
+                "interval of r",
+                f"{len(models)} model x rule cells; a bootstrap over fewer than {MIN_CELLS_CI} "
+                "cells is degenerate",
+            )
+        )
+        return points, ExcessCorrelation(len(models), r.estimate, None, None)
+    return points, ExcessCorrelation(len(models), r.estimate, r.low, r.high)
+
+
+def _arm_summary(a: AnalysedArm) -> ArmSummary:
+    return ArmSummary(
+        source=a.arm.source,
+        run=Path(a.arm.source).name,
+        chooser=a.label,
+        kind=a.kind,
+        rules=tuple(a.rules),
+        n_rows=len(a.arm.rows),
+        status=a.arm.status,
+        items_hash=a.frozen.hash,
+        manifest=a.arm.manifest,
+    )
+
+
+def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
+    frozen = group[0].frozen
+    battery = frozen.analysis
+    set_label = analysis_set_label(battery["analysis_set"])
+    skipped: list[Skipped] = []
+    facets = _facets(group)
+    cells = tuple(battery_cells(group, battery))
+    references: tuple[ReferencePoint, ...] = ()
+    coordinates: tuple[CoordinatePoint, ...] = ()
+    decay: tuple[DecayComparison, ...] = ()
+    bins: tuple[FitCostBin, ...] = ()
+    excess: tuple[ExcessPoint, ...] = ()
+    excess_r = None
+    if not cells:
+        skipped.append(
+            Skipped(
+                "coordinates, Table I, excess", f"no scored rows in the analysis set ({set_label})"
+            )
+        )
+    else:
+        coordinates = _coordinates(cells, facets)
+        references = _references(cells)
+        decay = _decay(group, cells)
+        bins = tuple(fit_cost_records(group, frozen.items, battery, facets=facets, skipped=skipped))
+        excess, excess_r = _excess(cells, battery, skipped)
+    conditions = tuple(condition_records(group))
+    if not conditions:
+        skipped.append(
+            Skipped(
+                "condition 4 vs 5",
+                "no model run holds both conditions under format V (reference choosers never "
+                "read the instruction)",
+            )
+        )
+    format_l = tuple(format_l_records(group))
+    if not format_l:
+        skipped.append(
+            Skipped(
+                "format L",
+                "no model run holds format-L renderings (reference choosers read the item, not "
+                "the letters)",
+            )
+        )
+    norms = frozen.record.get("norms")
+    return SignallingAnalysis(
+        instrument_hash=frozen.hash,
+        set_label=set_label,
+        n_items=len(frozen.items),
+        norms=None if norms is None else str(norms),
+        n_amendments=len(read_amendments(frozen.path)),
+        arms=tuple(_arm_summary(a) for a in group),
+        facets=tuple(facets),
+        cells=cells,
+        references=references,
+        coordinates=coordinates,
+        decay=decay,
+        fit_cost=bins,
+        slopes=_slopes(bins),
+        excess=excess,
+        excess_r=excess_r,
+        conditions=conditions,
+        format_l=format_l,
+        skipped=tuple(skipped),
+    )
+
+
+def analyse_signalling_runs(arms: Sequence[Arm]) -> tuple[SignallingAnalysis, ...]:
+    """The frozen analysis battery on scored signalling runs: each arm is verified against its
+    frozen instrument copy (``<arm.source>/instrument``; a mismatch raises
+    ``InstrumentMismatchError`` naming the row and field), the arms are grouped by instrument
+    hash (choosers are compared only on identical items) and each group is analysed once, in
+    the order first seen."""
+    groups: dict[str, list[AnalysedArm]] = {}
+    for arm in arms:
+        a = analyse_arm(arm)
+        groups.setdefault(a.frozen.hash, []).append(a)
+    return tuple(_analyse_group(group) for group in groups.values())
