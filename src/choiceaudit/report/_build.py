@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning import analyse_meaning_runs
 from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._meaning import meaning_sections
@@ -17,7 +18,7 @@ __all__ = ["SECTION_BUILDERS", "build_report"]
 #: instrument name (``manifest["config"]["instrument"]``) → section builder.
 SECTION_BUILDERS: dict[str, Callable[[Sequence[Run]], list[Section]]] = {
     "score": lambda runs: [scoring_section(runs)],
-    "meaning": meaning_sections,
+    "meaning": lambda runs: meaning_sections(analyse_meaning_runs([run.arm() for run in runs])),
     "signalling": signalling_sections,
 }
 
