@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 from choiceaudit.audit import QUERIES_FILE, run_meaning
+from choiceaudit.errors import AnalysisError
+from choiceaudit.instruments.meaning import MeaningAnalysis, analyse_meaning_runs, meaning_rows
 from choiceaudit.report import build_report
-from choiceaudit.report._meaning_rows import meaning_rows
 from choiceaudit.store import open_run as load_run
 from choiceaudit.store import read_queries
 
@@ -239,7 +240,7 @@ def test_unit_integrity_ablation_and_matrix(report: dict[str, Any]) -> None:
 
 def test_rows_round_trip_through_the_store(report: dict[str, Any]) -> None:
     run = load_run(report["runs"][0])
-    rows = meaning_rows(run)
+    rows = meaning_rows(run.arm())
     assert len(rows) == len(report["queries"]) == run.manifest.config["n_queries"]
     assert run.manifest.config["instrument"] == "meaning"
     assert run.manifest.config["embedder"] == "none"
@@ -268,8 +269,28 @@ def test_a_run_without_meaning_meta_is_rejected(tmp_path: Path) -> None:
     query = Query(state="s", options=("a", "b"), meta={"item_id": "1"})
     row = RunRow(0, query, Decision(query_id=query.id, probs=[0.5, 0.5]))
     run = Run(tmp_path, Manifest(), (row,))
-    with pytest.raises(ValueError, match=rf"row 0 \(query {query.id}\).*lacks.*experiment"):
-        meaning_rows(run)
+    with pytest.raises(AnalysisError, match=rf"row 0 \(query {query.id}\).*lacks.*experiment"):
+        meaning_rows(run.arm())
+    with pytest.raises(AnalysisError, match=str(tmp_path)):
+        analyse_meaning_runs([run.arm()])
+
+
+def test_every_pair_of_arms_is_contrasted_and_pair_checked(report: dict[str, Any]) -> None:
+    lit, d = (load_run(p).arm() for p in report["runs"])
+    analysis = analyse_meaning_runs([lit, d, d], n_resamples=20)
+    assert isinstance(analysis, MeaningAnalysis)
+    labels = [a.display for a in analysis.arms]
+    assert labels[0] == "fake-lit" and labels[1] == labels[2] == "fake-d (meaning-fake)"
+    pairs = [(p.model_a, p.model_b) for p in analysis.pairing]
+    assert pairs == [(labels[0], labels[1]), (labels[0], labels[2]), (labels[1], labels[2])]
+    assert all(p.n_shared and p.gold_slot == 1.0 for p in analysis.pairing)
+    assert {(c.model_a, c.model_b) for c in analysis.model_contrasts} == set(pairs)
+    same = [c for c in analysis.model_contrasts if c.model_a == labels[1]]
+    assert all(c.contrast.difference == 0.0 for c in same)
+    with pytest.raises(AttributeError):
+        analysis.arms = ()  # type: ignore[misc]
+    (summary_lit, *_) = analysis.summary()
+    assert summary_lit["model"] == "fake-lit" and summary_lit["LAR d-lit"] == 1.0
 
 
 def test_paired_model_contrasts_and_build_skips(report: dict[str, Any]) -> None:

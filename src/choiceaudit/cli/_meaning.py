@@ -21,23 +21,14 @@ __all__ = ["meaning_summary", "print_meaning_summary"]
 
 
 def meaning_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
-    """Per run: model, accuracy per ladder family and LAR on d-lit (plain means, no intervals;
-    the report has the intervals). Families a run lacks are NaN."""
-    from choiceaudit.report._meaning_rows import meaning_rows
+    """Per run with rows: model, rows, accuracy per ladder family and LAR on d-lit (plain
+    estimates, no intervals; the report has the intervals), from
+    :meth:`~choiceaudit.instruments.meaning.MeaningAnalysis.summary`. Families a run lacks are
+    left out of its record (the printed table shows them as –); LAR without d-lit is NaN."""
+    from choiceaudit.instruments.meaning import analyse_meaning_runs
     from choiceaudit.store import open_run
 
-    records = []
-    for path in run_dirs:
-        run = open_run(path)
-        rows = meaning_rows(run)
-        ladder = rows.where(experiment="e1")
-        record: dict[str, Any] = {"model": run.label, "rows": len(rows)}
-        for family in dict.fromkeys(ladder.family.tolist()):
-            record[family] = float(ladder.where(family=family).correct.mean())
-        d_lit = ladder.where(family="d-lit")
-        record["LAR d-lit"] = float(d_lit.captured.mean()) if len(d_lit) else math.nan
-        records.append(record)
-    return records
+    return analyse_meaning_runs([open_run(path).arm() for path in run_dirs]).summary()
 
 
 def print_meaning_summary(records: Sequence[dict[str, Any]]) -> None:

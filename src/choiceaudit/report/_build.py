@@ -1,45 +1,43 @@
-"""``build_report``: group run directories by instrument and write one report for all of them."""
+"""``build_report``: lay out the analysis results of ``choiceaudit.audit.analyse_runs`` as one
+report (sections in the order of the results; the signalling analyses of several frozen item
+sets share one call so their sections are keyed by instrument hash)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.scoring import analyse_scoring_runs
-from choiceaudit.instruments.signalling import analyse_signalling_runs
+from choiceaudit.instruments.meaning import MeaningAnalysis
+from choiceaudit.instruments.scoring import ScoringAnalysis
+from choiceaudit.instruments.signalling import SignallingAnalysis
 from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._meaning import meaning_sections
 from choiceaudit.report._signalling import signalling_sections
-from choiceaudit.store import Run, open_run
 
-__all__ = ["SECTION_BUILDERS", "build_report"]
-
-#: instrument name (``manifest["config"]["instrument"]``) → section builder.
-SECTION_BUILDERS: dict[str, Callable[[Sequence[Run]], list[Section]]] = {
-    "score": lambda runs: [scoring_section(analyse_scoring_runs([r.arm() for r in runs]))],
-    "meaning": meaning_sections,
-    "signalling": lambda runs: signalling_sections(
-        analyse_signalling_runs([run.arm() for run in runs])
-    ),
-}
+__all__ = ["build_report"]
 
 
 def build_report(
-    run_dirs: Sequence[Path | str], out_dir: Path | str, *, title: str = "choiceaudit report"
+    results: Sequence[ScoringAnalysis | SignallingAnalysis | MeaningAnalysis],
+    out_dir: Path | str,
+    *,
+    title: str = "choiceaudit report",
 ) -> Path:
-    """Write the report for ``run_dirs`` into ``out_dir``; return the path of ``index.html``."""
-    if not run_dirs:
-        raise InputError("build_report needs at least one run directory")
-    runs = [open_run(p) for p in run_dirs]
-    by_instrument: dict[str, list[Run]] = {}
-    for run in runs:
-        by_instrument.setdefault(run.instrument, []).append(run)
+    """Write the report of ``results`` into ``out_dir``; return the path of ``index.html``."""
+    if not results:
+        raise InputError("build_report needs at least one analysis result")
     sections: list[Section] = []
-    for instrument, group in by_instrument.items():
-        builder = SECTION_BUILDERS.get(instrument)
-        if builder is None:
-            raise InputError(f"no report section for instrument {instrument!r} ({group[0].path})")
-        sections.extend(builder(group))
+    signalling = [r for r in results if isinstance(r, SignallingAnalysis)]
+    for result in results:
+        if isinstance(result, ScoringAnalysis):
+            sections.append(scoring_section(result))
+        elif isinstance(result, MeaningAnalysis):
+            sections.extend(meaning_sections(result))
+        elif isinstance(result, SignallingAnalysis):
+            if result is signalling[0]:
+                sections.extend(signalling_sections(signalling))
+        else:
+            raise TypeError(f"build_report cannot lay out {type(result).__name__}")
     return write_report(sections, Path(out_dir), title=title)

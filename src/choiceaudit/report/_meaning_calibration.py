@@ -1,17 +1,16 @@
 """Calibration tables of the meaning section (the meaning paper §5.2–§5.3, Appendix F, Figure 4):
 calibration and selective prediction per cell, confidence by outcome, reliability bins and
 risk–coverage curve points, all with the peak probability as confidence (and the separate
-confidence head where the model has one)."""
+confidence head where the model has one), laid out from the
+:class:`~choiceaudit.instruments.meaning.Calibration` results of the analysis."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from choiceaudit import stats
-from choiceaudit.report._meaning_tables import CURVE_FAMILIES, MeaningResult, make_table
+from choiceaudit.instruments.meaning import ArmAnalysis, Calibration, MeaningAnalysis
+from choiceaudit.report._meaning_tables import CURVE_FAMILIES, arms, make_table
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
@@ -25,29 +24,33 @@ __all__ = [
 ]
 
 
-def calibration_cells(r: MeaningResult) -> list[tuple[str, dict[str, Any]]]:
-    cells = [(f, c) for f, c in r.analysis.get("e1", {}).get("calibration", {}).items()]
-    if "o4_calibration" in r.analysis.get("e6", {}):
-        cells.append(("e6 o4", r.analysis["e6"]["o4_calibration"]))
-    for lang, c in r.analysis.get("matrix", {}).get("calibration", {}).items():
-        cells.append((f"matrix {lang}", c))
+def calibration_cells(a: ArmAnalysis) -> list[tuple[str, Calibration]]:
+    """The calibrated cells of one arm: every ladder family, the o4 control, matrix languages."""
+    cells = [] if a.e1 is None else list(a.e1.calibration.items())
+    if a.e6 is not None and a.e6.o4 is not None:
+        cells.append(("e6 o4", a.e6.o4.calibration))
+    if a.matrix is not None:
+        cells.extend((f"matrix {lang}", c) for lang, c in a.matrix.calibration.items())
     return cells
 
 
 def _cell_records(
-    results: Sequence[MeaningResult], fields: Callable[[dict[str, Any]], dict[str, Any]]
+    analysis: MeaningAnalysis, fields: Callable[[Calibration], dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """One record per model and calibration cell: ``model``, ``cell``, then ``fields(cell)``."""
     return [
-        {"model": r.label, "cell": cell_name, **fields(c)}
-        for r in results
-        for cell_name, c in calibration_cells(r)
+        {"model": label, "cell": cell_name, **fields(c)}
+        for label, a in arms(analysis)
+        for cell_name, c in calibration_cells(a)
     ]
 
 
-def calibration_table(results: Sequence[MeaningResult]) -> ReportTable | None:
-    keys = ("n_rows", "accuracy", "ece", "ece_mass", "brier", "brier_uniform")
-    records = _cell_records(results, lambda c: {k: c[k] for k in keys})
+def calibration_table(analysis: MeaningAnalysis) -> ReportTable | None:
+    records = _cell_records(
+        analysis,
+        lambda c: {"n_rows": c.n_rows, "accuracy": c.accuracy, "ece": c.ece,
+                   "ece_mass": c.ece_mass, "brier": c.brier, "brier_uniform": c.brier_uniform},
+    )  # fmt: skip
     return make_table(
         "meaning_calibration",
         "Calibration under the distractor shift",
@@ -58,12 +61,14 @@ def calibration_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def gate_table(results: Sequence[MeaningResult]) -> ReportTable | None:
-    required = ("aurc", "aurc_random", "augrc", "augrc_random")
-    optional = ("conf_head_aurc", "conf_head_augrc")  # only where the model has a confidence head
+def gate_table(analysis: MeaningAnalysis) -> ReportTable | None:
+    # conf_head_*: only where the model has a confidence head (empty otherwise)
     records = _cell_records(
-        results, lambda c: {**{k: c[k] for k in required}, **{k: c.get(k) for k in optional}}
-    )
+        analysis,
+        lambda c: {"aurc": c.aurc, "aurc_random": c.aurc_random, "augrc": c.augrc,
+                   "augrc_random": c.augrc_random, "conf_head_aurc": c.conf_head_aurc,
+                   "conf_head_augrc": c.conf_head_augrc},
+    )  # fmt: skip
     return make_table(
         "meaning_selective_gates",
         "Selective prediction: AURC and AUGRC against the random gate",
@@ -74,9 +79,9 @@ def gate_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def selective_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def selective_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = _cell_records(
-        results, lambda c: {f"at_{cov}": acc for cov, acc in c["selective_accuracy"].items()}
+        analysis, lambda c: {f"at_{cov}": acc for cov, acc in c.selective_accuracy.items()}
     )
     return make_table(
         "meaning_selective",
@@ -88,17 +93,19 @@ def selective_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def confidence_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def confidence_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        for cell_name, c in calibration_cells(r):
-            for signal, key in (
-                ("peak", "confidence_by_outcome"),
-                ("conf_head", "conf_head_by_outcome"),
+    for label, a in arms(analysis):
+        for cell_name, c in calibration_cells(a):
+            for signal, split in (
+                ("peak", c.confidence_by_outcome),
+                ("conf_head", c.conf_head_by_outcome),
             ):
-                for outcome, value in c.get(key, {}).items():
+                if split is None:
+                    continue
+                for outcome, value in split.items():
                     records.append(
-                        {"model": r.label, "cell": cell_name, "signal": signal,
+                        {"model": label, "cell": cell_name, "signal": signal,
                          "outcome": outcome, "mean_confidence": value}
                     )  # fmt: skip
     return make_table(
@@ -110,19 +117,20 @@ def confidence_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def reliability_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def reliability_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        calibration = r.analysis.get("e1", {}).get("calibration", {})
+    for label, a in arms(analysis):
+        calibration = {} if a.e1 is None else a.e1.calibration
         for family in CURVE_FAMILIES:
-            bins = calibration.get(family, {}).get("reliability")
-            if bins is None:
+            cell = calibration.get(family)
+            if cell is None:
                 continue
+            bins = cell.reliability
             for i, (n, conf, acc) in enumerate(
-                zip(bins["n_rows"], bins["confidence"], bins["accuracy"], strict=True)
+                zip(bins.n_rows, bins.confidence, bins.accuracy, strict=True)
             ):
                 records.append(
-                    {"model": r.label, "family": family, "bin": i, "n_rows": n,
+                    {"model": label, "family": family, "bin": i, "n_rows": n,
                      "confidence": conf, "accuracy": acc}
                 )  # fmt: skip
     return make_table(
@@ -133,25 +141,19 @@ def reliability_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def risk_coverage_table(
-    results: Sequence[MeaningResult], *, max_points: int = 101
-) -> ReportTable | None:
-    """Selective risk at up to ``max_points`` coverages per curve, with the random gate."""
+def risk_coverage_table(analysis: MeaningAnalysis) -> ReportTable | None:
+    """The analysis's risk–coverage points per curve (at most 101), with the random gate."""
     records = []
-    for r in results:
-        ladder = r.rows.where(experiment="e1")
+    for label, a in arms(analysis):
+        curves = {} if a.e1 is None else a.e1.risk_coverage
         for family in CURVE_FAMILIES:
-            cell = ladder.where(family=family)
-            if not len(cell):
+            curve = curves.get(family)
+            if curve is None:
                 continue
-            curve = stats.risk_coverage_curve(cell.peak, cell.correct)
-            n = curve.coverage.size
-            keep = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
-            gate = stats.random_gate_aurc(cell.correct)
-            for i in keep:
+            for coverage, risk in zip(curve.coverage, curve.selective_risk, strict=True):
                 records.append(
-                    {"model": r.label, "family": family, "coverage": float(curve.coverage[i]),
-                     "selective_risk": float(curve.selective_risk[i]), "random_gate": gate}
+                    {"model": label, "family": family, "coverage": coverage,
+                     "selective_risk": risk, "random_gate": curve.random_gate}
                 )  # fmt: skip
     return make_table(
         "meaning_risk_coverage",

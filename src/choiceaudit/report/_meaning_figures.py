@@ -14,7 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from choiceaudit.report._figures import ReportFigure
-from choiceaudit.report._meaning_tables import CHANCE, CURVE_FAMILIES, family_order
+from choiceaudit.report._meaning_tables import CHANCE, CURVE_FAMILIES
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
@@ -107,12 +107,13 @@ def _chance(ax: Axes, level: float = CHANCE, label: str = "chance 0.25") -> None
     ax.axhline(level, color="k", linestyle="--", linewidth=0.8, label=label)
 
 
-def ladder_figure(table: ReportTable) -> ReportFigure:
+def ladder_figure(table: ReportTable, families: Sequence[str]) -> ReportFigure:
+    """The ladder's bars, families on the x axis in ``families``' order (the analysis's)."""
     records = table.records()
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
-        groups = family_order([str(r["family"]) for r in records])
+        groups = list(families)
         _grouped_bars(ax, records, group="family", value="accuracy", groups=groups)
         _chance(ax)
         _unit_axis(ax)

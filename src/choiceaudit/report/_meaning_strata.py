@@ -1,16 +1,15 @@
 """Secondary meaning tables: paired model contrasts on the ladder (Table 1's Δ), LAR by
 construction cue (§5.6) and idiom length (Appendix J), output distributions (Appendix H), the
-task-language swap (E4), alternative surface forms (E2) and the pairing check between runs. All read the analysis, except the model contrasts, which pair two
-runs' rows on shared items with the instrument's own :func:`paired_contrast`."""
+task-language swap (E4), alternative surface forms (E2) and the pairing check between every pair
+of runs, all laid out from the fields of a
+:class:`~choiceaudit.instruments.meaning.MeaningAnalysis`."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
 from typing import Any
 
-from choiceaudit.instruments.meaning import paired_contrast, pairing_check
-from choiceaudit.report._meaning_tables import MeaningResult, family_order, make_table
+from choiceaudit.instruments.meaning import MeaningAnalysis
+from choiceaudit.report._meaning_tables import arms, make_table
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
@@ -24,39 +23,27 @@ __all__ = [
 ]
 
 
-def model_contrast_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def model_contrast_table(analysis: MeaningAnalysis) -> ReportTable | None:
     """Per family and pair of models, accuracy (and LAR) of a − b on the items both answered."""
     records: list[dict[str, Any]] = []
-    for a, b in itertools.combinations(results, 2):
-        ladder_a = a.rows.where(experiment="e1")
-        ladder_b = b.rows.where(experiment="e1")
-        families = family_order(
-            sorted(set(ladder_a.family.tolist()) & set(ladder_b.family.tolist()))
+    for m in analysis.model_contrasts:
+        c = m.contrast
+        records.append(
+            {
+                "model_a": m.model_a,
+                "model_b": m.model_b,
+                "family": m.family,
+                "measure": m.measure,
+                "a": c.a,
+                "b": c.b,
+                "a_minus_b": c.difference,
+                "ci_low": c.low,
+                "ci_high": c.high,
+                "mcnemar_p": c.mcnemar_p,
+                "n_items": c.n_items,
+                "n_tied_excluded": c.n_tied_excluded,
+            }
         )
-        for family in families:
-            cell_a, cell_b = ladder_a.where(family=family), ladder_b.where(family=family)
-            outcomes = ["correct"] + (["captured"] if (cell_a.literal_slot >= 0).any() else [])
-            for outcome in outcomes:
-                try:
-                    c = paired_contrast(cell_a, cell_b, outcome=outcome)
-                except ValueError:  # no shared item: different plans
-                    continue
-                records.append(
-                    {
-                        "model_a": a.label,
-                        "model_b": b.label,
-                        "family": family,
-                        "measure": "accuracy" if outcome == "correct" else "lar",
-                        "a": c["a"],
-                        "b": c["b"],
-                        "a_minus_b": c["difference"],
-                        "ci_low": c["low"],
-                        "ci_high": c["high"],
-                        "mcnemar_p": c["mcnemar_p"],
-                        "n_items": c["n_items"],
-                        "n_tied_excluded": c["n_tied_excluded"],
-                    }
-                )
     return make_table(
         "meaning_model_contrasts",
         "Paired model contrasts on the ladder (a − b on shared items)",
@@ -67,19 +54,21 @@ def model_contrast_table(results: Sequence[MeaningResult]) -> ReportTable | None
     )
 
 
-def cue_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def cue_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records: list[dict[str, Any]] = []
-    for r in results:
-        for cue, cell in r.analysis.get("e1", {}).get("cue_strata_d_lit", {}).items():
+    for label, a in arms(analysis):
+        if a.e1 is None:
+            continue
+        for cue, cell in a.e1.cue_strata_d_lit.items():
             records.append(
                 {
-                    "model": r.label,
+                    "model": label,
                     "cue": cue,
-                    "lar_with": cell["with"]["estimate"],
-                    "n_with": cell["with"]["n_rows"],
-                    "lar_without": cell["without"]["estimate"],
-                    "n_without": cell["without"]["n_rows"],
-                    "difference": cell["difference"],
+                    "lar_with": cell.lar_with,
+                    "n_with": cell.n_with,
+                    "lar_without": cell.lar_without,
+                    "n_without": cell.n_without,
+                    "difference": cell.difference,
                 }
             )
     return make_table(
@@ -93,18 +82,20 @@ def cue_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def length_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def length_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records: list[dict[str, Any]] = []
-    for r in results:
-        for words, cell in r.analysis.get("e1", {}).get("lar_by_length_d_lit", {}).items():
+    for label, a in arms(analysis):
+        if a.e1 is None:
+            continue
+        for words, cell in a.e1.lar_by_length_d_lit.items():
             records.append(
                 {
-                    "model": r.label,
+                    "model": label,
                     "idiom_words": words,
-                    "lar": cell["estimate"],
-                    "ci_low": cell["low"],
-                    "ci_high": cell["high"],
-                    "n_items": cell["n_items"],
+                    "lar": cell.estimate,
+                    "ci_low": cell.low,
+                    "ci_high": cell.high,
+                    "n_items": cell.n_items,
                 }
             )
     return make_table(
@@ -115,11 +106,21 @@ def length_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def output_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def output_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records: list[dict[str, Any]] = []
-    for r in results:
-        for family, cell in r.analysis.get("e1", {}).get("output_distribution", {}).items():
-            records.append({"model": r.label, "family": family, **cell})
+    for label, a in arms(analysis):
+        if a.e1 is None:
+            continue
+        for family, cell in a.e1.output_distribution.items():
+            records.append(
+                {
+                    "model": label,
+                    "family": family,
+                    "mean_peak": cell.mean_peak,
+                    "share_peak_over_0_95": cell.share_peak_over_0_95,
+                    "mean_normalized_entropy": cell.mean_normalized_entropy,
+                }
+            )
     return make_table(
         "meaning_output_distribution",
         "Shape of the returned probability vectors",
@@ -129,30 +130,29 @@ def output_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def e4_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def e4_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records: list[dict[str, Any]] = []
-    for r in results:
-        e4 = r.analysis.get("e4")
+    for label, a in arms(analysis):
+        e4 = a.e4
         if e4 is None:
             continue
-        for lang, cell in e4["accuracy"].items():
+        for lang, cell in e4.accuracy.items():
             records.append(
                 {
-                    "model": r.label,
+                    "model": label,
                     "task_language": lang,
-                    "accuracy": cell["estimate"],
-                    "ci_low": cell["low"],
-                    "ci_high": cell["high"],
-                    "n_items": cell["n_items"],
+                    "accuracy": cell.estimate,
+                    "ci_low": cell.low,
+                    "ci_high": cell.high,
+                    "n_items": cell.n_items,
                 }
             )
-        for key, c in e4.items():
-            if key.startswith("contrast_"):
-                records.append(
-                    {"model": r.label, "task_language": key.removeprefix("contrast_"),
-                     "accuracy": c["difference"], "ci_low": c["low"], "ci_high": c["high"],
-                     "n_items": c["n_items"]}
-                )  # fmt: skip
+        if e4.contrast is not None:
+            c = e4.contrast
+            records.append(
+                {"model": label, "task_language": e4.contrast_label, "accuracy": c.difference,
+                 "ci_low": c.low, "ci_high": c.high, "n_items": c.n_items}
+            )  # fmt: skip
     return make_table(
         "meaning_task_language",
         "Task-language swap (E4): accuracy in each language",
@@ -162,24 +162,24 @@ def e4_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def surface_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def surface_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        e2 = r.analysis.get("e2")
-        if e2 is None or not e2.get("n_pairs"):
+    for label, a in arms(analysis):
+        e2 = a.e2
+        if e2 is None or not e2.n_pairs:
             continue
         records.append(
             {
-                "model": r.label,
-                "n_pairs": e2["n_pairs"],
-                "n_items": e2.get("n_items"),
-                "agreement": e2["agreement"],
-                "agreement_item_mean": e2.get("agreement_item_mean"),
-                "mean_js_divergence_bits": e2.get("mean_js_divergence"),
-                "accuracy_canonical": e2.get("accuracy_canonical"),
-                "accuracy_alternative": e2.get("accuracy_alternative"),
-                "mcnemar_p": e2.get("mcnemar_p"),
-                "n_tied_excluded": e2["n_tied_excluded"],
+                "model": label,
+                "n_pairs": e2.n_pairs,
+                "n_items": e2.n_items,
+                "agreement": e2.agreement,
+                "agreement_item_mean": e2.agreement_item_mean,
+                "mean_js_divergence_bits": e2.mean_js_divergence,
+                "accuracy_canonical": e2.accuracy_canonical,
+                "accuracy_alternative": e2.accuracy_alternative,
+                "mcnemar_p": e2.mcnemar_p,
+                "n_tied_excluded": e2.n_tied_excluded,
             }
         )
     return make_table(
@@ -191,14 +191,15 @@ def surface_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def pairing_table(results: Sequence[MeaningResult]) -> ReportTable | None:
-    if len(results) < 2:
-        return None
-    base = results[0]
-    records = []
-    for other in results[1:]:
-        check = pairing_check(base.rows, other.rows)
-        records.append({"model_a": base.label, "model_b": other.label, **check})
+def pairing_table(analysis: MeaningAnalysis) -> ReportTable | None:
+    records: list[dict[str, Any]] = []
+    for p in analysis.pairing:
+        record: dict[str, Any] = {"model_a": p.model_a, "model_b": p.model_b,
+                                  "n_shared": p.n_shared}  # fmt: skip
+        if p.n_shared:
+            record |= {"gold_slot": p.gold_slot, "literal_slot": p.literal_slot,
+                       "state": p.state, "options": p.options}  # fmt: skip
+        records.append(record)
     return make_table(
         "meaning_pairing",
         "Pairing check between runs",

@@ -1,9 +1,8 @@
 """The main tables of the meaning section — ladder, LAR, order and permutation audits, slot
 shares, option ablation, the o4 control, unit integrity, the capture matrix — one record per
-(model, cell), read from :func:`~choiceaudit.instruments.meaning.analyse_meaning` output. The
-report computes nothing the analysis does not, except the d-hard decomposition (with the
-instrument's own :func:`decomposition`). Calibration tables are in ``_meaning_calibration``,
-the secondary ones in ``_meaning_strata``.
+(model, cell), laid out from a :class:`~choiceaudit.instruments.meaning.MeaningAnalysis`. Nothing
+here computes a statistic: every number is a field of the analysis. Calibration tables are in
+``_meaning_calibration``, the secondary ones in ``_meaning_strata``.
 
 Every interval is the analysis's 95% item-clustered percentile bootstrap (2,000 resamples, seed 0;
 the meaning paper §4.3, Appendix R). Each table's note cites the paper section it reproduces.
@@ -11,15 +10,10 @@ the meaning paper §4.3, Appendix R). Each table's note cites the paper section 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
-from choiceaudit.instruments.meaning import (
-    FAMILIES,
-    MeaningRows,
-    decomposition,
-)
+from choiceaudit.instruments.meaning import ArmAnalysis, Interval, MeaningAnalysis
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
@@ -27,9 +21,8 @@ __all__ = [
     "CURVE_FAMILIES",
     "E3_LABELS",
     "E6_LABELS",
-    "MeaningResult",
     "ablation_table",
-    "family_order",
+    "arms",
     "ladder_table",
     "lar_table",
     "make_table",
@@ -59,17 +52,15 @@ E6_LABELS = {
 }
 #: the two families the reliability and risk–coverage figures compare (Figure 4)
 CURVE_FAMILIES = ("d-rand", "d-lit")
+#: the dashed line and the ladder's ``chance`` column (k = 4)
 CHANCE = 0.25
 
 
-@dataclass(frozen=True)
-class MeaningResult:
-    """One run's rows, its analysis and its meaning config, under the model label shown."""
-
-    label: str
-    rows: MeaningRows
-    analysis: dict[str, Any]
-    config: dict[str, Any]
+def arms(analysis: MeaningAnalysis) -> Iterator[tuple[str, ArmAnalysis]]:
+    """``(model label, arm analysis)`` for every arm with rows, in the order given."""
+    for arm in analysis.arms:
+        if arm.analysis is not None:
+            yield arm.display, arm.analysis
 
 
 def make_table(
@@ -78,40 +69,30 @@ def make_table(
     return ReportTable.from_records(name, title, records, note=note) if records else None
 
 
-def _ci_columns(cell: dict[str, Any], name: str) -> dict[str, Any]:
-    """An analysis interval cell as the columns ``name`` (its estimate), ``ci_low``, ``ci_high``
-    and ``n_items``."""
-    return {
-        name: float(cell["estimate"]),
-        "ci_low": float(cell["low"]),
-        "ci_high": float(cell["high"]),
-        "n_items": int(cell["n_items"]),
-    }
+def _ci_columns(cell: Interval, name: str) -> dict[str, Any]:
+    """An interval as the columns ``name`` (its estimate), ``ci_low``, ``ci_high``, ``n_items``."""
+    return {name: cell.estimate, "ci_low": cell.low, "ci_high": cell.high, "n_items": cell.n_items}
 
 
-def _negate(value: Any) -> float | None:
-    return None if value is None else -float(value)
-
-
-def ladder_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def ladder_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        e1 = r.analysis.get("e1")
-        if e1 is None:
+    for label, a in arms(analysis):
+        if a.e1 is None:
             continue
-        for family, cell in e1["accuracy"].items():
-            contrast = e1.get("contrast_vs_d_rand", {}).get(family, {})
+        for family, cell in a.e1.accuracy.items():
+            # the analysis reports d-rand − family; the ladder reads family − d-rand, so the
+            # columns show the same contrast with its sign (and interval ends) swapped
+            c = a.e1.contrast_vs_d_rand.get(family)
             records.append(
                 {
-                    "model": r.label,
+                    "model": label,
                     "family": family,
                     **_ci_columns(cell, "accuracy"),
                     "chance": CHANCE,
-                    # the analysis reports d-rand − family; the ladder reads family − d-rand
-                    "minus_d_rand": _negate(contrast.get("difference")),
-                    "minus_d_rand_low": _negate(contrast.get("high")),
-                    "minus_d_rand_high": _negate(contrast.get("low")),
-                    "mcnemar_p": contrast.get("mcnemar_p"),
+                    "minus_d_rand": None if c is None else -c.difference,
+                    "minus_d_rand_low": None if c is None else -c.high,
+                    "minus_d_rand_high": None if c is None else -c.low,
+                    "mcnemar_p": None if c is None else c.mcnemar_p,
                 }
             )
     return make_table(
@@ -124,23 +105,21 @@ def ladder_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def lar_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def lar_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        e1 = r.analysis.get("e1")
-        if e1 is None:
+    for label, a in arms(analysis):
+        if a.e1 is None:
             continue
-        ladder = r.rows.where(experiment="e1")
-        for family, cell in e1.get("lar", {}).items():
-            parts = decomposition(ladder.where(family=family))
+        for family, cell in a.e1.lar.items():
+            parts = a.e1.decomposition[family]
             records.append(
                 {
-                    "model": r.label,
+                    "model": label,
                     "family": family,
                     **_ci_columns(cell, "lar"),
-                    "gold": parts["gold"],
-                    "literal": parts["literal"],
-                    "other": parts["other"],
+                    "gold": parts.gold,
+                    "literal": parts.literal,
+                    "other": parts.other,
                 }
             )
     return make_table(
@@ -153,21 +132,21 @@ def lar_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def order_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def order_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        e7 = r.analysis.get("e7")
+    for label, a in arms(analysis):
+        e7 = a.e7
         if e7 is None:
             continue
         records.append(
             {
-                "model": r.label,
-                "n_items": e7["n_items"],
-                "incomplete_excluded": e7["n_incomplete_items_excluded"],
-                "answer_instability": e7["answer_instability"],
-                "mean_distinct_choices": e7["mean_distinct_choices"],
-                "mean_gold_prob_range": e7["mean_gold_prob_range"],
-                "selection_spread": e7["selection_spread"],
+                "model": label,
+                "n_items": e7.n_items,
+                "incomplete_excluded": e7.n_incomplete_items_excluded,
+                "answer_instability": e7.answer_instability,
+                "mean_distinct_choices": e7.mean_distinct_choices,
+                "mean_gold_prob_range": e7.mean_gold_prob_range,
+                "selection_spread": e7.selection_spread,
             }
         )
     return make_table(
@@ -182,22 +161,21 @@ def order_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def permutation_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def permutation_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        e7 = r.analysis.get("e7")
-        if e7 is None:
+    for label, a in arms(analysis):
+        if a.e7 is None:
             continue
-        audit = e7["permutation_audit"]
+        audit = a.e7.permutation_audit
         records.append(
             {
-                "model": r.label,
-                "n_items": e7["n_items"],
-                "median_travel": audit["median_travel"],
-                "mean_travel": audit["mean_travel"],
-                "max_travel": audit["max_travel"],
-                "share_travel_le_1e-4": audit["share_at_or_below"],
-                "share_identical": audit["share_identical"],
+                "model": label,
+                "n_items": a.e7.n_items,
+                "median_travel": audit.median_travel,
+                "mean_travel": audit.mean_travel,
+                "max_travel": audit.max_travel,
+                "share_travel_le_1e-4": audit.share_at_or_below,
+                "share_identical": audit.share_identical,
             }
         )
     return make_table(
@@ -210,19 +188,19 @@ def permutation_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def slot_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def slot_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
+    for label, a in arms(analysis):
         sources = []
-        if "e1" in r.analysis:
-            sources.append(("e1 ladder", r.analysis["e1"]["slot_shares"]))
-        if "e7" in r.analysis:
-            sources.append(("e7 orderings", r.analysis["e7"]["slot_shares"]))
+        if a.e1 is not None:
+            sources.append(("e1 ladder", a.e1.slot_shares))
+        if a.e7 is not None:
+            sources.append(("e7 orderings", a.e7.slot_shares))
         for source, shares in sources:
             for slot, share in enumerate(shares):
                 records.append(
-                    {"model": r.label, "source": source, "slot": "ABCD"[slot] if slot < 4 else slot,
-                     "share": float(share), "uniform": 1.0 / len(shares)}
+                    {"model": label, "source": source, "slot": "ABCD"[slot] if slot < 4 else slot,
+                     "share": float(share), "uniform": a.chance}
                 )  # fmt: skip
     return make_table(
         "meaning_slot_shares",
@@ -233,19 +211,18 @@ def slot_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def ablation_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def ablation_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        retention = r.analysis.get("e6", {}).get("signal_retention")
-        if retention is None:
+    for label, a in arms(analysis):
+        if a.e6 is None:
             continue
-        for variant, cell in retention.items():
+        for variant, cell in a.e6.signal_retention.items():
             records.append(
                 {
-                    "model": r.label,
+                    "model": label,
                     "variant": E6_LABELS.get(variant, variant),
-                    **_ci_columns(cell, "accuracy"),
-                    "signal_retained": cell["signal_retained"],
+                    **_ci_columns(cell.accuracy, "accuracy"),
+                    "signal_retained": cell.signal_retained,
                 }
             )
     return make_table(
@@ -258,24 +235,23 @@ def ablation_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def o4_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def o4_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        e6 = r.analysis.get("e6", {})
-        if "o4_overconfidence_gap" not in e6:
+    for label, a in arms(analysis):
+        o4 = None if a.e6 is None else a.e6.o4
+        if o4 is None:
             continue
-        gap = e6["o4_overconfidence_gap"]
-        calibration = e6["o4_calibration"]
+        gap = o4.overconfidence_gap
         records.append(
             {
-                "model": r.label,
-                "accuracy": calibration["accuracy"],
-                "mean_confidence": calibration["accuracy"] + float(gap["estimate"]),
-                "overconfidence_gap": float(gap["estimate"]),
-                "ci_low": float(gap["low"]),
-                "ci_high": float(gap["high"]),
-                "ece": calibration["ece"],
-                "n_items": int(gap["n_items"]),
+                "model": label,
+                "accuracy": o4.accuracy,
+                "mean_confidence": o4.mean_confidence,
+                "overconfidence_gap": gap.estimate,
+                "ci_low": gap.low,
+                "ci_high": gap.high,
+                "ece": o4.calibration.ece,
+                "n_items": gap.n_items,
             }
         )
     return make_table(
@@ -287,25 +263,28 @@ def o4_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def unit_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def unit_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        e3 = r.analysis.get("e3")
-        if e3 is None:
+    for label, a in arms(analysis):
+        if a.e3 is None:
             continue
-        agreement = e3["agreement_with_intact"]
-        for variant, cell in e3["accuracy"].items():
-            agree = agreement.get(variant, {})
-            interval = agree.get("interval", {})
+        agreement = a.e3.agreement_with_intact
+        for variant, cell in a.e3.accuracy.items():
+            agree = agreement.get(variant)
+            interval = None if agree is None else agree.interval
             records.append(
                 {
-                    "model": r.label,
+                    "model": label,
                     "variant": E3_LABELS.get(variant, variant),
                     **_ci_columns(cell, "accuracy"),
-                    "agreement_with_intact": 1.0 if variant == "v0" else agree.get("agreement"),
-                    "agreement_low": interval.get("low"),
-                    "agreement_high": interval.get("high"),
-                    "n_tied_excluded": agree.get("n_tied_excluded", 0),
+                    "agreement_with_intact": 1.0
+                    if variant == "v0"
+                    else None
+                    if agree is None
+                    else agree.agreement,
+                    "agreement_low": None if interval is None else interval.low,
+                    "agreement_high": None if interval is None else interval.high,
+                    "n_tied_excluded": 0 if agree is None else agree.n_tied_excluded,
                 }
             )
     return make_table(
@@ -318,34 +297,33 @@ def unit_table(results: Sequence[MeaningResult]) -> ReportTable | None:
     )
 
 
-def matrix_table(results: Sequence[MeaningResult]) -> ReportTable | None:
+def matrix_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
-    for r in results:
-        matrix = r.analysis.get("matrix")
+    for label, a in arms(analysis):
+        matrix = a.matrix
         if matrix is None:
             continue
-        for lang, cell in matrix["accuracy"].items():
-            lar = matrix.get("lar", {}).get(lang, {})
+        for lang, cell in matrix.accuracy.items():
+            lar = matrix.lar.get(lang)
             records.append(
                 {
-                    "model": r.label,
+                    "model": label,
                     "language": lang,
-                    "accuracy": float(cell["estimate"]),
-                    "accuracy_low": float(cell["low"]),
-                    "accuracy_high": float(cell["high"]),
-                    "lar": lar.get("estimate"),
-                    "lar_low": lar.get("low"),
-                    "lar_high": lar.get("high"),
-                    "n_items": int(cell["n_items"]),
+                    "accuracy": cell.estimate,
+                    "accuracy_low": cell.low,
+                    "accuracy_high": cell.high,
+                    "lar": None if lar is None else lar.estimate,
+                    "lar_low": None if lar is None else lar.low,
+                    "lar_high": None if lar is None else lar.high,
+                    "n_items": cell.n_items,
                 }
             )
-        for key, contrast in matrix.items():
-            if key.startswith("contrast_"):
-                records.append(
-                    {"model": r.label, "language": key.removeprefix("contrast_"),
-                     "lar": contrast["difference"], "lar_low": contrast["low"],
-                     "lar_high": contrast["high"], "n_items": contrast["n_items"]}
-                )  # fmt: skip
+        if matrix.contrast is not None:
+            c = matrix.contrast
+            records.append(
+                {"model": label, "language": matrix.contrast_label, "lar": c.difference,
+                 "lar_low": c.low, "lar_high": c.high, "n_items": c.n_items}
+            )  # fmt: skip
     return make_table(
         "meaning_capture_matrix",
         "The capture matrix: model × task language on one item draw",
@@ -354,8 +332,3 @@ def matrix_table(results: Sequence[MeaningResult]) -> ReportTable | None:
         "so the a_minus_b row is a paired LAR contrast (bootstrap interval on per-item "
         "differences).",
     )
-
-
-def family_order(values: Sequence[str]) -> list[str]:
-    known = [f for f in FAMILIES if f in values]
-    return known + [v for v in dict.fromkeys(values) if v not in FAMILIES]

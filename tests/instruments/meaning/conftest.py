@@ -58,7 +58,8 @@ def synthetic_entries(n: int = 40, *, tagged: bool = True) -> list[Any]:
 
 
 def synthetic_corpus(n: int = 40, *, tagged: bool = True) -> Any:
-    from choiceaudit.instruments.meaning import Corpus, LoaderReport
+    from choiceaudit.instruments.meaning import Corpus
+    from choiceaudit.instruments.meaning._corpus import LoaderReport
 
     entries = synthetic_entries(n, tagged=tagged)
     return Corpus("synthetic", "bn", tuple(entries), LoaderReport("synthetic"), other_language="en")

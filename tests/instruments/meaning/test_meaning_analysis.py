@@ -9,33 +9,32 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from choiceaudit.instruments.meaning import (
-    Corpus,
-    MeaningRows,
+from choiceaudit.instruments.meaning import Corpus, MeaningRows
+from choiceaudit.instruments.meaning._analysis import (
     accuracy_by,
-    build_e2,
-    build_e3,
-    build_e6,
-    build_e7,
-    build_ladder,
     calibration,
-    choice_credit,
-    cue_flags,
-    cue_strata,
     decomposition,
     lar_by_stratum,
     length_strata,
     literal_attraction_rate,
-    order_audit,
     output_distribution,
     overconfidence_gap,
     paired_contrast,
+)
+from choiceaudit.instruments.meaning._audits import (
+    cue_flags,
+    cue_strata,
+    order_audit,
     pairing_check,
     signal_retention,
     subset_drift,
     surface_agreement,
     unit_integrity,
 )
+from choiceaudit.instruments.meaning._interventions import build_e2, build_e3, build_e7
+from choiceaudit.instruments.meaning._items import build_ladder
+from choiceaudit.instruments.meaning._options import build_e6
+from choiceaudit.instruments.meaning._rows import choice_credit
 from choiceaudit.scorers import FakeScorer
 from choiceaudit.types import Decision, Query
 

@@ -10,13 +10,9 @@ from typing import Any
 
 import pytest
 
-from choiceaudit.instruments.meaning import (
-    BAGDHARA_FIELDS,
-    Corpus,
-    CorpusError,
-    load_bagdhara,
-    parse_senses,
-)
+from choiceaudit.instruments.meaning import Corpus, CorpusError, load_bagdhara
+from choiceaudit.instruments.meaning._bagdhara import BAGDHARA_FIELDS
+from choiceaudit.instruments.meaning._idioms_en import parse_senses
 from choiceaudit.instruments.meaning._text import (
     english_parenthetical,
     has_latin,
@@ -155,7 +151,7 @@ def test_bad_rows_name_file_row_and_field(tmp_path: Path, sample_rows: list[dict
 
 
 def test_three_rows_are_too_few_for_four_options(shared_data: Path) -> None:
-    from choiceaudit.instruments.meaning import build_ladder
+    from choiceaudit.instruments.meaning._items import build_ladder
 
     corpus = load_bagdhara(shared_data / "bagdhara" / "sample_3rows.jsonl")
     with pytest.raises(ValueError, match="too few distinct glosses to give item 1 3 distractors"):

@@ -8,23 +8,13 @@ from typing import Any
 
 import pytest
 
-from choiceaudit.instruments.meaning import (
-    INSTRUCTIONS,
-    Corpus,
-    IdiomEntry,
-    LoaderReport,
-    build_e2,
-    build_e3,
-    build_e4,
-    build_e6,
-    build_e7,
-    build_ladder,
-    build_matrix,
-    capture_pool,
-    scramble_words,
-    subset10,
-    truncate_words,
-)
+from choiceaudit.instruments.meaning import Corpus, IdiomEntry
+from choiceaudit.instruments.meaning._contract import INSTRUCTIONS
+from choiceaudit.instruments.meaning._corpus import LoaderReport
+from choiceaudit.instruments.meaning._interventions import build_e2, build_e3, build_e4, build_e7
+from choiceaudit.instruments.meaning._items import build_ladder
+from choiceaudit.instruments.meaning._matrix import build_matrix, capture_pool, subset10
+from choiceaudit.instruments.meaning._options import build_e6, scramble_words, truncate_words
 from choiceaudit.types import Query
 
 from .conftest import synthetic_corpus

@@ -9,21 +9,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from choiceaudit.instruments.meaning import (
-    FAMILIES,
+from choiceaudit.instruments.meaning import FAMILIES, Corpus, IdiomEntry
+from choiceaudit.instruments.meaning._contract import (
     INSTRUCTIONS,
     OPTION_KEYS,
     SEEDS_BN,
     SEEDS_EN,
-    Corpus,
-    IdiomEntry,
     K,
-    LoaderReport,
-    Pools,
-    build_ladder,
     item_rng,
-    nearest_neighbours,
 )
+from choiceaudit.instruments.meaning._corpus import LoaderReport
+from choiceaudit.instruments.meaning._items import build_ladder
+from choiceaudit.instruments.meaning._pools import Pools, nearest_neighbours
 from choiceaudit.instruments.meaning._text import content_words, option_key
 
 

@@ -1,180 +1,52 @@
 """The meaning-choice instrument (arXiv 2610.22526): literal attraction in decision models.
 
-Corpora (``bagdhara``, ``idioms-en``) → candidate pools → item draws per distractor family →
-typed choice :class:`~choiceaudit.types.Query` objects → interventions → analysis.
+Corpora (:func:`load_bagdhara`, :func:`load_idioms_en`) → :func:`plan_meaning` (candidate pools,
+item draws per distractor family, interventions, typed choice queries) → any scorer →
+:func:`analyse_meaning_runs` over the scored arms (:func:`analyse_meaning` for one arm's
+:class:`MeaningRows`) → a frozen :class:`MeaningAnalysis` that the report lays out.
+
+The entry points are exported here; the building blocks (pools, slates, interventions, single
+analyses such as ``paired_contrast``) live in the private modules, listed in README.md beside
+every choice the paper leaves open.
 """
 
-from choiceaudit.instruments.meaning._analysis import (
-    BOOTSTRAP_SEED,
-    COVERAGES,
-    N_RESAMPLES,
-    accuracy_by,
-    calibration,
-    decomposition,
-    interval,
-    lar_by_stratum,
-    length_strata,
-    literal_attraction_rate,
-    output_distribution,
-    overconfidence_gap,
-    paired_contrast,
-)
-from choiceaudit.instruments.meaning._audits import (
-    cue_flags,
-    cue_strata,
-    order_audit,
-    pairing_check,
-    signal_retention,
-    subset_drift,
-    surface_agreement,
-    unit_integrity,
-)
-from choiceaudit.instruments.meaning._bagdhara import BAGDHARA_FIELDS, load_bagdhara
-from choiceaudit.instruments.meaning._contract import (
-    FAMILIES,
-    INSTRUCTIONS,
-    MATRIX_SEED,
-    OPTION_KEYS,
-    SEEDS_BN,
-    SEEDS_EN,
-    SUBSET_FRAC,
-    SUBSET_SEED,
-    K,
-    item_rng,
-)
-from choiceaudit.instruments.meaning._corpus import (
-    Corpus,
-    CorpusError,
-    IdiomEntry,
-    LoaderReport,
-    normalise_text,
-)
-from choiceaudit.instruments.meaning._idioms_en import (
-    find_phrases_json,
-    load_idioms_en,
-    parse_senses,
-)
-from choiceaudit.instruments.meaning._interventions import (
-    E3_VARIANTS,
-    E3Draws,
-    build_e2,
-    build_e3,
-    build_e4,
-    build_e7,
-    perturb_state,
-)
-from choiceaudit.instruments.meaning._items import (
-    LITERAL_FAMILIES,
-    ItemBuild,
-    ItemDraw,
-    Slate,
-    build_ladder,
-    draw_item,
-    make_query,
-    render_query,
-    slate_texts,
-)
-from choiceaudit.instruments.meaning._matrix import (
-    JACCARD_MAX,
-    build_matrix,
-    capture_pool,
-    subset10,
-)
-from choiceaudit.instruments.meaning._options import (
-    BARE_LABELS,
-    E6_VARIANTS,
-    TRUNCATE_WORDS,
-    bare_labels,
-    build_e6,
-    scramble_words,
-    truncate_words,
-)
+from choiceaudit.instruments.meaning._arms import analyse_meaning_runs, meaning_rows
+from choiceaudit.instruments.meaning._bagdhara import load_bagdhara
+from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._corpus import Corpus, CorpusError, IdiomEntry
+from choiceaudit.instruments.meaning._idioms_en import load_idioms_en
 from choiceaudit.instruments.meaning._plan import (
     DEFAULT_EXPERIMENTS,
     EXPERIMENTS,
     MeaningPlan,
     plan_meaning,
 )
-from choiceaudit.instruments.meaning._pools import Pools, nearest_neighbours
-from choiceaudit.instruments.meaning._rows import MeaningRows, choice_credit
+from choiceaudit.instruments.meaning._results import (
+    ArmAnalysis,
+    Calibration,
+    Interval,
+    MeaningAnalysis,
+)
+from choiceaudit.instruments.meaning._rows import MeaningRows
 from choiceaudit.instruments.meaning._summary import analyse_meaning
 
 __all__ = [
-    "BAGDHARA_FIELDS",
-    "BARE_LABELS",
-    "BOOTSTRAP_SEED",
-    "COVERAGES",
     "DEFAULT_EXPERIMENTS",
-    "E3_VARIANTS",
-    "E6_VARIANTS",
     "EXPERIMENTS",
     "FAMILIES",
-    "INSTRUCTIONS",
-    "JACCARD_MAX",
-    "LITERAL_FAMILIES",
-    "MATRIX_SEED",
-    "N_RESAMPLES",
-    "OPTION_KEYS",
-    "SEEDS_BN",
-    "SEEDS_EN",
-    "SUBSET_FRAC",
-    "SUBSET_SEED",
-    "TRUNCATE_WORDS",
+    "ArmAnalysis",
+    "Calibration",
     "Corpus",
     "CorpusError",
-    "E3Draws",
     "IdiomEntry",
-    "ItemBuild",
-    "ItemDraw",
-    "K",
-    "LoaderReport",
+    "Interval",
+    "MeaningAnalysis",
     "MeaningPlan",
     "MeaningRows",
-    "Pools",
-    "Slate",
-    "accuracy_by",
     "analyse_meaning",
-    "bare_labels",
-    "build_e2",
-    "build_e3",
-    "build_e4",
-    "build_e6",
-    "build_e7",
-    "build_ladder",
-    "build_matrix",
-    "calibration",
-    "capture_pool",
-    "choice_credit",
-    "cue_flags",
-    "cue_strata",
-    "decomposition",
-    "draw_item",
-    "find_phrases_json",
-    "interval",
-    "item_rng",
-    "lar_by_stratum",
-    "length_strata",
-    "literal_attraction_rate",
+    "analyse_meaning_runs",
     "load_bagdhara",
     "load_idioms_en",
-    "make_query",
-    "nearest_neighbours",
-    "normalise_text",
-    "order_audit",
-    "output_distribution",
-    "overconfidence_gap",
-    "paired_contrast",
-    "pairing_check",
-    "parse_senses",
-    "perturb_state",
+    "meaning_rows",
     "plan_meaning",
-    "render_query",
-    "scramble_words",
-    "signal_retention",
-    "slate_texts",
-    "subset10",
-    "subset_drift",
-    "surface_agreement",
-    "truncate_words",
-    "unit_integrity",
 ]

@@ -57,7 +57,7 @@ __all__ = [
     "build_ladder",
     "draw_item",
     "make_query",
-    "render_query",
+    "render_meaning_query",
     "slate_texts",
 ]
 
@@ -195,7 +195,7 @@ def slate_texts(pools: Pools, slate: Slate, view: View) -> tuple[str, ...]:
     return tuple(out)
 
 
-def render_query(
+def render_meaning_query(
     entry: IdiomEntry,
     canonical: Sequence[str],
     perm: Sequence[int],
@@ -247,7 +247,7 @@ def make_query(
     language = pools.corpus.language if view == "own" else pools.corpus.other_language
     if language is None or language not in INSTRUCTIONS:
         raise ValueError(f"corpus {pools.corpus.name} has no instruction for view {view!r}")
-    return render_query(
+    return render_meaning_query(
         pools.entries[draw.entry_index],
         canonical if canonical is not None else slate_texts(pools, slate, view),
         perm if perm is not None else draw.perm,

@@ -5,8 +5,8 @@ The default plan (issue 6, item 6) is the ladder (E1), the option ablation (E6),
 ``sample_seed`` over ascending ids, so every model given the same plan answers byte-identical
 questions and two runs pair row for row. ``n_items=None`` uses every item.
 
-A corpus without tags has d-sem and d-hard only when an embedder is given (for example
-``CosineScorer.load().embed``, the MiniLM default); without one those two families are left out
+A corpus without tags has d-sem and d-hard only when an embedder is given (for example the
+MiniLM default of :func:`choiceaudit.scorers.load_embedder`); without one those two families are left out
 and the plan's config says so; E2, which the paper runs under d-hard, then runs under d-lit
 (the other literal-bearing family).
 """

@@ -1,0 +1,464 @@
+"""Typed, frozen results of the meaning analysis (what :func:`analyse_meaning` and
+:func:`~choiceaudit.instruments.meaning.analyse_meaning_runs` return, and all the report reads).
+
+Keyed results (per family, language, variant, cue) are ``Mapping`` fields in a fixed order: the
+ladder's families in the paper's order (:data:`~choiceaudit.instruments.meaning.FAMILIES`), then
+any others sorted; conditions and languages sorted. Every class is built once by the analysis and
+never changed; the mappings are plain dicts, not to be mutated. ``None`` marks a value the rows
+cannot give (a model without a confidence head, a variant without comparable pairs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from choiceaudit.types import Skipped
+
+__all__ = [
+    "Agreement",
+    "ArmAnalysis",
+    "ArmInfo",
+    "Calibration",
+    "CueStratum",
+    "Decomposition",
+    "Interval",
+    "LadderAnalysis",
+    "LanguageAnalysis",
+    "MeaningAnalysis",
+    "ModelContrast",
+    "O4Control",
+    "OptionAblation",
+    "OrderAudit",
+    "OutcomeConfidence",
+    "OutputDistribution",
+    "PairedContrast",
+    "PairingCheck",
+    "PermutationTravel",
+    "ReliabilityBins",
+    "Retention",
+    "RiskCoverage",
+    "SurfaceAgreement",
+    "UnitIntegrity",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its 95% item-clustered percentile bootstrap interval."""
+
+    estimate: float
+    low: float
+    high: float
+    n_rows: int
+    n_items: int
+
+    @classmethod
+    def from_dict(cls, cell: Mapping[str, Any]) -> Interval:
+        return cls(
+            estimate=float(cell["estimate"]),
+            low=float(cell["low"]),
+            high=float(cell["high"]),
+            n_rows=int(cell["n_rows"]),
+            n_items=int(cell["n_items"]),
+        )
+
+
+@dataclass(frozen=True)
+class PairedContrast:
+    """``a − b`` on the items both cells share: exact McNemar on unique-argmax outcomes
+    (``mcnemar_b``, ``mcnemar_c`` discordant counts) and a paired bootstrap interval."""
+
+    n_items: int
+    a: float
+    b: float
+    difference: float
+    low: float
+    high: float
+    mcnemar_b: int
+    mcnemar_c: int
+    mcnemar_p: float
+    n_tied_excluded: int
+
+    @classmethod
+    def from_dict(cls, c: Mapping[str, Any]) -> PairedContrast:
+        return cls(
+            n_items=int(c["n_items"]),
+            a=float(c["a"]),
+            b=float(c["b"]),
+            difference=float(c["difference"]),
+            low=float(c["low"]),
+            high=float(c["high"]),
+            mcnemar_b=int(c["mcnemar_b"]),
+            mcnemar_c=int(c["mcnemar_c"]),
+            mcnemar_p=float(c["mcnemar_p"]),
+            n_tied_excluded=int(c["n_tied_excluded"]),
+        )
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """Gold / literal / other shares of the choices on literal-bearing rows (sum to 1, §5.1)."""
+
+    gold: float
+    literal: float
+    other: float
+    n_rows: int
+
+
+@dataclass(frozen=True)
+class OutcomeConfidence:
+    """Mean confidence when the choice is correct, incorrect, or the literal gloss (NaN where
+    no row has that outcome)."""
+
+    correct: float
+    incorrect: float
+    captured: float
+
+    def items(self) -> tuple[tuple[str, float], ...]:
+        return (("correct", self.correct), ("incorrect", self.incorrect),
+                ("captured", self.captured))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ReliabilityBins:
+    """Non-empty equal-width reliability bins: rows, mean confidence and accuracy per bin."""
+
+    n_rows: tuple[int, ...]
+    confidence: tuple[float, ...]
+    accuracy: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Calibration and selective prediction of one cell, confidence = peak probability
+    (Appendix F); the ``conf_head_*`` fields are ``None`` unless every row has a head."""
+
+    n_rows: int
+    accuracy: float
+    ece: float
+    ece_mass: float
+    brier: float
+    brier_uniform: float
+    aurc: float
+    aurc_random: float
+    augrc: float
+    augrc_random: float
+    #: coverage formatted ``"0.05"`` … ``"1.00"`` → accuracy on that most confident share
+    selective_accuracy: Mapping[str, float]
+    confidence_by_outcome: OutcomeConfidence
+    reliability: ReliabilityBins
+    conf_head_rows: int
+    conf_head_by_outcome: OutcomeConfidence | None = None
+    conf_head_aurc: float | None = None
+    conf_head_augrc: float | None = None
+
+    @classmethod
+    def from_dict(cls, c: Mapping[str, Any]) -> Calibration:
+        def outcome(d: Mapping[str, float]) -> OutcomeConfidence:
+            return OutcomeConfidence(d["correct"], d["incorrect"], d["captured"])
+
+        rel = c["reliability"]
+        head = c.get("conf_head_by_outcome")
+        return cls(
+            n_rows=int(c["n_rows"]),
+            accuracy=c["accuracy"],
+            ece=c["ece"],
+            ece_mass=c["ece_mass"],
+            brier=c["brier"],
+            brier_uniform=c["brier_uniform"],
+            aurc=c["aurc"],
+            aurc_random=c["aurc_random"],
+            augrc=c["augrc"],
+            augrc_random=c["augrc_random"],
+            selective_accuracy=dict(c["selective_accuracy"]),
+            confidence_by_outcome=outcome(c["confidence_by_outcome"]),
+            reliability=ReliabilityBins(
+                tuple(rel["n_rows"]), tuple(rel["confidence"]), tuple(rel["accuracy"])
+            ),
+            conf_head_rows=int(c["conf_head_rows"]),
+            conf_head_by_outcome=None if head is None else outcome(head),
+            conf_head_aurc=c.get("conf_head_aurc"),
+            conf_head_augrc=c.get("conf_head_augrc"),
+        )
+
+
+@dataclass(frozen=True)
+class RiskCoverage:
+    """Points of one risk–coverage curve (at most ``max_points`` of them, evenly spaced over the
+    full curve) and the random gate's flat risk."""
+
+    coverage: tuple[float, ...]
+    selective_risk: tuple[float, ...]
+    random_gate: float
+
+
+@dataclass(frozen=True)
+class OutputDistribution:
+    """Shape of the returned vectors (Appendix H, Table 12)."""
+
+    mean_peak: float
+    share_peak_over_0_95: float
+    mean_normalized_entropy: float
+
+
+@dataclass(frozen=True)
+class CueStratum:
+    """LAR on d-lit with and without one construction cue (§5.6); a side with no row has
+    ``lar`` NaN, ``n`` 0 and no interval."""
+
+    lar_with: float
+    n_with: int
+    lar_without: float
+    n_without: int
+    difference: float
+    with_interval: Interval | None = None
+    without_interval: Interval | None = None
+
+
+@dataclass(frozen=True)
+class LadderAnalysis:
+    """E1: the distractor ladder (§4.2, §5.1–§5.3, Appendices E, F, H, J, Q)."""
+
+    accuracy: Mapping[str, Interval]
+    #: LAR per literal-bearing family (d-lit, d-hard)
+    lar: Mapping[str, Interval]
+    #: gold / literal / other per literal-bearing family
+    decomposition: Mapping[str, Decomposition]
+    calibration: Mapping[str, Calibration]
+    output_distribution: Mapping[str, OutputDistribution]
+    #: d-rand − family, for every other family (empty without d-rand)
+    contrast_vs_d_rand: Mapping[str, PairedContrast]
+    #: share of selections per display slot, pooled over the ladder (ties split)
+    slot_shares: tuple[float, ...]
+    #: risk–coverage curves of the two families Figure 4 compares (d-rand, d-lit), where present
+    risk_coverage: Mapping[str, RiskCoverage]
+    lar_by_length_d_lit: Mapping[str, Interval] = field(default_factory=dict)
+    cue_strata_d_lit: Mapping[str, CueStratum] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SurfaceAgreement:
+    """E2 (Appendix N): canonical vs alternative surface form; the optional fields are ``None``
+    when no pair exists (``n_pairs`` 0)."""
+
+    n_pairs: int
+    agreement: float
+    n_tied_excluded: int
+    n_items: int | None = None
+    agreement_item_mean: float | None = None
+    mean_js_divergence: float | None = None
+    accuracy_canonical: float | None = None
+    accuracy_alternative: float | None = None
+    mcnemar_b: int | None = None
+    mcnemar_c: int | None = None
+    mcnemar_p: float | None = None
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement of a variant's chosen gloss with the intact one, on untied pairs."""
+
+    n_pairs: int
+    agreement: float
+    n_tied_excluded: int
+    interval: Interval | None = None
+
+
+@dataclass(frozen=True)
+class UnitIntegrity:
+    """E3 (Appendix M): accuracy per variant and agreement with the intact (v0) answer."""
+
+    accuracy: Mapping[str, Interval]
+    agreement_with_intact: Mapping[str, Agreement]
+
+
+@dataclass(frozen=True)
+class LanguageAnalysis:
+    """E4 and the capture matrix: accuracy (and, for the matrix, LAR) and calibration per
+    language, and the paired contrast ``a − b`` when there are exactly two languages (on
+    accuracy for E4, on LAR for the matrix)."""
+
+    accuracy: Mapping[str, Interval]
+    lar: Mapping[str, Interval]
+    calibration: Mapping[str, Calibration]
+    contrast_languages: tuple[str, str] | None = None
+    contrast: PairedContrast | None = None
+
+    @property
+    def contrast_label(self) -> str | None:
+        """``"<a>_minus_<b>"`` for the contrast, ``None`` without one."""
+        if self.contrast_languages is None:
+            return None
+        return f"{self.contrast_languages[0]}_minus_{self.contrast_languages[1]}"
+
+
+@dataclass(frozen=True)
+class Retention:
+    """E6: accuracy of one option form and the signal it retains, (acc − 1/k) / (acc_o0 − 1/k)
+    (NaN without o0 or when o0 sits at chance)."""
+
+    accuracy: Interval
+    signal_retained: float
+
+
+@dataclass(frozen=True)
+class O4Control:
+    """The semantics-free control o4 (§5.3): its calibration and the overconfidence gap,
+    mean peak probability − accuracy, with its interval."""
+
+    calibration: Calibration
+    overconfidence_gap: Interval
+
+    @property
+    def accuracy(self) -> float:
+        return self.calibration.accuracy
+
+    @property
+    def mean_confidence(self) -> float:
+        return self.calibration.accuracy + self.overconfidence_gap.estimate
+
+
+@dataclass(frozen=True)
+class OptionAblation:
+    """E6 (Appendix P): signal retention per option form, and the o4 control where present."""
+
+    signal_retention: Mapping[str, Retention]
+    o4: O4Control | None = None
+
+
+@dataclass(frozen=True)
+class PermutationTravel:
+    """Table 22: how far one option's own probability travels across the orderings."""
+
+    median_travel: float
+    mean_travel: float
+    max_travel: float
+    threshold: float
+    share_at_or_below: float
+    share_identical: float
+
+
+@dataclass(frozen=True)
+class OrderAudit:
+    """E7 (Appendix Q, Tables 21–22) over the items seen under all k! orderings."""
+
+    n_items: int
+    n_incomplete_items_excluded: int
+    answer_instability: float
+    mean_distinct_choices: float
+    mean_gold_prob_range: float
+    selection_spread: float
+    slot_shares: tuple[float, ...]
+    permutation_audit: PermutationTravel
+
+
+@dataclass(frozen=True)
+class ArmAnalysis:
+    """Every analysis one arm's rows support; ``None`` for an experiment the rows lack (or, for
+    E7, one without a complete item: see :attr:`MeaningAnalysis.skipped`)."""
+
+    n_rows: int
+    k: int
+    e1: LadderAnalysis | None = None
+    e2: SurfaceAgreement | None = None
+    e3: UnitIntegrity | None = None
+    e4: LanguageAnalysis | None = None
+    e6: OptionAblation | None = None
+    e7: OrderAudit | None = None
+    matrix: LanguageAnalysis | None = None
+
+    @property
+    def chance(self) -> float:
+        """1/k: the no-information accuracy and the no-bias slot share."""
+        return 1.0 / self.k
+
+    def experiments(self) -> tuple[str, ...]:
+        """The experiments analysed, in the order e1, e2, e3, e4, e6, e7, matrix."""
+        names = ("e1", "e2", "e3", "e4", "e6", "e7", "matrix")
+        return tuple(name for name in names if getattr(self, name) is not None)
+
+
+@dataclass(frozen=True)
+class ArmInfo:
+    """One arm as given: its label (``display`` disambiguates equal labels with the run
+    directory's name), where it came from, its manifest, its row count, and its analysis
+    (``None`` for an arm with no rows yet)."""
+
+    label: str
+    display: str
+    source: str
+    manifest: Mapping[str, Any]
+    n_rows: int
+    analysis: ArmAnalysis | None
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        config: Mapping[str, Any] = self.manifest.get("config") or {}
+        return config
+
+    def ladder_accuracy(self) -> dict[str, float]:
+        """Plain accuracy (no interval) per ladder family, in the ladder's order."""
+        e1 = None if self.analysis is None else self.analysis.e1
+        return {} if e1 is None else {f: cell.estimate for f, cell in e1.accuracy.items()}
+
+    def lar_d_lit(self) -> float:
+        """LAR on d-lit (NaN without d-lit)."""
+        e1 = None if self.analysis is None else self.analysis.e1
+        cell = None if e1 is None else e1.lar.get("d-lit")
+        return math.nan if cell is None else cell.estimate
+
+
+@dataclass(frozen=True)
+class ModelContrast:
+    """Two arms on one ladder family: accuracy (``measure="accuracy"``) or LAR (``"lar"``) of
+    ``model_a − model_b`` on the items both answered."""
+
+    model_a: str
+    model_b: str
+    family: str
+    measure: str
+    contrast: PairedContrast
+
+
+@dataclass(frozen=True)
+class PairingCheck:
+    """On the rows two arms share (by experiment, condition, item), the share with identical gold
+    slot, literal slot, state and options; the shares are ``None`` when no row is shared."""
+
+    model_a: str
+    model_b: str
+    n_shared: int
+    gold_slot: float | None = None
+    literal_slot: float | None = None
+    state: float | None = None
+    options: float | None = None
+
+
+@dataclass(frozen=True)
+class MeaningAnalysis:
+    """The meaning analysis of several arms answering one plan: every arm (in the order given),
+    the paired model contrasts and pairing checks between every pair of analysed arms, the
+    ladder's families over all arms in the paper's order, and every analysis skipped, with the
+    reason."""
+
+    arms: tuple[ArmInfo, ...]
+    model_contrasts: tuple[ModelContrast, ...]
+    pairing: tuple[PairingCheck, ...]
+    families: tuple[str, ...]
+    skipped: tuple[Skipped, ...]
+
+    @property
+    def analysed(self) -> tuple[ArmInfo, ...]:
+        """The arms with rows (and so an analysis)."""
+        return tuple(a for a in self.arms if a.analysis is not None)
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per analysed arm: ``model``, ``rows``, plain accuracy per ladder family and
+        ``"LAR d-lit"`` (NaN without d-lit): what ``choiceaudit run meaning`` prints."""
+        return [
+            {"model": a.label, "rows": a.n_rows, **a.ladder_accuracy(), "LAR d-lit": a.lar_d_lit()}
+            for a in self.analysed
+        ]
