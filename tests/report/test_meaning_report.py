@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from choiceaudit.audit import QUERIES_FILE, run_meaning
+from choiceaudit.audit import QUERIES_FILE, analyse_runs, run_meaning
 from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning import MeaningAnalysis, analyse_meaning_runs, meaning_rows
 from choiceaudit.report import build_report
@@ -123,7 +123,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             embedder="none", scorer_options={"fake": options},
         )  # fmt: skip
         runs.append(run)
-    index = build_report(runs, root / "report")
+    index = build_report(analyse_runs(runs), root / "report")
     queries = read_queries(runs[0] / QUERIES_FILE).queries
     return {"runs": runs, "out": root / "report", "index": index, "queries": queries}
 
@@ -254,7 +254,7 @@ def test_missing_experiments_are_listed_as_skipped(tmp_path: Path) -> None:
         ["fake"], tmp_path / "runs", corpus=corpus, experiments=["e1"], n_items=6,
         embedder="none", scorer_options={"fake": SCORERS["fake-d"]},
     )  # fmt: skip
-    index = build_report(runs, tmp_path / "report")
+    index = build_report(analyse_runs(runs), tmp_path / "report")
     page = index.read_text(encoding="utf-8")
     assert "figure &#x27;capture matrix&#x27;: no run has capture-matrix rows" in page
     assert "order audit (E7): not in any run" in page

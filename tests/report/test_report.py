@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from choiceaudit import Query
-from choiceaudit.audit import run_scoring
+from choiceaudit.audit import analyse_runs, run_scoring
 from choiceaudit.report import ReportTable, build_report
 from choiceaudit.scorers import FakeScorer
 from choiceaudit.store import RunStore
@@ -45,7 +45,7 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         FakeScorer(content={}, position_bias=[9.0], name="slotty"), queries, RunStore(root / "a")
     )
     run_scoring(FakeScorer(content=gold, name="reader"), queries, RunStore(root / "b"))
-    build_report([root / "a", root / "b"], root / "out")
+    build_report(analyse_runs([root / "a", root / "b"]), root / "out")
     return root / "out"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from choiceaudit.audit import run_signalling
+from choiceaudit.audit import analyse_runs, run_signalling
 from choiceaudit.instruments.signalling import (
     InstrumentMismatchError,
     analyse_signalling_runs,
@@ -59,7 +59,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 @pytest.fixture(scope="module")
 def report(runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report")
-    build_report(runs, out)
+    build_report(analyse_runs(runs), out)
     return out
 
 
@@ -180,7 +180,7 @@ def test_report_refuses_a_run_with_another_hash(runs: list[Path], tmp_path: Path
     manifest["config"]["items_hash"] = "f" * 64
     (bad / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(InstrumentMismatchError, match="records items hash ffffffffffff"):
-        build_report([bad], tmp_path / "r")
+        build_report(analyse_runs([bad]), tmp_path / "r")
 
 
 def test_analysis_refuses_items_other_than_the_run_used(runs: list[Path], tmp_path: Path) -> None:
@@ -193,7 +193,7 @@ def test_analysis_refuses_items_other_than_the_run_used(runs: list[Path], tmp_pa
     shutil.copytree(runs[0], copy)
     (copy / "instrument" / "prompts.parquet").write_bytes(b"edited")
     with pytest.raises(InstrumentMismatchError, match=r"prompts\.parquet: changed after freezing"):
-        build_report([copy], tmp_path / "r")
+        build_report(analyse_runs([copy]), tmp_path / "r")
 
 
 def test_runs_on_different_items_get_separate_sections(runs: list[Path], tmp_path: Path) -> None:
@@ -234,7 +234,7 @@ def test_model_rules_are_facets_and_references_repeat(tmp_path: Path) -> None:
     )
     assert [d.name for d in dirs] == ["three-rule", "salience"]
     out = tmp_path / "report"
-    build_report(dirs, out)
+    build_report(analyse_runs(dirs), out)
     coords = _csv(out / "figures" / "signalling_coordinates.csv")
     assert [r["facet"] for r in coords if r["point"] == "salience"] == ["pmi", "sum", "mean"]
     model = {r["facet"]: r for r in coords if r["point"] == "three-rule"}

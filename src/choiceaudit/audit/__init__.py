@@ -6,6 +6,7 @@ instruments' analyses on stored runs. Every ``choiceaudit`` command is a thin wr
 function here, so a Python user and a command-line user run the same code.
 """
 
+from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
 from choiceaudit.audit._meaning import (
     DEFAULT_MEANING_EXPERIMENTS,
     QUERIES_FILE,
@@ -30,9 +31,11 @@ __all__ = [
     "DEFAULT_MEANING_EXPERIMENTS",
     "DEFAULT_SEED",
     "QUERIES_FILE",
+    "AnalysisResult",
     "ProgressCallback",
     "RunSummary",
     "ScoreFileResult",
+    "analyse_runs",
     "build_instrument",
     "load_meaning_corpus",
     "make_chooser",

@@ -76,8 +76,11 @@ def demo(
     ] = None,
 ) -> None:
     """Audit the embedded default models with both instruments and write the report."""
-    from choiceaudit.audit import run_meaning, run_signalling
-    from choiceaudit.cli._meaning import meaning_summary, print_meaning_summary
+    from choiceaudit.audit import analyse_runs, run_meaning, run_signalling
+    from choiceaudit.cli._meaning import print_meaning_summary
+    from choiceaudit.cli._signalling import print_signalling_summary
+    from choiceaudit.instruments.meaning import MeaningAnalysis
+    from choiceaudit.instruments.signalling import SignallingAnalysis
     from choiceaudit.report import build_report
 
     if size not in DEMO_SIZES:
@@ -119,13 +122,14 @@ def demo(
             command=command,
         )
         runs.extend(meaning)
+    results = analyse_runs(runs)
     index = build_report(
-        runs, out_dir / "report", title="choiceaudit demo: embedded default models"
+        results, out_dir / "report", title="choiceaudit demo: embedded default models"
     )
-    from choiceaudit.cli._signalling import print_signalling_summary
-
-    print_signalling_summary(signalling)
-    print_meaning_summary(meaning_summary(meaning))
+    print_signalling_summary([r for r in results if isinstance(r, SignallingAnalysis)])
+    print_meaning_summary(
+        [rec for r in results if isinstance(r, MeaningAnalysis) for rec in r.summary()]
+    )
     minutes = (time.monotonic() - started) / 60
     console.print(f"finished in {minutes:.1f} min")
     out.print(f"report: {index}")

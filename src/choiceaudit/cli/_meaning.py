@@ -12,10 +12,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from choiceaudit.audit import DEFAULT_MEANING_EXPERIMENTS, run_meaning
+from choiceaudit.audit import DEFAULT_MEANING_EXPERIMENTS, analyse_runs, run_meaning
 from choiceaudit.cli import _fail, console, guarded, out, parse_options, progress_bar
 from choiceaudit.cli._groups import run_app
-from choiceaudit.instruments.meaning import EXPERIMENTS
+from choiceaudit.instruments.meaning import EXPERIMENTS, MeaningAnalysis
 
 __all__ = ["meaning_summary", "print_meaning_summary"]
 
@@ -25,10 +25,12 @@ def meaning_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
     estimates, no intervals; the report has the intervals), from
     :meth:`~choiceaudit.instruments.meaning.MeaningAnalysis.summary`. Families a run lacks are
     left out of its record (the printed table shows them as –); LAR without d-lit is NaN."""
-    from choiceaudit.instruments.meaning import analyse_meaning_runs
-    from choiceaudit.store import open_run
-
-    return analyse_meaning_runs([open_run(path).arm() for path in run_dirs]).summary()
+    return [
+        record
+        for result in analyse_runs(run_dirs)
+        if isinstance(result, MeaningAnalysis)
+        for record in result.summary()
+    ]
 
 
 def print_meaning_summary(records: Sequence[dict[str, Any]]) -> None:

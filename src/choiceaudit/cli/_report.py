@@ -23,9 +23,10 @@ def report(
     ] = None,
 ) -> None:
     """Write a self-contained HTML report with tables (CSV, Markdown, LaTeX) and figures (PNG, SVG, CSV)."""
+    from choiceaudit.audit import analyse_runs
     from choiceaudit.report import build_report
 
-    index = build_report(runs, out_dir, title=title)
+    index = build_report(analyse_runs(runs), out_dir, title=title)
     out.print(f"report: {index}")
     if screenshot is not None:
         from choiceaudit.report import screenshot as take

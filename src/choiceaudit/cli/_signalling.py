@@ -13,13 +13,12 @@ import typer
 from rich import box
 from rich.table import Table
 
-from choiceaudit.audit import DEFAULT_SEED, build_instrument, run_signalling
+from choiceaudit.audit import DEFAULT_SEED, analyse_runs, build_instrument, run_signalling
 from choiceaudit.cli import console, guarded, out, parse_options, progress_bar
 from choiceaudit.cli._groups import build_app, run_app
 from choiceaudit.instruments.signalling import (
     SignallingAnalysis,
     amend_instrument,
-    analyse_signalling_runs,
     load_instrument,
     read_amendments,
 )
@@ -28,19 +27,14 @@ __all__ = ["print_signalling_summary", "signalling_summary"]
 
 
 def signalling_summary(run_dirs: Sequence[Path]) -> tuple[SignallingAnalysis, ...]:
-    """The signalling analysis of the runs (``analyse_signalling_runs``: one per instrument)."""
-    from choiceaudit.store import open_run
-
-    return analyse_signalling_runs([open_run(p).arm() for p in run_dirs])
+    """The signalling analyses of the runs (``audit.analyse_runs``: one per frozen item set)."""
+    return tuple(r for r in analyse_runs(run_dirs) if isinstance(r, SignallingAnalysis))
 
 
-def print_signalling_summary(run_dirs: Sequence[Path]) -> tuple[SignallingAnalysis, ...]:
-    """Analyse the runs and print the coordinate summary of each instrument; returns the
-    analyses."""
-    analyses = signalling_summary(run_dirs)
+def print_signalling_summary(analyses: Sequence[SignallingAnalysis]) -> None:
+    """Print the coordinate summary of each analysis (one per frozen item set)."""
     for analysis in analyses:
         _print_summary(analysis)
-    return analyses
 
 
 def _print_summary(analysis: SignallingAnalysis) -> None:
@@ -244,7 +238,7 @@ def run_signalling_command(
             progress=advance,
         )
     start = time.perf_counter()
-    print_signalling_summary(run_dirs)
+    print_signalling_summary(signalling_summary(run_dirs))
     analysis_s = time.perf_counter() - start
     n_items_run = len(load_instrument(run_dirs[0] / "instrument", verify_files=False).items)
     for label, (t0, t1, _done, total) in timings.items():
