@@ -179,9 +179,9 @@ def test_csv_row_with_too_few_or_too_many_cells_names_file_row_and_field(
     tmp_path: Path, sample_rows: list[dict]
 ) -> None:
     good, second = _csv_lines(sample_rows[:2])
-    assert load_bagdhara(_write_csv(tmp_path / "ok.csv", [good, second])).report.count(
-        "loaded"
-    ) == 2
+    assert (
+        load_bagdhara(_write_csv(tmp_path / "ok.csv", [good, second])).report.count("loaded") == 2
+    )
     # Row 3 of the file stops after 'frequency': its last seven fields have no cell.
     short = second[: BAGDHARA_FIELDS.index("frequency") + 1]
     path = _write_csv(tmp_path / "short.csv", [good, short])
