@@ -20,8 +20,10 @@ class PartialScoreError(ScorerError):
     in query order, the decisions that did come back (``None`` for the failed ones), so the run
     store keeps them and a resumed run scores only the rest."""
 
-    def __init__(self, message: str, completed: list[Decision | None]) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str, completed: list[Decision | None], *, query_id: str | None = None
+    ) -> None:
+        super().__init__(message, query_id=query_id)
         self.completed = completed
 
 
