@@ -116,6 +116,7 @@ from choiceaudit.instruments.signalling._norms import (
     Dimension,
     NormsBundle,
     NormsFormatError,
+    SourceLoss,
 )
 from choiceaudit.instruments.signalling._oracle import (
     OracleResult,
@@ -165,8 +166,10 @@ from choiceaudit.instruments.signalling._tables import (
 )
 from choiceaudit.instruments.signalling._things import (
     LIKERT_SCALE,
+    MAX_CONCEPT_LOSS,
     PROPERTY_DIMENSIONS,
     SIZE_SCALE,
+    THINGS_CONCEPTS,
     PropertyRatings,
     SizeRatings,
     Spose,
@@ -176,6 +179,7 @@ from choiceaudit.instruments.signalling._things import (
     read_size_ratings,
     read_spose,
     read_things_concepts,
+    things_loss,
 )
 from choiceaudit.instruments.signalling._tiles import (
     Tile,
@@ -204,12 +208,14 @@ __all__ = [
     "LABEL_FORMS",
     "LANCASTER_MODALITIES",
     "LIKERT_SCALE",
+    "MAX_CONCEPT_LOSS",
     "PERCEPTUAL_SCALE",
     "PROPERTY_DIMENSIONS",
     "SALIENCE_SENTENCE",
     "SIZE_SCALE",
     "STOPWORDS",
     "SUMMARY_FIELDS",
+    "THINGS_CONCEPTS",
     "THINGS_FILES",
     "THINGS_SHA256",
     "AssociationStrengths",
@@ -243,6 +249,7 @@ __all__ = [
     "SalienceChooser",
     "Selection",
     "SizeRatings",
+    "SourceLoss",
     "Spose",
     "SwowWalkChooser",
     "ThingsConcepts",
@@ -312,6 +319,7 @@ __all__ = [
     "select_tile_dimensions",
     "summarise_cells",
     "swow_coverage",
+    "things_loss",
     "tile_screen",
     "tiles_hash",
     "tiles_text",
