@@ -48,7 +48,27 @@ class InputError(ChoiceAuditError, ValueError):
 
 
 class ScorerError(ChoiceAuditError, RuntimeError):
-    """A model backend failed, refused its input, or is not installed."""
+    """A model backend failed, refused its input, or is not installed.
+
+    ``query_id`` names the query the failure concerns, when there is one. A backend knows only
+    the query (its id is a content hash, and ``meta`` is part of that hash, so an input line
+    number cannot travel inside it); whoever read the query from a file knows the line, and
+    calls :meth:`locate` before re-raising, so the message starts ``file:line:`` like every other
+    error naming a place (``ReadResult.locate`` does this for query files).
+    """
+
+    def __init__(self, message: str, *, query_id: str | None = None) -> None:
+        super().__init__(message)
+        self.query_id = query_id
+        self.location: str | None = None
+
+    def locate(self, source: str, row: int | str | None = None) -> None:
+        """Name the input the failing query came from (``source``, ``row``) in the message."""
+        self.location = ":".join(str(p) for p in (source, row) if p is not None)
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.location}: {text}" if self.location else text
 
 
 class StoreError(ChoiceAuditError, RuntimeError):

@@ -66,10 +66,10 @@ def test_bad_lines_reported_with_line_and_field(tmp_path: Path):
     assert result.exit_code == 1
     text = " ".join(result.output.split())
     assert "5 invalid line(s)" in text
-    assert f"{qfile}:3: options: Field required" in text
+    assert f"{qfile}:3: options: required field 'options' is missing" in text
     assert f"{qfile}:4: options: Query.options are not distinct" in text
     assert f"{qfile}:5: json:" in text
-    assert f"{qfile}:6: colour: Extra inputs are not permitted" in text
+    assert f"{qfile}:6: colour: unknown field 'colour'" in text
     assert f"{qfile}:7: perm:" in text
     assert not (tmp_path / "run").exists()  # nothing scored from a bad file
 

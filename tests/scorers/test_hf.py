@@ -19,6 +19,7 @@ pytest.importorskip("transformers")
 from choiceaudit.scorers import ScorerError, load_scorer  # noqa: E402
 from choiceaudit.scorers._hf import HFScorer  # noqa: E402
 from choiceaudit.scorers._tokenize import encode_in_place  # noqa: E402
+from choiceaudit.store import read_queries  # noqa: E402
 from choiceaudit.types import Query  # noqa: E402
 
 Naive = Callable[[Any, Any, int], np.ndarray]
@@ -152,6 +153,40 @@ def test_prompt_longer_than_the_context_window_is_a_clear_error(tiny_lms: dict[s
     neutral = Query(state="paris", options=("yes", "no"), neutral_state=" ".join(["a"] * 80))
     with pytest.raises(ScorerError, match="the neutral prompt plus option 0 is"):
         HFScorer(tiny_lms["bos"]).score([neutral])
+
+
+def test_the_context_window_boundary_is_exact(tiny_lms: dict[str, Any]) -> None:
+    scorer = HFScorer(tiny_lms["bos"])
+    fits = Query(state=" ".join(["paris"] * 60), options=("yes", "no"))
+    assert [len(e.ids) for e in scorer._encode(fits)[0]] == [64, 64]  # prompt plus option
+    (decision,) = scorer.score([fits])
+    assert np.all(np.isfinite(decision.scores["sum"]))
+    over = Query(state=" ".join(["paris"] * 61), options=("yes", "no"))
+    with pytest.raises(ScorerError, match="plus option 0 is 65 tokens") as info:
+        scorer.score([fits, over])
+    assert info.value.query_id == over.id
+
+
+def test_a_refusal_names_the_input_line_of_a_query_file(
+    tiny_lms: dict[str, Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "queries.jsonl"
+    lines = [
+        {"state": "paris", "options": ["yes", "no"]},
+        {},  # a blank line is skipped but still counted
+        {"state": " ".join(["paris"] * 80), "options": ["yes", "no"]},
+    ]
+    path.write_text("\n".join(json.dumps(x) if x else "" for x in lines) + "\n", "utf-8")
+    result = read_queries(path)
+    assert [result.line_of(q.id) for q in result.queries] == [1, 3]
+    with pytest.raises(ScorerError) as info:
+        try:
+            HFScorer(tiny_lms["bos"]).score(result.queries)
+        except ScorerError as exc:
+            result.locate(exc)
+            raise
+    long_id = result.queries[1].id
+    assert str(info.value).startswith(f"{path}:3: query {long_id}: the prompt plus option 0 is")
 
 
 def test_empty_menu_is_refused_and_no_queries_score_nothing(tiny_lms: dict[str, Any]) -> None:

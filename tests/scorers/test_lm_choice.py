@@ -90,6 +90,19 @@ def test_a_prompt_beyond_the_context_window_is_refused(tiny_lms: dict[str, Any])
         LMChoiceScorer(tiny_lms["bos"]).score([query])
 
 
+def test_the_context_window_boundary_is_exact(tiny_lms: dict[str, Any]) -> None:
+    scorer = LMChoiceScorer(tiny_lms["bos"])
+    fits = Query(state=" ".join(["paris"] * 55), options=("yes", "no"))
+    context, _ = scorer._key_tokens(scorer.prompt(fits), fits.keys, "q")
+    assert len(context) == 64  # "<s>" + words + the menu and answer cue: the whole window
+    (decision,) = scorer.score([fits])
+    assert decision.probs.sum() == pytest.approx(1.0)
+    over = Query(state=" ".join(["paris"] * 56), options=("yes", "no"))
+    with pytest.raises(ScorerError, match="the prompt is 65 tokens") as info:
+        scorer.score([over])
+    assert info.value.query_id == over.id
+
+
 def test_registry_builds_lm_choice_for_a_local_model(tiny_dirs: dict[str, Path]) -> None:
     scorer = load_scorer(f"lm-choice:hf:{tiny_dirs['bos']}")
     assert isinstance(scorer, LMChoiceScorer)

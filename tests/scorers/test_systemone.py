@@ -510,3 +510,85 @@ def test_against_sparrow_deciders_own_systemone_server() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# -- an endpoint that never answered fails fast (issue 11, item 9) ------------------------------
+
+
+def _refused_url() -> str:
+    """A loopback port nothing listens on: bind it, then close it."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_a_refused_port_fails_fast_with_one_probe_naming_the_base_url() -> None:
+    url = _refused_url()
+    queries = [make_query(f"s{i}", item_id=i) for i in range(24)]
+    started = time.monotonic()
+    with SystemOneScorer(url, "local/decider", concurrency=4) as scorer:  # default retry policy
+        with pytest.raises(PartialScoreError) as info:
+            scorer.score(queries)
+        counts = scorer.describe()["counts"]
+    elapsed = time.monotonic() - started
+    message = str(info.value)
+    assert f"systemone endpoint {url} never answered in this session" in message
+    assert "ConnectError): [Errno 111] Connection refused on the first call" in message
+    assert "24 of 24 queries failed" in message
+    # one call and one probe in all, instead of 7 attempts for each of the 24 queries
+    assert counts["http_calls"] == 2 and counts["failed_queries"] == 24 and counts["ok"] == 0
+    assert info.value.completed == [None] * 24
+    assert info.value.query_id in {q.id for q in queries}
+    assert elapsed < 5.0
+
+
+def test_a_name_that_does_not_resolve_fails_fast_too() -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
+
+    scorer, sleeps = scorer_with(handler, max_retries=6)
+    with pytest.raises(ScorerError, match=r"http://decider\.test never answered") as info:
+        scorer.score([make_query(item_id=5), make_query("other", item_id=6)])
+    assert calls == 2 and len(sleeps) == 1  # the first call, one backoff, one probe
+    assert "item 5" in str(info.value) or "item 6" in str(info.value)
+
+
+def test_an_endpoint_that_answers_on_the_probe_keeps_the_full_policy() -> None:
+    plan = ["connect", "ok", "connect", "connect", "ok"]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if plan.pop(0) == "connect":
+            raise httpx.ConnectError("refused", request=request)
+        return httpx.Response(200, json=ok_body(json.loads(request.content)))
+
+    scorer, sleeps = scorer_with(handler, max_retries=3, concurrency=1)
+    first, second = make_query("one", item_id=1), make_query("two", item_id=2)
+    decisions = scorer.score([first, second])
+    np.testing.assert_allclose(decisions[1].probs, expected_probs(second), atol=1e-12)
+    # after the endpoint answered, two refused connections were retried, not fatal
+    assert plan == [] and len(sleeps) == 3
+    assert scorer.describe()["counts"]["retries"] == 3
+
+
+def test_an_endpoint_that_answered_then_went_away_gets_every_retry(
+    server_factory: Callable[[dict[str, list[str]]], _Server],
+) -> None:
+    server = server_factory({})
+    with SystemOneScorer(server.url, "local/decider", max_retries=2, backoff=0.001) as scorer:
+        (decision,) = scorer.score([make_query("s0", item_id=0)])
+        assert decision.aux["resolved_model"] == "local/decider-build-7"
+        server.__exit__()  # the server goes away: its port now refuses connections
+        with pytest.raises(
+            ScorerError, match=r"item 1\) failed after 3 attempts; last error: transport error"
+        ) as info:
+            scorer.score([make_query("s1", item_id=1)])
+        counts = scorer.describe()["counts"]
+    assert "never answered" not in str(info.value)
+    assert counts["http_calls"] == 1 + 3 and counts["retries"] == 2

@@ -11,10 +11,12 @@ from choiceaudit.scorers._protocol import (
     PartialScoreError,
     Scorer,
     ScorerError,
+    ScorerOptionError,
 )
 from choiceaudit.scorers._registry import (
     BUILTIN_MODELS,
     ModelInfo,
+    accepted_options,
     backend_of,
     load_scorer,
     model_status,
@@ -49,6 +51,8 @@ __all__ = [
     "PartialScoreError",
     "Scorer",
     "ScorerError",
+    "ScorerOptionError",
+    "accepted_options",
     "backend_of",
     "hashed_content",
     "load_embedder",

@@ -152,6 +152,13 @@ class HFScorer:
         }
 
     def _encode(self, query: Query) -> tuple[list[InPlace], list[InPlace]]:
+        try:
+            return self._encode_checked(query)
+        except ScorerError as exc:
+            exc.query_id = exc.query_id or query.id  # so a caller can name the input line
+            raise
+
+    def _encode_checked(self, query: Query) -> tuple[list[InPlace], list[InPlace]]:
         conts = query.continuations()
         labels = [f"query {query.id} option {i} ({query.options[i]!r})" for i in range(len(conts))]
         prompt = self.renderer.encode(query.prompt(), conts, labels)

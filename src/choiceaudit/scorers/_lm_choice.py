@@ -137,7 +137,9 @@ class LMChoiceScorer:
             raise ScorerError(
                 f"{where}: keys {dup} begin with the same token and cannot be told apart"
             )
-        if self.context_window is not None and len(context) >= self.context_window:
+        # The answer is the next-token distribution after the prompt, so the prompt alone must
+        # fit: a prompt of exactly the context window is read whole.
+        if self.context_window is not None and len(context) > self.context_window:
             raise ScorerError(
                 f"{where}: the prompt is {len(context)} tokens, beyond the model's context window "
                 f"of {self.context_window} (choiceaudit never truncates a prompt)"
@@ -145,11 +147,21 @@ class LMChoiceScorer:
         return context, firsts
 
     def _decide(
-        self, prompts: Sequence[str], keysets: Sequence[Sequence[str]], where: Sequence[str]
+        self,
+        prompts: Sequence[str],
+        keysets: Sequence[Sequence[str]],
+        where: Sequence[str],
+        *,
+        query_ids: Sequence[str | None] | None = None,
     ) -> list[tuple[FloatArray, float]]:
-        located = [
-            self._key_tokens(p, ks, w) for p, ks, w in zip(prompts, keysets, where, strict=True)
-        ]
+        ids = list(query_ids) if query_ids is not None else [None] * len(prompts)
+        located = []
+        for p, ks, w, qid in zip(prompts, keysets, where, ids, strict=True):
+            try:
+                located.append(self._key_tokens(p, ks, w))
+            except ScorerError as exc:
+                exc.query_id = exc.query_id or qid  # so a caller can name the input line
+                raise
         return next_token_logits(
             self.lm.model,
             [c for c, _ in located],
@@ -164,6 +176,7 @@ class LMChoiceScorer:
             [self.prompt(q) for q in queries],
             [q.keys for q in queries],
             [f"query {q.id}" for q in queries],
+            query_ids=[q.id for q in queries],
         )
         out = []
         for q, (logits, lse) in zip(queries, raw, strict=True):

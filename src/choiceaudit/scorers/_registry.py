@@ -6,12 +6,26 @@ Backends are imported only when asked for, so ``import choiceaudit`` never needs
 from __future__ import annotations
 
 import importlib.util
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from choiceaudit.scorers._protocol import MissingBackendError, Scorer, ScorerError
+from choiceaudit.scorers._protocol import (
+    MissingBackendError,
+    Scorer,
+    ScorerError,
+    ScorerOptionError,
+)
 
-__all__ = ["BUILTIN_MODELS", "ModelInfo", "backend_of", "load_scorer", "model_status"]
+__all__ = [
+    "BUILTIN_MODELS",
+    "ModelInfo",
+    "accepted_options",
+    "backend_of",
+    "load_scorer",
+    "model_status",
+]
 
 _HF = (
     ("torch", "pip install torch==2.13.0"),
@@ -142,6 +156,64 @@ def backend_of(spec: str) -> str:
     raise ScorerError(f"unknown model {spec!r}")
 
 
+def _keywords(target: Callable[..., Any], *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(
+        name
+        for name, p in inspect.signature(target).parameters.items()
+        if p.kind in kinds and name not in exclude
+    )
+
+
+def _loader(spec: str) -> tuple[str, Callable[..., Any], tuple[str, ...]]:
+    """(backend, the callable ``load_scorer`` hands the options to, its parameters that the
+    spec itself fills). Imports the backend module, not the model."""
+    backend = backend_of(spec)
+    if backend == "hf":
+        from choiceaudit.scorers._hf import HFScorer
+
+        return backend, HFScorer.load, ("name",)
+    if backend == "lm-choice":
+        from choiceaudit.scorers._lm_choice import LMChoiceScorer
+
+        return backend, LMChoiceScorer.load, ("lm_name",)
+    if backend == "sparrow":
+        from choiceaudit.scorers._sparrow import SparrowScorer
+
+        return backend, SparrowScorer.load, ("model",)
+    if backend == "cosine":
+        from choiceaudit.scorers._cosine import CosineScorer
+
+        return backend, CosineScorer.load, ()
+    if backend == "systemone":
+        from choiceaudit.scorers._systemone import SystemOneScorer
+
+        return backend, SystemOneScorer, ("model",)
+    from choiceaudit.scorers._fake import FakeScorer
+
+    return backend, FakeScorer, ()
+
+
+def accepted_options(spec: str) -> tuple[str, ...]:
+    """The options (``-o key=value``) the backend of ``spec`` accepts, in its signature's order."""
+    _, target, filled = _loader(spec)
+    return _keywords(target, exclude=filled)
+
+
+def _check_options(spec: str, options: Mapping[str, Any]) -> None:
+    if not options:
+        return
+    backend, target, filled = _loader(spec)
+    accepted = _keywords(target, exclude=filled)
+    unknown = [k for k in options if k not in accepted]
+    if unknown:
+        raise ScorerOptionError(
+            f"model {spec!r} ({backend} backend) does not accept option(s) {unknown}; "
+            f"it accepts: {', '.join(accepted) or 'none'}",
+            accepted=accepted,
+        )
+
+
 def load_scorer(spec: str, **options: Any) -> Scorer:
     """Build a scorer from a model spec.
 
@@ -149,8 +221,11 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
     option log-probability; ``lm-choice:<causal LM spec>`` — that LM as a keyed decision model;
     ``sparrow`` or ``sparrow:<model name or path>``; ``minilm`` — embedding cosine chooser;
     ``systemone:<model alias>`` — a decision-model HTTP API (needs ``base_url=``);
-    ``fake`` — the deterministic test scorer. ``options`` go to the backend's constructor.
+    ``fake`` — the deterministic test scorer. ``options`` go to the backend's constructor; one
+    it does not take is a :class:`ScorerOptionError` listing those it does (before any weights
+    load; :func:`accepted_options` gives the list).
     """
+    _check_options(spec, options)
     if spec in ("smollm2", "gemma3-270m") or spec.startswith("hf:"):
         _check_installed(spec)
         from choiceaudit.scorers._hf import HFScorer

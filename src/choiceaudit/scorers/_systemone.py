@@ -17,7 +17,19 @@ maximum probability (Appendix A, "Two confidence signals").
 
 429, 5xx, timeouts, transport errors and invalid bodies are retried with exponential backoff and
 jitter up to a ceiling (Appendix R: "retried with exponential backoff to a 30 s ceiling; no call
-was dropped"); nothing from an invalid body is recorded. Other 4xx statuses fail at once. The API
+was dropped"); nothing from an invalid body is recorded. Other 4xx statuses fail at once.
+
+That retry policy is for an endpoint that has answered. Until the first HTTP response of the
+client's life (any status), a failure to connect — connection refused, a name that does not
+resolve, a connect timeout — is most likely a wrong ``base_url``: it is probed once more (one
+call, after the first backoff delay) and, if that fails too, every query of the batch fails at
+once with a :class:`ScorerError` that names the base URL and says it never answered (a wrong
+address used to cost seven attempts per query). Once the endpoint has answered, connection
+failures are retried like any transient failure.
+
+What the model read is not knowable from outside: the API reports no token counts of the state,
+so nothing is recorded about truncation (``aux`` has no ``truncated``/``tokens_seen`` fields for
+this backend; a server-side limit is the API's to document). The API
 key is read from an environment variable and sent as a bearer token; it never appears in
 :meth:`SystemOneScorer.describe`, in ``repr`` or in an exception message.
 """
@@ -77,10 +89,22 @@ class _InvalidResponse(Exception):
 
 
 class _Retryable(Exception):
-    def __init__(self, kind: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        retry_after: float | None = None,
+        *,
+        connect: bool = False,
+        detail: str = "",
+    ) -> None:
         super().__init__(kind)
         self.kind = kind
         self.retry_after = retry_after
+        self.connect = connect  # no connection was made: the endpoint did not answer at all
+        self.detail = detail
+
+
+_UNKNOWN, _ANSWERED, _UNREACHABLE = "unknown", "answered", "unreachable"
 
 
 class SystemOneScorer:
@@ -157,6 +181,11 @@ class SystemOneScorer:
         self._usage: dict[str, float] = {}
         self._cost = 0.0
         self._cost_seen = False
+        # Whether the endpoint has ever answered; one thread at a time probes a silent endpoint.
+        self._reach = _UNKNOWN
+        self._silent_connects = 0
+        self._unreachable_reason = ""
+        self._probe_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"SystemOneScorer(endpoint={self.endpoint!r}, model={self.model!r})"
@@ -189,6 +218,7 @@ class SystemOneScorer:
                 f"{failures[0]} ({len(failures)} of {len(queries)} queries failed; "
                 f"{len(queries) - len(failures)} completed)",
                 completed,
+                query_id=failures[0].query_id,
             )
         return [o for o in outcomes if isinstance(o, Decision)]
 
@@ -246,7 +276,9 @@ class SystemOneScorer:
             if attempt:
                 self._count("retries")
             try:
-                return self._attempt(query, body)
+                if self._reach == _ANSWERED:
+                    return self._attempt(query, body)
+                return self._attempt_unproven(query, body)
             except _Retryable as exc:
                 last = exc.kind
                 self._failure(exc.kind)
@@ -256,17 +288,70 @@ class SystemOneScorer:
         raise ScorerError(
             f"systemone {self.endpoint} (model {self.model!r}): query {query.id} "
             f"(item {query.meta.get('item_id', '?')}) failed after {self.max_retries + 1} "
-            f"attempts; last error: {last}"
+            f"attempts; last error: {last}",
+            query_id=query.id,
+        )
+
+    def _attempt_unproven(self, query: Query, body: dict[str, Any]) -> Decision:
+        """An attempt while the endpoint has never answered. Such calls go one at a time, so
+        the first failure to connect is followed by exactly one more call (the probe, whichever
+        query makes it); when that cannot connect either, this query and every later one fail
+        at once instead of each spending the whole retry policy."""
+        with self._probe_lock:
+            if self._reach == _UNREACHABLE:
+                self._count("failed_queries")
+                raise self._unreachable_error(query)
+            if self._reach != _ANSWERED:
+                try:
+                    return self._attempt(query, body)
+                except _Retryable as exc:
+                    if not exc.connect:
+                        raise
+                    with self._lock:
+                        self._silent_connects += 1
+                        if self._silent_connects == 1:
+                            detail = f": {exc.detail}" if exc.detail else ""
+                            self._unreachable_reason = f"{exc.kind}{detail}"
+                        elif self._reach != _ANSWERED:
+                            self._reach = _UNREACHABLE
+                    if self._reach != _UNREACHABLE:
+                        raise
+                    self._failure(exc.kind)
+                    self._count("failed_queries")
+                    raise self._unreachable_error(query) from None
+        return self._attempt(query, body)
+
+    def _unreachable_error(self, query: Query) -> ScorerError:
+        return ScorerError(
+            f"systemone endpoint {self.base_url} never answered in this session: "
+            f"{self._unreachable_reason} on the first call and again on one probe, so nothing "
+            f"more is sent (query {query.id}, item {query.meta.get('item_id', '?')}, and the "
+            "rest of the batch); check base_url and that the server is running",
+            query_id=query.id,
         )
 
     def _attempt(self, query: Query, body: dict[str, Any]) -> Decision:
         self._count("http_calls")
         try:
             response = self._client.post(self.endpoint, json=body)
+        except httpx.ConnectTimeout as exc:
+            raise _Retryable(
+                "connect timeout", connect=True, detail=self._redact(str(exc))
+            ) from None
         except httpx.TimeoutException:
             raise _Retryable("timeout") from None
+        except httpx.ConnectError as exc:
+            # connection refused, or a host name that does not resolve
+            raise _Retryable(
+                f"transport error ({type(exc).__name__})",
+                connect=True,
+                detail=self._redact(str(exc)),
+            ) from None
         except httpx.TransportError as exc:
             raise _Retryable(f"transport error ({type(exc).__name__})") from None
+        if self._reach != _ANSWERED:
+            with self._lock:
+                self._reach = _ANSWERED
         status = response.status_code
         if status == 429 or status >= 500:
             raise _Retryable(f"HTTP {status}", _retry_after(response))

@@ -12,7 +12,10 @@ Fields (only ``state`` and ``options`` are required)::
      "perm": "201",                                   # slot i shows canonical option perm[i]
      "meta": {"item_id": "q1", "condition": "base"}}  # free JSON; item_id/condition/experiment
                                                       # are lifted into their own columns
-Blank lines are ignored; every other line must be valid. Errors name the file, line and field.
+Blank lines are ignored; every other line must be valid. Errors name the file, line and field
+(a missing required field and an unknown field by name). :class:`ReadResult` keeps the line of
+every query, so a scorer's error about one query can be given its input line
+(:meth:`ReadResult.locate`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from choiceaudit.errors import InputError
+from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.files import atomic_write_text
 from choiceaudit.types import DEFAULT_TEMPLATE, Query, parse_perm
 
@@ -70,8 +73,29 @@ class QueryFileError(InputError):
 
 @dataclass
 class ReadResult:
+    """The queries of a file, the invalid lines (when skipped), and where each query was read.
+
+    ``lines`` maps a query id to the line it was first read from. The line is deliberately not
+    put in ``Query.meta``: meta is part of the query's content hash, so the same query moved to
+    another line of another file would get another id and a resumed run would score it again.
+    """
+
     queries: list[Query]
     errors: list[tuple[int, str, str]] = field(default_factory=list)
+    source: Path | None = None
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def line_of(self, query_id: str) -> int | None:
+        """The input line the query with this id was first read from."""
+        return self.lines.get(query_id)
+
+    def locate(self, exc: BaseException) -> None:
+        """Put ``file:line`` in front of a :class:`ScorerError` about one of these queries (the
+        error is changed in place, so the caller re-raises it with its type and payload)."""
+        if isinstance(exc, ScorerError) and exc.query_id is not None:
+            line = self.lines.get(exc.query_id)
+            if line is not None and self.source is not None:
+                exc.locate(str(self.source), line)
 
 
 def _field_of(message: str) -> str:
@@ -112,6 +136,7 @@ def read_queries(path: Path | str, *, skip_invalid: bool = False) -> ReadResult:
         raise QueryFileError(path, [(0, "file", f"not UTF-8 ({exc})")]) from None
     queries: list[Query] = []
     errors: list[tuple[int, str, str]] = []
+    lines: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -128,15 +153,30 @@ def read_queries(path: Path | str, *, skip_invalid: bool = False) -> ReadResult:
         except ValidationError as exc:
             for err in exc.errors():
                 loc = ".".join(str(part) for part in err["loc"]) or "line"
-                errors.append((number, loc, err["msg"]))
+                errors.append((number, loc, _message(err["type"], loc, err["msg"])))
             continue
         try:
-            queries.append(_to_query(line))
+            query = _to_query(line)
         except (ValueError, TypeError) as exc:
             errors.append((number, _field_of(str(exc)), str(exc)))
+            continue
+        queries.append(query)
+        lines.setdefault(query.id, number)
     if errors and not skip_invalid:
         raise QueryFileError(path, errors)
-    return ReadResult(queries=queries, errors=errors)
+    return ReadResult(queries=queries, errors=errors, source=path, lines=lines)
+
+
+_REQUIRED = tuple(name for name, f in QueryLine.model_fields.items() if f.is_required())
+
+
+def _message(kind: str, loc: str, message: str) -> str:
+    """Pydantic's message, with the field named where it only says "Field required"."""
+    if kind == "missing":
+        return f"required field {loc!r} is missing (every line needs {list(_REQUIRED)})"
+    if kind == "extra_forbidden":
+        return f"unknown field {loc!r} (the fields are {list(QueryLine.model_fields)})"
+    return message
 
 
 def write_queries(path: Path | str, queries: Iterable[Query]) -> None:

@@ -150,6 +150,57 @@ def test_bad_rows_name_file_row_and_field(tmp_path: Path, sample_rows: list[dict
         load_bagdhara(tmp_path / "absent.jsonl")
 
 
+def _csv_lines(rows: list[dict]) -> list[list[str]]:
+    out = []
+    for row in rows:
+        cells = []
+        for name in BAGDHARA_FIELDS:
+            value = row[name]
+            if isinstance(value, list):
+                value = json.dumps(value, ensure_ascii=False)
+            cells.append("" if value is None else str(value))
+        out.append(cells)
+    return out
+
+
+def _write_csv(path: Path, rows: list[list[str]]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(BAGDHARA_FIELDS)
+        writer.writerows(rows)
+    return path
+
+
+def test_csv_row_with_too_few_or_too_many_cells_names_file_row_and_field(
+    tmp_path: Path, sample_rows: list[dict]
+) -> None:
+    good, second = _csv_lines(sample_rows[:2])
+    assert (
+        load_bagdhara(_write_csv(tmp_path / "ok.csv", [good, second])).report.count("loaded") == 2
+    )
+    # Row 3 of the file stops after 'frequency': its last seven fields have no cell.
+    short = second[: BAGDHARA_FIELDS.index("frequency") + 1]
+    path = _write_csv(tmp_path / "short.csv", [good, short])
+    with pytest.raises(
+        CorpusError,
+        match=r"short\.csv, row 3, field 'sentiment': row has 12 cells but the header has 19 "
+        r"columns; no cell for 'sentiment' or the 6 field\(s\) after it",
+    ) as info:
+        load_bagdhara(path)
+    assert (info.value.row, info.value.field_name) == (3, "sentiment")
+    # One missing trailing cell is enough (it used to load as an empty 'history').
+    path = _write_csv(tmp_path / "one.csv", [good[:-1]])
+    with pytest.raises(CorpusError, match=r"row 2, field 'history': row has 18 cells"):
+        load_bagdhara(path)
+    path = _write_csv(tmp_path / "long.csv", [good, [*second, "stray", "cells"]])
+    with pytest.raises(
+        CorpusError,
+        match=r"long\.csv, row 3, field 'history': row has 21 cells but the header has 19 "
+        r"columns; cells beyond the last column 'history': \['stray', 'cells'\]",
+    ):
+        load_bagdhara(path)
+
+
 def test_three_rows_are_too_few_for_four_options(shared_data: Path) -> None:
     from choiceaudit.instruments.meaning._items import build_ladder
 

@@ -19,7 +19,9 @@ For the full corpus the contract records 10,359 loaded and 8,876 usable. The rep
 parenthetical, Appendix J).
 
 CSV cells holding list fields may be JSON arrays or Python list literals; any other non-empty
-text is read as a one-element list.
+text is read as a one-element list. A CSV record with fewer or more cells than the header is a
+:class:`CorpusError` naming the file, the row (the line the record ends on) and the first field
+without its cell.
 """
 
 from __future__ import annotations
@@ -199,8 +201,10 @@ def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         missing = [f for f in BAGDHARA_FIELDS if f not in (reader.fieldnames or [])]
         if missing:
             raise CorpusError(str(path), 1, missing[0], f"header lacks columns {missing}")
+        header = list(reader.fieldnames or [])
         for rec in reader:
             row_no = reader.line_num
+            _check_cell_count(str(path), row_no, header, rec)
             out: dict[str, Any] = {}
             for name in BAGDHARA_FIELDS:
                 cell = rec[name]
@@ -208,6 +212,31 @@ def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if name in _LIST_FIELDS and out[name] is not None:
                     out[name] = _parse_list_cell(str(path), row_no, name, cell)
             yield row_no, out
+
+
+def _check_cell_count(path: str, row_no: int, header: list[str], rec: dict[Any, Any]) -> None:
+    """A record with fewer cells than the header would load its trailing fields as empty, and
+    one with more would lose its extra cells (``csv.DictReader`` pads with ``None`` and files the
+    overflow under the key ``None``); both are errors naming the first field without its cell."""
+    extra = rec.get(None)
+    if extra:
+        raise CorpusError(
+            path,
+            row_no,
+            header[-1],
+            f"row has {len(header) + len(extra)} cells but the header has {len(header)} columns; "
+            f"cells beyond the last column {header[-1]!r}: {[str(c)[:40] for c in extra[:3]]}",
+        )
+    short = [name for name in header if rec.get(name) is None]
+    if short:
+        raise CorpusError(
+            path,
+            row_no,
+            short[0],
+            f"row has {len(header) - len(short)} cells but the header has {len(header)} columns; "
+            f"no cell for {short[0]!r}"
+            + (f" or the {len(short) - 1} field(s) after it" if len(short) > 1 else ""),
+        )
 
 
 def _parse_list_cell(path: str, row_no: int, name: str, cell: str) -> list[Any]:

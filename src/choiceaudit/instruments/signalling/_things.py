@@ -13,6 +13,13 @@ File formats (paper §I-B, §I-C; ``../shared/data/README.md``):
   its ``uniqueID`` spells multi-word concepts with spaces where THINGS uses underscores.
 * SPoSE — whitespace-separated 1,854 × 66 matrix in THINGS order, with optional
   ``unique_id.txt`` and ``labels_66.txt``.
+
+What the sources promise, and what :func:`load_things` checks: THINGS has
+:data:`THINGS_CONCEPTS` (1,854) concepts; the property ratings, the size ratings and SPoSE have
+one row per THINGS concept; SPoSE rows are in THINGS order. Rows in the wrong order are an error.
+A concept missing from any file (or a row for a concept THINGS does not list) is a loss: it is
+always reported (``NormsBundle.loss``, and a warning), and more than :data:`MAX_CONCEPT_LOSS`
+lost concepts is a :class:`NormsFormatError` unless the caller passes ``allow_loss=True``.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,12 +40,15 @@ from choiceaudit.instruments.signalling._norms import (
     FloatArray,
     NormsBundle,
     NormsFormatError,
+    SourceLoss,
 )
 
 __all__ = [
     "LIKERT_SCALE",
+    "MAX_CONCEPT_LOSS",
     "PROPERTY_DIMENSIONS",
     "SIZE_SCALE",
+    "THINGS_CONCEPTS",
     "PropertyRatings",
     "SizeRatings",
     "Spose",
@@ -47,6 +58,7 @@ __all__ = [
     "read_size_ratings",
     "read_spose",
     "read_things_concepts",
+    "things_loss",
 ]
 
 #: THINGSplus property dimensions, in the early release's spelling.
@@ -67,6 +79,14 @@ PROPERTY_DIMENSIONS: tuple[str, ...] = (
 LIKERT_SCALE = (1.0, 7.0)
 #: The THINGSplus size slider.
 SIZE_SCALE = (0.0, 520.0)
+#: THINGS lists 1,854 object concepts (Hebart et al. 2019); every other file has one row each.
+THINGS_CONCEPTS = 1854
+#: The most of those concepts the files may disagree on (missing from a file, or named by a row
+#: THINGS does not list) before :func:`load_things` refuses without ``allow_loss=True``: 9, half
+#: a percent — room for a release that respells a handful of ids, never for a cut file (a
+#: THINGS table cut at a row boundary lost 742). The shared data and the canonical OSF files
+#: lose none.
+MAX_CONCEPT_LOSS = 9
 
 _THINGS_FILES = {
     "concepts": ("things", "things_concepts.tsv"),
@@ -106,6 +126,11 @@ def _read_rows(path: Path, delimiter: str) -> tuple[list[str], list[dict[str, st
         header = [h.strip() for h in reader.fieldnames]
         reader.fieldnames = header
         rows = list(reader)
+    for i, row in enumerate(rows, start=2):
+        if None in row:  # DictReader files the cells beyond the header under the key None
+            raise NormsFormatError(
+                path, f"row has more cells than the header's {len(header)} columns", row=i
+            )
     return header, rows
 
 
@@ -315,7 +340,66 @@ def _align(ids: Sequence[str], source_ids: Sequence[str], values: FloatArray) ->
     return out
 
 
-def load_things(data_dir: str | Path, *, spose: bool = True) -> NormsBundle:
+def _examples(ids: set[str], order: Sequence[str]) -> tuple[str, ...]:
+    return tuple(u for u in order if u in ids)[:5] if ids else ()
+
+
+def _check_spose_order(path: Path, spose_ids: Sequence[str], things_ids: Sequence[str]) -> None:
+    """SPoSE rows are in THINGS order; ids both list must appear in the same relative order."""
+    common = set(spose_ids) & set(things_ids)
+    a = [u for u in spose_ids if u in common]
+    b = [u for u in things_ids if u in common]
+    for row, (x, y) in enumerate(zip(a, b, strict=True), start=1):
+        if x != y:
+            raise NormsFormatError(
+                path,
+                f"SPoSE rows are not in THINGS order: concept {row} of those both list is "
+                f"{x!r} here and {y!r} in THINGS",
+            )
+
+
+def things_loss(
+    things_ids: Sequence[str],
+    others: Sequence[tuple[str, Sequence[str]]],
+    *,
+    source: str,
+    allow_loss: bool = False,
+    threshold: int = MAX_CONCEPT_LOSS,
+) -> SourceLoss:
+    """Measure the files against THINGS's promise (module docstring): ``others`` are
+    ``(file label, concept ids in file order)``."""
+    things = set(things_ids)
+    reasons: dict[str, int] = {}
+    examples: dict[str, tuple[str, ...]] = {}
+    reason = f"THINGS concept table: concepts short of the {THINGS_CONCEPTS:,}"
+    reasons[reason] = max(0, THINGS_CONCEPTS - len(things))
+    seen = set(things)
+    every = set(things)
+    for label, ids in others:
+        have = set(ids)
+        absent, unknown = things - have, have - things
+        reasons[f"{label}: THINGS concepts without a row"] = len(absent)
+        examples[f"{label}: THINGS concepts without a row"] = _examples(absent, things_ids)
+        reasons[f"{label}: rows for concepts THINGS does not list"] = len(unknown)
+        examples[f"{label}: rows for concepts THINGS does not list"] = _examples(unknown, ids)
+        seen |= have
+        every &= have
+    lost = len(seen - every) + max(0, THINGS_CONCEPTS - len(seen))
+    return SourceLoss(
+        source=source,
+        expected=THINGS_CONCEPTS,
+        usable=len(every),
+        lost=lost,
+        threshold=threshold,
+        allowed=allow_loss,
+        reasons=reasons,
+        examples={k: v for k, v in examples.items() if v},
+    )
+
+
+def load_things(
+    data_dir: str | Path, *, spose: bool = True, allow_loss: bool = False
+) -> NormsBundle:
     """Assemble the ``things`` bundle from a directory laid out like ``../shared/data``.
 
     Dimensions: the eleven THINGSplus properties on 1–7 and ``size`` on 0–520, each with its
@@ -323,6 +407,11 @@ def load_things(data_dir: str | Path, *, spose: bool = True) -> NormsBundle:
     ``spose``) ``spose`` triplet coverage. Homographs are THINGS words listed under more than one
     concept (exact case); artifacts are concepts rated above the manmade midpoint (4 on 1–7).
     Rating rows whose concept THINGS does not list are counted in ``skipped``.
+
+    The files are checked against what they promise (module docstring): SPoSE rows out of
+    THINGS order are an error; the concepts lost between the files are measured in
+    ``NormsBundle.loss``, warned about when there are any, and more than
+    :data:`MAX_CONCEPT_LOSS` of them raise :class:`NormsFormatError` unless ``allow_loss``.
     """
     data_dir = Path(data_dir)
     things = read_things_concepts(_locate(data_dir, "concepts"))
@@ -356,18 +445,35 @@ def load_things(data_dir: str | Path, *, spose: bool = True) -> NormsBundle:
         "size_ratings": np.isfinite(dims["size"].means),
     }
     sources = {"things": str(_locate(data_dir, "concepts"))}
+    others: list[tuple[str, Sequence[str]]] = [
+        ("property ratings", props.unique_ids),
+        ("size ratings", size.unique_ids),
+    ]
     if spose:
         sp = read_spose(
             _locate(data_dir, "spose"),
             unique_ids=_locate(data_dir, "spose_ids"),
             labels=_locate(data_dir, "spose_labels"),
         )
+        _check_spose_order(_locate(data_dir, "spose_ids"), sp.unique_ids, ids)
         have = set(sp.unique_ids)
         coverage["spose"] = np.array([u in have for u in ids])
         skipped["SPoSE rows for concepts not in THINGS"] = sum(
             u not in known for u in sp.unique_ids
         )
         sources["spose"] = str(_locate(data_dir, "spose"))
+        others.append(("SPoSE", sp.unique_ids))
+    loss = things_loss(ids, others, source="THINGS norms", allow_loss=allow_loss)
+    if loss.over_threshold and not allow_loss:
+        raise NormsFormatError(
+            data_dir,
+            "\n".join(loss.lines())
+            + f"\nmore than the {loss.threshold} lost concepts a load accepts; check the files "
+            "(`choiceaudit data fetch things` records their sha256), or pass allow_loss=True "
+            f"to build from the {loss.usable:,} concepts every file lists",
+        )
+    if loss.lost:
+        warnings.warn(f"{data_dir}: " + "\n".join(loss.lines()), stacklevel=2)
     words = things.words
     counts: dict[str, int] = {}
     for w in words:
@@ -385,4 +491,5 @@ def load_things(data_dir: str | Path, *, spose: bool = True) -> NormsBundle:
         covariates={"concreteness": things.concreteness, "frequency": things.frequency},
         skipped=skipped,
         sources=sources,
+        loss=loss,
     )
