@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
-from choiceaudit.errors import InputError
+from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.scorers import load_scorer
 from choiceaudit.store import RepairReport, RunStore, read_queries
 
@@ -41,17 +41,21 @@ def score_file(
     result = read_queries(queries, skip_invalid=skip_invalid)
     scorer = load_scorer(model, **(scorer_options or {}))
     skipped = {"invalid_input_line": len(result.errors)} if result.errors else {}
-    summary = run_scoring(
-        scorer,
-        result.queries,
-        out,
-        chunk_size=chunk_size,
-        command=command,
-        config={"kind": "score"},
-        skipped=skipped,
-        skipped_lines=result.errors,
-        on_progress=on_progress,
-    )
+    try:
+        summary = run_scoring(
+            scorer,
+            result.queries,
+            out,
+            chunk_size=chunk_size,
+            command=command,
+            config={"kind": "score"},
+            skipped=skipped,
+            skipped_lines=result.errors,
+            on_progress=on_progress,
+        )
+    except ScorerError as exc:
+        result.locate(exc)  # name the input line the failing query came from
+        raise
     return ScoreFileResult(summary, tuple(result.errors))
 
 

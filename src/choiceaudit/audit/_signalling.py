@@ -63,8 +63,11 @@ def build_instrument(
     n_items: int = 1000,
     n_candidates: int | None = None,
     tiles: str | None = None,
+    allow_loss: bool = False,
 ) -> FrozenInstrument:
-    """Build the item set from the norms and freeze it into ``out_dir``."""
+    """Build the item set from the norms and freeze it into ``out_dir``. A THINGS loader that
+    loses more concepts than its threshold refuses unless ``allow_loss``; any loss is warned
+    about and recorded in the frozen configuration (``pool.norms_loss``)."""
     if norms not in ("things", "lancaster"):
         raise InputError(f"unknown norms {norms!r}; use things or lancaster")
     if (Path(out_dir) / INSTRUMENT_FILE).exists():  # refuse before spending the build
@@ -78,6 +81,7 @@ def build_instrument(
         tiles=tiles,
         n_candidates=n_candidates or _n_candidates(n_items),
         n_items=n_items,
+        allow_loss=allow_loss,
     )
     return freeze_instrument(result.items, out_dir)
 
@@ -109,13 +113,20 @@ def _resolve_items(
     seed: int,
     n_items: int,
     n_candidates: int | None,
+    allow_loss: bool = False,
 ) -> FrozenInstrument:
     if items is not None:
         return load_instrument(items)
     item_dir = out_root / ITEMS_DIR
     if not (item_dir / INSTRUMENT_FILE).exists():
         return build_instrument(
-            norms, item_dir, data=data, seed=seed, n_items=n_items, n_candidates=n_candidates
+            norms,
+            item_dir,
+            data=data,
+            seed=seed,
+            n_items=n_items,
+            n_candidates=n_candidates,
+            allow_loss=allow_loss,
         )
     frozen = load_instrument(item_dir)
     want = {"norms": norms, "seed": seed, "n_items": n_items}
@@ -145,6 +156,7 @@ def run_signalling(
     scorer_options: dict[str, Any] | None = None,
     command: Sequence[str] | None = None,
     progress: ProgressCallback | None = None,
+    allow_loss: bool = False,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
@@ -156,7 +168,14 @@ def run_signalling(
             raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
     root = Path(out_root)
     frozen = _resolve_items(
-        root, items, norms=norms, data=data, seed=seed, n_items=n_items, n_candidates=n_candidates
+        root,
+        items,
+        norms=norms,
+        data=data,
+        seed=seed,
+        n_items=n_items,
+        n_candidates=n_candidates,
+        allow_loss=allow_loss,
     )
     queries = frozen.render(conditions=conditions, formats=formats, label_forms=label_forms)
     base = {

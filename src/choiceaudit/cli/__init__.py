@@ -129,8 +129,7 @@ def score(
         typer.Option(
             "--option",
             "-o",
-            help="Scorer option key=value (repeatable); `choiceaudit models` lists each "
-            "backend's options.",
+            help="Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.",
         ),
     ] = None,
     chunk_size: Annotated[

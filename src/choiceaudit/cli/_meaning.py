@@ -100,7 +100,7 @@ def run_command(
     option: Annotated[
         list[str] | None,
         typer.Option(
-            "--option", "-o", help="Scorer option key=value for every model (repeatable)."
+            "--option", "-o", help="For every model: Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones."
         ),
     ] = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part (resume unit).")] = 32,

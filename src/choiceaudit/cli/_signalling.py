@@ -101,6 +101,17 @@ DataOpt = Annotated[
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Experiment seed (items, permutations).")]
 NItemsOpt = Annotated[int, typer.Option("--n-items", help="Items to select (paper: 1000).")]
+AllowLossOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-loss",
+        help="Build even if the THINGS files lose more concepts than the loader's threshold "
+        "(the loss is printed and recorded in the frozen item set).",
+    ),
+]
+OptionOpt = Annotated[
+    list[str] | None, typer.Option("--option", "-o", help="Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.")
+]
 NCandOpt = Annotated[
     int | None,
     typer.Option(
@@ -129,6 +140,7 @@ def build_signalling(
         ),
     ] = None,
     author: Annotated[str | None, typer.Option(help="Author recorded with --amend.")] = None,
+    allow_loss: AllowLossOpt = False,
 ) -> None:
     """Build the signalling item set and freeze it (items, prompts, tiles, hash), or append a
     dated amendment to an existing freeze with --amend."""
@@ -150,6 +162,7 @@ def build_signalling(
         n_items=n_items,
         n_candidates=n_candidates,
         tiles=tiles,
+        allow_loss=allow_loss,
     )
     rec = frozen.record
     tiles_count: dict[str, list[int]] = {}
@@ -201,9 +214,8 @@ def run_signalling_command(
     label_form: Annotated[
         list[str] | None, typer.Option("--label-form", help="Format-L labels (default bare).")
     ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="Scorer option key=value.")
-    ] = None,
+    option: OptionOpt = None,
+    allow_loss: AllowLossOpt = False,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part.")] = 32,
 ) -> None:
     """Score the signalling items with models and reference choosers, then summarise."""
@@ -236,6 +248,7 @@ def run_signalling_command(
             scorer_options=parse_options(option or []),
             command=["choiceaudit", *sys.argv[1:]],
             progress=advance,
+            allow_loss=allow_loss,
         )
     start = time.perf_counter()
     print_signalling_summary(signalling_summary(run_dirs))

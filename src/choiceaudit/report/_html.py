@@ -72,6 +72,11 @@ def _provenance(runs: list[tuple[str, dict[str, Any]]]) -> str:
             f"{manifest.get('rows', '?')} rows, status {html.escape(str(manifest.get('status', '?')))}, "
             f"commit {html.escape(str(manifest.get('git_commit') or 'unknown'))}"
         )
+        if manifest.get("truncated_rows"):
+            summary += (
+                f" — <strong>{int(manifest['truncated_rows'])} row(s) scored on a truncated "
+                "input</strong> (the model read only part of the text; see each row's aux)"
+            )
         text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, default=str)
         blocks.append(
             f"<details><summary>{summary}</summary><pre>{html.escape(text)}</pre></details>"

@@ -41,7 +41,16 @@ __all__ = [
 ]
 
 #: Fields of a scorer description that must match for a run to be resumed by a scorer.
-IDENTITY_FIELDS = ("backend", "model", "model_id", "weights_sha256", "revision", "dtype", "name")
+IDENTITY_FIELDS = (
+    "backend",
+    "model",
+    "model_id",
+    "weights_sha256",
+    "revision",
+    "dtype",
+    "name",
+    "truncate",
+)
 
 MANIFEST = "manifest.json"
 PARTS = "decisions"
