@@ -1,0 +1,47 @@
+"""The human condition (issue 15; signalling paper §V, Appendix C): a small web application
+that shows people the frozen items exactly as a chooser receives them and records their
+choices, so the import (``choiceaudit.audit.import_human``) can write them into a run that every
+analysis treats as one more arm.
+
+``open_study`` creates or reopens a study directory (the study file's blocks and seed, a copy of
+the items, the CSRF key); ``create_app`` is the Starlette application over its SQLite file;
+``serve`` runs it with uvicorn; ``assign`` is the seeded, balanced assignment; ``read_study``
+returns everything stored, for the import and the admin export.
+"""
+
+from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
+from choiceaudit.human._assign import Trial, assign, classification_items
+from choiceaudit.human._db import DB_FILE, ResponsesDB
+from choiceaudit.human._serve import StudyRecord, read_study, serve
+from choiceaudit.human._study import (
+    STUDY_FILE,
+    BlockSpec,
+    StudyItem,
+    StudyItems,
+    StudySpec,
+    load_study_items,
+    open_study,
+    parse_study_file,
+)
+
+__all__ = [
+    "ADMIN_TOKEN_ENV",
+    "DB_FILE",
+    "SESSION_COOKIE",
+    "STUDY_FILE",
+    "BlockSpec",
+    "ResponsesDB",
+    "StudyItem",
+    "StudyItems",
+    "StudyRecord",
+    "StudySpec",
+    "Trial",
+    "assign",
+    "classification_items",
+    "create_app",
+    "load_study_items",
+    "open_study",
+    "parse_study_file",
+    "read_study",
+    "serve",
+]

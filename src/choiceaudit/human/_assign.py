@@ -1,0 +1,116 @@
+"""Seeded, balanced assignment of items to participants (issue 15 item 2).
+
+Participant ``k`` (0-based, in order of consent) is given, for each block the study file
+declares and in that order:
+
+* **classification** — the same ``n_items`` conflict items for everyone: the first ``n_items``
+  of the block's pool after a shuffle seeded by the study seed. Everyone sees them so that each
+  person is classified on identical items; the stored permutation alternates, item ``j`` in
+  permutation ``(k + j) mod 2``, so both renderings of every item are seen equally often.
+* **population** — ``n_items`` items round-robin over the pool (what classification did not
+  take), shuffled once by the study seed: participant ``k`` takes positions
+  ``k·n … k·n + n − 1`` (mod the pool size), so after every full pass each item has been shown
+  equally often. The permutation alternates along the slots and, for an even pool, flips with
+  each pass (``(slot + pass) mod 2``; odd pool: ``slot mod 2``), so every item alternates its
+  two renderings across showings. With ``n`` no larger than the pool, no item repeats within a
+  participant.
+
+The order within each block is a shuffle seeded by (study seed, panel id), and
+``attention_checks`` instructed-response trials are placed at positions drawn from the same
+seed (never first). Everything is a pure function of (study seed, k, panel id), so an
+assignment is reproducible from the study file alone; the server stores it at consent anyway so
+a restart never re-derives it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+
+from choiceaudit.human._study import StudyItem, StudyItems, StudySpec, block_pool
+
+__all__ = ["Trial", "assign", "classification_items"]
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One page of a participant's session: an item rendering, or an attention check
+    (``query_id`` None; ``check_option`` is the option the participant is told to pick)."""
+
+    position: int
+    block: str
+    item_id: str | None
+    query_id: str | None
+    perm_index: int | None
+    check_option: int | None = None
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def classification_items(spec: StudySpec, items: StudyItems) -> list[StudyItem]:
+    """The classification block's items (the same for every participant)."""
+    for b in spec.blocks:
+        if b.name == "classification":
+            pool = block_pool(b, items, [])
+            _rng(spec.seed, "classification").shuffle(pool)
+            return pool[: b.n_items]
+    return []
+
+
+def assign(spec: StudySpec, items: StudyItems, k: int, panel_id: str) -> list[Trial]:
+    """The trials of participant ``k`` (see the module docstring)."""
+    shared = classification_items(spec, items)
+    taken = [i.item_id for i in shared]
+    trials: list[tuple[str, StudyItem, int]] = []
+    for b in spec.blocks:
+        chosen: list[tuple[StudyItem, int]]
+        if b.name == "classification":
+            chosen = [(item, (k + j) % 2) for j, item in enumerate(shared)]
+        else:
+            pool = block_pool(b, items, taken)
+            _rng(spec.seed, "population").shuffle(pool)
+            chosen = []
+            for j in range(b.n_items):
+                slot = k * b.n_items + j
+                n_pass, size = divmod(slot, len(pool))[0], len(pool)
+                flip = n_pass if size % 2 == 0 else 0
+                chosen.append((pool[slot % size], (slot + flip) % 2))
+        order = _rng(spec.seed, panel_id, b.name)
+        order.shuffle(chosen)
+        trials.extend((b.name, item, perm) for item, perm in chosen)
+    out: list[Trial] = []
+    rng = _rng(spec.seed, panel_id, "attention")
+    n = len(trials)
+    checks = sorted(rng.sample(range(1, n + 1), min(spec.attention_checks, n))) if n else []
+    n_opts = {q.id: q.n_options for _, i, _ in trials for q in i.renderings}
+    position = 0
+    for j, (block, item, perm) in enumerate(trials):
+        while checks and checks[0] == j:
+            checks.pop(0)
+            out.append(_check(position, out[-1], n_opts[out[-1].query_id or ""], rng))
+            position += 1
+        perm_index = min(perm, len(item.renderings) - 1)
+        q = item.renderings[perm_index]
+        out.append(Trial(position, block, item.item_id, q.id, perm_index))
+        position += 1
+    while checks:
+        checks.pop(0)
+        out.append(_check(position, out[-1], n_opts[out[-1].query_id or ""], rng))
+        position += 1
+    return out
+
+
+def _check(position: int, previous: Trial, n_options: int, rng: random.Random) -> Trial:
+    # an instructed-response trial on the menu just seen: "choose <option in slot s>"
+    return Trial(
+        position,
+        "attention",
+        previous.item_id,
+        previous.query_id,
+        previous.perm_index,
+        rng.randrange(n_options),
+    )

@@ -1,0 +1,270 @@
+"""The responses database: SQLite through the standard library, one file per study.
+
+Durability: WAL journal with ``synchronous=FULL``, every write one ``BEGIN IMMEDIATE``
+transaction committed before the server answers, so a response the participant saw
+acknowledged (the redirect to the next page) survives a SIGKILL of the server. A response is
+keyed by (participant, position) — the primary key refuses a second answer to the same trial —
+and an answer is accepted only for the participant's current trial, so a double submission,
+a back-button resubmission or a forged position changes nothing.
+
+Nothing about a person is stored beyond the panel id: the participant's consent time, the
+trials assigned, and per response the chosen display slot, the response time (client-measured
+and server-measured) and the time it was recorded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.human._assign import Trial
+
+__all__ = ["DB_FILE", "Participant", "ResponsesDB"]
+
+DB_FILE = "responses.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS participants (
+    id INTEGER PRIMARY KEY,
+    k INTEGER NOT NULL UNIQUE,
+    panel_id TEXT NOT NULL UNIQUE,
+    token TEXT NOT NULL UNIQUE,
+    consented_at TEXT NOT NULL,
+    started_at TEXT,
+    finished_at TEXT,
+    n_trials INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trials (
+    participant INTEGER NOT NULL REFERENCES participants(id),
+    position INTEGER NOT NULL,
+    block TEXT NOT NULL,
+    item_id TEXT,
+    query_id TEXT,
+    perm_index INTEGER,
+    check_option INTEGER,
+    shown_at REAL,
+    PRIMARY KEY (participant, position)
+);
+CREATE TABLE IF NOT EXISTS responses (
+    participant INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    slot INTEGER NOT NULL,
+    rt_ms INTEGER,
+    server_rt_ms INTEGER,
+    answered_at TEXT NOT NULL,
+    PRIMARY KEY (participant, position),
+    FOREIGN KEY (participant, position) REFERENCES trials(participant, position)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Participant:
+    id: int
+    k: int
+    panel_id: str
+    token: str
+    started: bool
+    finished: bool
+    n_trials: int
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+class ResponsesDB:
+    """The study's SQLite file; thread-safe (one connection, one lock, short transactions)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._con.row_factory = sqlite3.Row
+        self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.execute("PRAGMA synchronous=FULL")
+        self._con.execute("PRAGMA foreign_keys=ON")
+        self._con.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()
+
+    def _tx(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._lock:
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(self._con)
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+            self._con.execute("COMMIT")
+            return result
+
+    @staticmethod
+    def _participant(row: sqlite3.Row | None) -> Participant | None:
+        if row is None:
+            return None
+        return Participant(
+            int(row["id"]),
+            int(row["k"]),
+            str(row["panel_id"]),
+            str(row["token"]),
+            row["started_at"] is not None,
+            row["finished_at"] is not None,
+            int(row["n_trials"]),
+        )
+
+    def by_token(self, token: str) -> Participant | None:
+        with self._lock:
+            row = self._con.execute("SELECT * FROM participants WHERE token = ?", (token,)).fetchone()
+        return self._participant(row)
+
+    def by_panel_id(self, panel_id: str) -> Participant | None:
+        with self._lock:
+            row = self._con.execute(
+                "SELECT * FROM participants WHERE panel_id = ?", (panel_id,)
+            ).fetchone()
+        return self._participant(row)
+
+    def n_participants(self) -> int:
+        with self._lock:
+            return int(self._con.execute("SELECT COUNT(*) FROM participants").fetchone()[0])
+
+    def enrol(
+        self,
+        panel_id: str,
+        trials: Callable[[int], Sequence[Trial]],
+        *,
+        max_participants: int | None = None,
+    ) -> Participant | None:
+        """The participant with ``panel_id``, created (consent recorded, ``trials(k)`` stored)
+        if new; None when the study is full."""
+
+        def work(con: sqlite3.Connection) -> Participant | None:
+            row = con.execute("SELECT * FROM participants WHERE panel_id = ?", (panel_id,)).fetchone()
+            if row is not None:
+                return self._participant(row)
+            k = int(con.execute("SELECT COUNT(*) FROM participants").fetchone()[0])
+            if max_participants is not None and k >= max_participants:
+                return None
+            assigned = list(trials(k))
+            cur = con.execute(
+                "INSERT INTO participants (k, panel_id, token, consented_at, n_trials) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (k, panel_id, secrets.token_urlsafe(32), _now(), len(assigned)),
+            )
+            pid = cur.lastrowid
+            con.executemany(
+                "INSERT INTO trials (participant, position, block, item_id, query_id, perm_index, "
+                "check_option) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (pid, t.position, t.block, t.item_id, t.query_id, t.perm_index, t.check_option)
+                    for t in assigned
+                ],
+            )
+            return self._participant(
+                con.execute("SELECT * FROM participants WHERE id = ?", (pid,)).fetchone()
+            )
+
+        result: Participant | None = self._tx(work)
+        return result
+
+    def start(self, participant: Participant) -> None:
+        self._tx(
+            lambda con: con.execute(
+                "UPDATE participants SET started_at = ? WHERE id = ? AND started_at IS NULL",
+                (_now(), participant.id),
+            )
+        )
+
+    def current(self, participant: Participant) -> Trial | None:
+        """The first trial without a response (None once every trial is answered); its
+        first showing time is recorded for the server-measured response time."""
+
+        def work(con: sqlite3.Connection) -> Trial | None:
+            row = con.execute(
+                "SELECT t.* FROM trials t LEFT JOIN responses r ON r.participant = t.participant "
+                "AND r.position = t.position WHERE t.participant = ? AND r.slot IS NULL "
+                "ORDER BY t.position LIMIT 1",
+                (participant.id,),
+            ).fetchone()
+            if row is None:
+                return None
+            if row["shown_at"] is None:
+                con.execute(
+                    "UPDATE trials SET shown_at = ? WHERE participant = ? AND position = ?",
+                    (time.time(), participant.id, row["position"]),
+                )
+            return Trial(
+                int(row["position"]),
+                str(row["block"]),
+                row["item_id"],
+                row["query_id"],
+                row["perm_index"],
+                row["check_option"],
+            )
+
+        result: Trial | None = self._tx(work)
+        return result
+
+    def answer(
+        self, participant: Participant, position: int, slot: int, rt_ms: int | None
+    ) -> str:
+        """Record the answer to trial ``position``: "ok", or why nothing was written ("stale":
+        not the current trial; "finished": every trial is answered)."""
+
+        def work(con: sqlite3.Connection) -> str:
+            row = con.execute(
+                "SELECT t.position, t.shown_at FROM trials t LEFT JOIN responses r ON "
+                "r.participant = t.participant AND r.position = t.position WHERE "
+                "t.participant = ? AND r.slot IS NULL ORDER BY t.position LIMIT 1",
+                (participant.id,),
+            ).fetchone()
+            if row is None:
+                return "finished"
+            if int(row["position"]) != position:
+                return "stale"
+            shown = row["shown_at"]
+            server_rt = None if shown is None else round((time.time() - float(shown)) * 1000)
+            con.execute(
+                "INSERT INTO responses (participant, position, slot, rt_ms, server_rt_ms, "
+                "answered_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (participant.id, position, slot, rt_ms, server_rt, _now()),
+            )
+            if position == participant.n_trials - 1:
+                con.execute(
+                    "UPDATE participants SET finished_at = ? WHERE id = ?", (_now(), participant.id)
+                )
+            return "ok"
+
+        result: str = self._tx(work)
+        return result
+
+    def progress(self, participant: Participant) -> int:
+        with self._lock:
+            return int(
+                self._con.execute(
+                    "SELECT COUNT(*) FROM responses WHERE participant = ?", (participant.id,)
+                ).fetchone()[0]
+            )
+
+    def export(self) -> list[dict[str, Any]]:
+        """Every trial of every participant with its response (None where unanswered), in
+        participant and position order: what the import and the admin export read."""
+        with self._lock:
+            rows = self._con.execute(
+                "SELECT p.k, p.panel_id, p.finished_at IS NOT NULL AS finished, t.position, "
+                "t.block, t.item_id, t.query_id, t.perm_index, t.check_option, r.slot, r.rt_ms, "
+                "r.server_rt_ms, r.answered_at FROM trials t JOIN participants p ON p.id = "
+                "t.participant LEFT JOIN responses r ON r.participant = t.participant AND "
+                "r.position = t.position ORDER BY p.k, t.position"
+            ).fetchall()
+        return [dict(r) | {"finished": bool(r["finished"])} for r in rows]

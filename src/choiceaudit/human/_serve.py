@@ -1,0 +1,69 @@
+"""Running a study (uvicorn on the given address) and reading one back for the import."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.errors import InputError
+from choiceaudit.human._app import create_app
+from choiceaudit.human._db import DB_FILE, ResponsesDB
+from choiceaudit.human._study import STUDY_FILE, StudyItems, StudySpec, load_study_items, open_study
+
+__all__ = ["StudyRecord", "read_study", "serve"]
+
+
+def serve(
+    items: Path | str,
+    out: Path | str,
+    spec: StudySpec | None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    rate: float = 10.0,
+    burst: int = 30,
+    secure_cookies: bool = False,
+) -> None:
+    """Create or reopen the study directory ``out`` and serve it until interrupted."""
+    import uvicorn
+
+    spec, study_items, secret = open_study(items, out, spec)
+    app = create_app(out, spec, study_items, secret, rate=rate, burst=burst, secure_cookies=secure_cookies)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, server_header=False)
+
+
+@dataclass(frozen=True)
+class StudyRecord:
+    """A study directory read back: its spec, its items (re-verified) and every trial row
+    (``ResponsesDB.export``)."""
+
+    path: Path
+    spec: StudySpec
+    items: StudyItems
+    trials: tuple[dict[str, Any], ...]
+    record: dict[str, Any]
+
+
+def read_study(path: Path | str) -> StudyRecord:
+    """Read the study directory at ``path`` (its own copy of the items, verified against the
+    hash the study recorded)."""
+    root = Path(path)
+    record_path = root / STUDY_FILE
+    if not record_path.is_file():
+        raise InputError(f"not a study directory (no {STUDY_FILE})", source=str(root))
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    spec = StudySpec.from_dict(record["study"], source=str(record_path))
+    source = root / "instrument" if record["instrument"] == "signalling" else root / "queries.jsonl"
+    items = load_study_items(source, condition=spec.condition)
+    if items.items_hash != record["items_hash"]:
+        raise InputError("the study's copy of the items changed after the study began", source=str(source))
+    if not (root / DB_FILE).is_file():
+        raise InputError(f"no responses yet ({DB_FILE} missing)", source=str(root))
+    db = ResponsesDB(root / DB_FILE)
+    try:
+        trials = tuple(db.export())
+    finally:
+        db.close()
+    return StudyRecord(root, spec, items, trials, record)

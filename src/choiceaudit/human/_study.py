@@ -1,0 +1,334 @@
+"""A study: the frozen items people see, the study file's blocks, and the study directory.
+
+``serve-human ITEMS --out STUDY`` turns an item source into a *study directory*:
+
+* ``study.json`` — the resolved study (the study file's blocks and seed, the items' hash, the
+  rendering people see); a restart with other items or another study file is refused;
+* ``instrument/`` — a copy of the frozen signalling item directory (as a run keeps one), or
+  ``queries.jsonl`` — the meaning plan's queries, for meaning items;
+* ``responses.sqlite`` — the responses (``_db``); ``secret`` — the CSRF key (mode 0600).
+
+A study item is one item of the instrument with its frozen renderings (signalling: the two
+stored permutations of the chosen condition under format V; meaning: the queries the plan wrote
+for that item). A participant is shown exactly one rendering of an item, so the response maps
+to the frozen rendering's query id, which is what the import writes as the run's row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.errors import InputError
+from choiceaudit.files import atomic_write_bytes, canonical_hash
+from choiceaudit.instruments.signalling import FrozenInstrument, load_instrument
+from choiceaudit.store import read_queries
+from choiceaudit.types import Query
+
+__all__ = [
+    "PANEL_ID_PATTERN",
+    "STUDY_FILE",
+    "BlockSpec",
+    "StudyItem",
+    "StudySpec",
+    "StudyItems",
+    "block_pool",
+    "load_study_items",
+    "open_study",
+    "parse_study_file",
+]
+
+STUDY_FILE = "study.json"
+SECRET_FILE = "secret"
+#: A panel id (Prolific's ``PROLIFIC_PID`` is 24 hex digits): letters, digits, ``_`` and ``-``.
+PANEL_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+BLOCKS = ("classification", "population")
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """One block of the study file.
+
+    ``classification`` (paper §V: powered to classify an individual's strategy): the same
+    ``n_items`` conflict items of the frozen analysis set for every participant, so each
+    person's choices are compared with the two references on the same items. ``population``
+    (powered to estimate a population curve): ``n_items`` per participant drawn round-robin
+    from the remaining items of the pool (``pool``: ``analysis_set`` or ``all``), so the items
+    are covered evenly across participants."""
+
+    name: str
+    n_items: int
+    pool: str = "analysis_set"
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """The study file, resolved (see README "The human condition" for its format)."""
+
+    seed: int
+    condition: str = "4"
+    blocks: tuple[BlockSpec, ...] = ()
+    attention_checks: int = 2
+    panel_param: str = "PROLIFIC_PID"
+    completion_code: str = ""
+    title: str = "A short communication study"
+    max_participants: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "condition": self.condition,
+            "blocks": [{"name": b.name, "n_items": b.n_items, "pool": b.pool} for b in self.blocks],
+            "attention_checks": self.attention_checks,
+            "panel_param": self.panel_param,
+            "completion_code": self.completion_code,
+            "title": self.title,
+            "max_participants": self.max_participants,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "study file") -> StudySpec:
+        known = {
+            "seed",
+            "condition",
+            "blocks",
+            "attention_checks",
+            "panel_param",
+            "completion_code",
+            "title",
+            "max_participants",
+        }
+        extra = sorted(set(data) - known)
+        if extra:
+            raise InputError(f"unknown keys {extra}; use {sorted(known)}", source=source)
+
+        def integer(key: str, value: Any, low: int) -> int:
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InputError(f"must be an integer ≥ {low}, got {value!r}", source=source, field=key)
+            return value
+
+        if "seed" not in data:
+            raise InputError("a study needs a seed", source=source, field="seed")
+        blocks = []
+        raw_blocks = data.get("blocks") or []
+        if not isinstance(raw_blocks, list) or not raw_blocks:
+            raise InputError("declare at least one block", source=source, field="blocks")
+        for n, b in enumerate(raw_blocks):
+            where = f"blocks[{n}]"
+            if not isinstance(b, Mapping) or b.get("name") not in BLOCKS:
+                raise InputError(f"a block is named one of {BLOCKS}", source=source, field=where)
+            pool = str(b.get("pool", "analysis_set"))
+            if pool not in ("analysis_set", "all"):
+                raise InputError("pool is 'analysis_set' or 'all'", source=source, field=where)
+            blocks.append(BlockSpec(str(b["name"]), integer(f"{where}.n_items", b.get("n_items"), 1), pool))
+        if len({b.name for b in blocks}) != len(blocks):
+            raise InputError("a block is declared twice", source=source, field="blocks")
+        param = str(data.get("panel_param", "PROLIFIC_PID"))
+        if not PANEL_ID_PATTERN.match(param):
+            raise InputError(f"not a query parameter name: {param!r}", source=source, field="panel_param")
+        code = str(data.get("completion_code") or "")
+        if code and not PANEL_ID_PATTERN.match(code):
+            raise InputError("letters, digits, _ and - only", source=source, field="completion_code")
+        maxp = data.get("max_participants")
+        return cls(
+            seed=integer("seed", data["seed"], 0),
+            condition=str(data.get("condition", "4")),
+            blocks=tuple(blocks),
+            attention_checks=integer("attention_checks", data.get("attention_checks", 2), 0),
+            panel_param=param,
+            completion_code=code,
+            title=str(data.get("title", "A short communication study")),
+            max_participants=None if maxp is None else integer("max_participants", maxp, 1),
+        )
+
+
+def parse_study_file(path: Path | str) -> StudySpec:
+    """Read a study file (TOML, or JSON when it ends in ``.json``)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+        data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+    except FileNotFoundError:
+        raise InputError("no such study file", source=str(p)) from None
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a study file ({exc})", source=str(p)) from None
+    return StudySpec.from_dict(data, source=str(p))
+
+
+@dataclass(frozen=True)
+class StudyItem:
+    """One item as people see it: its frozen renderings (one per stored permutation) and
+    whether it belongs to the frozen analysis set (signalling) and is a conflict item."""
+
+    item_id: str
+    renderings: tuple[Query, ...]
+    in_analysis_set: bool
+    conflict: bool
+    view: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StudyItems:
+    """The items a study serves, from a frozen signalling directory or a meaning query file."""
+
+    instrument: str
+    items: tuple[StudyItem, ...]
+    items_hash: str
+    frozen: FrozenInstrument | None = None
+    source: str = ""
+
+    def by_id(self) -> dict[str, StudyItem]:
+        return {i.item_id: i for i in self.items}
+
+    def query_by_id(self) -> dict[str, Query]:
+        return {q.id: q for i in self.items for q in i.renderings}
+
+
+def _signalling_items(frozen: FrozenInstrument, condition: str) -> StudyItems:
+    queries = frozen.render(conditions=[condition], formats=["V"], label_forms=["bare"])
+    spec = frozen.analysis.get("analysis_set", {})
+    by_item: dict[str, list[Query]] = {}
+    for q in queries:
+        by_item.setdefault(str(q.meta["item_id"]), []).append(q)
+    out = []
+    for item in frozen.items:
+        meta = item.meta
+        in_set = (spec.get("tile") in (None, meta["tile"])) and (
+            spec.get("conflict") is None or bool(meta["conflict"]) == bool(spec.get("conflict"))
+        )
+        view = {
+            "means": list(meta["means"]),
+            "clues": list(meta["clues"]),
+            "target": list(meta["target_words"]),
+            "question": str(meta["question"]),
+        }
+        out.append(
+            StudyItem(item.id, tuple(by_item[item.id]), bool(in_set), bool(meta["conflict"]), view)
+        )
+    return StudyItems("signalling", tuple(out), frozen.hash, frozen, str(frozen.path))
+
+
+def _meaning_items(path: Path) -> StudyItems:
+    result = read_queries(path)
+    by_item: dict[str, list[Query]] = {}
+    for q in result.queries:
+        item_id = str(q.meta.get("item_id") or q.id)
+        by_item.setdefault(item_id, []).append(q)
+    if not by_item:
+        raise InputError("no queries", source=str(path))
+    items = tuple(
+        StudyItem(k, tuple(v), True, False, {"state": v[0].state}) for k, v in by_item.items()
+    )
+    digest = canonical_hash([q.id for i in items for q in i.renderings])
+    return StudyItems("meaning", items, digest, None, str(path))
+
+
+def load_study_items(source: Path | str, *, condition: str = "4") -> StudyItems:
+    """The items at ``source``: a frozen signalling item directory (or a run's copy of one), or
+    a meaning query file (``queries.jsonl``, or a meaning run directory holding one)."""
+    p = Path(source)
+    if (p / "instrument.json").is_file():
+        return _signalling_items(load_instrument(p), condition)
+    if (p / "instrument" / "instrument.json").is_file():
+        return _signalling_items(load_instrument(p / "instrument"), condition)
+    if p.is_dir() and (p / "queries.jsonl").is_file():
+        return _meaning_items(p / "queries.jsonl")
+    if p.is_file() and p.suffix == ".jsonl":
+        return _meaning_items(p)
+    raise InputError(
+        "not a frozen signalling item directory or a meaning queries.jsonl", source=str(p)
+    )
+
+
+def _write_json(path: Path, data: Any) -> None:
+    blob = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    atomic_write_bytes(path, blob.encode("utf-8"))
+
+
+def open_study(
+    items_source: Path | str, out: Path | str, spec: StudySpec | None = None
+) -> tuple[StudySpec, StudyItems, bytes]:
+    """Create or reopen the study directory ``out``: returns the spec, the items and the CSRF
+    key. A new study copies the items into the directory; reopening needs the same items and
+    the same study file (or none: the recorded one is used)."""
+    root = Path(out)
+    record_path = root / STUDY_FILE
+    if record_path.is_file():
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        recorded = StudySpec.from_dict(record["study"], source=str(record_path))
+        if spec is not None and spec != recorded:
+            raise InputError(
+                "this study directory was started with another study file; use a new --out",
+                source=str(root),
+            )
+        spec = recorded
+        items = load_study_items(items_source, condition=spec.condition)
+        if items.items_hash != record["items_hash"]:
+            raise InputError(
+                f"items hash {items.items_hash[:12]}… differs from the study's "
+                f"{str(record['items_hash'])[:12]}…; serve a study with the items it started with",
+                source=str(root),
+            )
+    else:
+        if spec is None:
+            raise InputError("a new study needs a study file (--study)", source=str(root))
+        items = load_study_items(items_source, condition=spec.condition)
+        _check_feasible(spec, items)
+        root.mkdir(parents=True, exist_ok=True)
+        if items.frozen is not None:
+            items.frozen.copy_to(root / "instrument")
+        else:
+            (root / "queries.jsonl").write_bytes(Path(items.source).read_bytes())
+        _write_json(
+            record_path,
+            {
+                "study": spec.to_dict(),
+                "instrument": items.instrument,
+                "items_hash": items.items_hash,
+                "items_source": str(Path(items_source).resolve()),
+                "format_version": 1,
+            },
+        )
+    secret_path = root / SECRET_FILE
+    if not secret_path.is_file():
+        fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+            fh.flush()
+            os.fsync(fh.fileno())
+    return spec, items, secret_path.read_bytes()
+
+
+def block_pool(spec: BlockSpec, items: StudyItems, taken: Sequence[str]) -> list[StudyItem]:
+    """The items a block draws from, in item order (``taken``: ids another block uses). The
+    classification block draws conflict items of the frozen analysis set (signalling)."""
+    skip = set(taken)
+    if spec.name == "classification" and items.instrument == "signalling":
+        pool = [i for i in items.items if i.in_analysis_set and i.conflict]
+    elif spec.pool == "analysis_set":
+        pool = [i for i in items.items if i.in_analysis_set]
+    else:
+        pool = list(items.items)
+    return [i for i in pool if i.item_id not in skip]
+
+
+def _check_feasible(spec: StudySpec, items: StudyItems) -> None:
+    taken: list[str] = []
+    for b in spec.blocks:
+        pool = block_pool(b, items, taken)
+        what = "conflict items of the analysis set" if b.name == "classification" else "items"
+        if len(pool) < b.n_items:
+            raise InputError(
+                f"the {b.name} block asks for {b.n_items} {what} per participant; its pool has "
+                f"{len(pool)} (an item is never shown twice)",
+                field="blocks",
+            )
+        if b.name == "classification":
+            taken.extend(i.item_id for i in pool)

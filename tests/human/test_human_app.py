@@ -1,0 +1,231 @@
+"""The study application over HTTP (issue 15 items 1, 2 and 4): consent, instructions, items,
+progress, completion; resume; validation and refusals that change nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from human_helpers import (
+    answer_fields,
+    check_target,
+    choices,
+    frozen_items,
+    hidden,
+    option_slot,
+    study_file,
+)
+from starlette.testclient import TestClient
+
+from choiceaudit.human import (
+    ADMIN_TOKEN_ENV,
+    DB_FILE,
+    assign,
+    create_app,
+    open_study,
+    parse_study_file,
+)
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> tuple[Path, Path]:
+    return frozen_items(tmp_path), tmp_path / "study"
+
+
+def _client(items: Path, out: Path, **kw: object) -> TestClient:
+    spec = parse_study_file(study_file(out.parent))
+    spec, study_items, secret = open_study(items, out, spec)
+    return TestClient(create_app(out, spec, study_items, secret, **kw), follow_redirects=True)  # type: ignore[arg-type]
+
+
+def _enter(client: TestClient, pid: str) -> str:
+    page = client.get(f"/?PROLIFIC_PID={pid}")
+    assert page.status_code == 200 and "consent" in page.text
+    r = client.post("/consent", data={"csrf": hidden(page.text, "csrf"), "panel_id": pid, "consent": "yes"})
+    assert r.status_code == 200 and "Instructions" in r.text
+    r = client.post("/start", data={"csrf": hidden(r.text, "csrf")})
+    assert r.status_code == 200 and "Page 1 of" in r.text
+    return r.text
+
+
+def _finish(client: TestClient, html: str, pick: int = 0) -> str:
+    while "name=\"choice\"" in html:
+        target = check_target(html)
+        slot = option_slot(html, target) if target else choices(html)[pick]
+        r = client.post("/answer", data=answer_fields(html, slot))
+        assert r.status_code == 200, r.text
+        html = r.text
+    return html
+
+
+def test_a_participant_completes_the_study_and_gets_the_code(study: tuple[Path, Path]) -> None:
+    items, out = study
+    client = _client(items, out)
+    html = _enter(client, "P001")
+    # the item as a chooser sees it: both lists, the target pair marked, the question, options
+    assert html.count('class="target"') == 2 and "Means" in html and "Clues" in html
+    assert len(choices(html)) == 4
+    assert "Page 1 of 11" in html  # 6 classification + 4 population + 1 attention check
+    done = _finish(client, html)
+    assert "C8TEST" in done
+    con = sqlite3.connect(out / DB_FILE)
+    n = con.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    blocks = dict(con.execute("SELECT block, COUNT(*) FROM trials GROUP BY block").fetchall())
+    assert n == 11 and blocks == {"classification": 6, "population": 4, "attention": 1}
+    rts = [r[0] for r in con.execute("SELECT rt_ms FROM responses")]
+    assert rts == [1234] * 11
+    # a finished participant cannot submit again, and returning shows the code
+    r = client.post("/answer", data={"csrf": "x", "position": "0", "choice": "0"})
+    assert r.status_code == 403
+    assert "C8TEST" in client.get("/?PROLIFIC_PID=P001").text
+
+
+def test_reload_and_reconnect_resume_where_the_participant_was(study: tuple[Path, Path]) -> None:
+    items, out = study
+    client = _client(items, out)
+    html = _enter(client, "P002")
+    r = client.post("/answer", data=answer_fields(html, choices(html)[1]))
+    second = r.text
+    assert "Page 2 of" in second
+    assert client.get("/item").text.count("Page 2 of") == 1  # reload
+    fresh = _client(items, out)  # a new browser (and a restarted server): the panel link again
+    again = fresh.get("/?PROLIFIC_PID=P002")
+    assert "Page 2 of" in again.text and hidden(again.text, "position") == hidden(second, "position")
+
+
+def test_forged_and_malformed_submissions_are_refused_and_change_nothing(
+    study: tuple[Path, Path],
+) -> None:
+    items, out = study
+    client = _client(items, out)
+    html = _enter(client, "P003")
+    good = answer_fields(html, choices(html)[0])
+
+    def count() -> int:
+        con = sqlite3.connect(out / DB_FILE)
+        return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    cases = [
+        ({**good, "csrf": "0" * 64}, 403),  # forged token
+        ({k: v for k, v in good.items() if k != "csrf"}, 403),
+        ({**good, "choice": "4"}, 422),  # not a displayed option (four are shown)
+        ({**good, "choice": "-1"}, 400),
+        ({**good, "choice": "A"}, 400),
+        ({k: v for k, v in good.items() if k != "choice"}, 400),
+        ({**good, "position": "3"}, 409),  # not the current trial
+        ({**good, "position": "99"}, 422),
+        ({**good, "rt_ms": "99999999"}, 422),
+    ]
+    for data, status in cases:
+        r = client.post("/answer", data=data)
+        assert r.status_code == status, (data, r.status_code, r.text)
+        assert count() == 0
+    r = client.post("/answer", content=b"choice=0", headers={"content-type": "application/json"})
+    assert r.status_code == 415
+    r = client.post(
+        "/answer",
+        content=b"csrf=1&csrf=2&position=0&choice=0",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert r.status_code == 400
+    r = client.post(
+        "/answer",
+        content=b"x=" + b"a" * 5000,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert r.status_code == 413
+    other = _client(items, out)  # no session cookie
+    assert other.post("/answer", data=good).status_code == 403
+    assert count() == 0
+    # the genuine answer is accepted once; the same form again is a resubmission
+    assert client.post("/answer", data=good).status_code == 200
+    assert client.post("/answer", data=good).status_code == 409
+    assert count() == 1
+
+
+def test_consent_needs_its_token_and_declining_records_nothing(study: tuple[Path, Path]) -> None:
+    items, out = study
+    client = _client(items, out)
+    page = client.get("/?PROLIFIC_PID=P004")
+    token = hidden(page.text, "csrf")
+    assert client.post("/consent", data={"csrf": "bad", "panel_id": "P004", "consent": "yes"}).status_code == 403
+    assert client.post("/consent", data={"csrf": token, "panel_id": "P 4", "consent": "yes"}).status_code == 400
+    r = client.post("/consent", data={"csrf": token, "panel_id": "P004", "consent": "no"})
+    assert r.status_code == 200 and "Nothing was recorded" in r.text
+    con = sqlite3.connect(out / DB_FILE)
+    assert con.execute("SELECT COUNT(*) FROM participants").fetchone()[0] == 0
+    assert client.get("/?PROLIFIC_PID=").status_code == 400
+    assert client.get("/?PROLIFIC_PID=<script>").status_code == 400
+
+
+def test_nothing_is_served_outside_the_study(study: tuple[Path, Path]) -> None:
+    items, out = study
+    client = _client(items, out)
+    for path in ("/static/x", "/responses.sqlite", "/secret", "/study.json", "/../secret", "/admin"):
+        assert client.get(path).status_code == 404, path
+    assert client.get("/admin/export").status_code == 404  # no token configured: no route
+    r = client.get("/?PROLIFIC_PID=P005")
+    assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
+    assert r.headers["x-frame-options"] == "DENY" and r.headers["cache-control"] == "no-store"
+    assert client.get("/item").status_code == 403  # no session yet
+
+
+def test_admin_export_needs_the_token_from_the_environment(
+    study: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    items, out = study
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, "s3cret-token")
+    client = _client(items, out)
+    _enter(client, "P006")
+    assert client.get("/admin/export").status_code == 401
+    assert client.get("/admin/export", headers={"authorization": "Bearer wrong"}).status_code == 401
+    r = client.get("/admin/export", headers={"authorization": "Bearer s3cret-token"})
+    assert r.status_code == 200
+    rows = r.json()["trials"]
+    assert len(rows) == 11 and {row["panel_id"] for row in rows} == {"P006"}
+    assert set(rows[0]) == {
+        "k", "panel_id", "finished", "position", "block", "item_id", "query_id", "perm_index",
+        "check_option", "slot", "rt_ms", "server_rt_ms", "answered_at",
+    }
+
+
+def test_rate_limiting_answers_429_with_retry_after(study: tuple[Path, Path]) -> None:
+    items, out = study
+    client = _client(items, out, rate=0.5, burst=3)
+    codes = [client.get("/?PROLIFIC_PID=P007").status_code for _ in range(5)]
+    assert codes[:3] == [200, 200, 200] and codes[3:] == [429, 429]
+    r = client.get("/?PROLIFIC_PID=P007")
+    assert int(r.headers["retry-after"]) >= 1
+
+
+def test_assignment_is_seeded_balanced_and_never_repeats(study: tuple[Path, Path]) -> None:
+    items, out = study
+    spec = parse_study_file(study_file(out.parent))
+    spec, study_items, _ = open_study(items, out, spec)
+    trials = {k: assign(spec, study_items, k, f"P{k}") for k in range(20)}
+    assert trials[3] == assign(spec, study_items, 3, "P3")  # a pure function of (seed, k, id)
+    shared = None
+    seen: dict[str, int] = {}
+    perms: dict[int, int] = {0: 0, 1: 0}
+    per_item: dict[tuple[str, int], int] = {}
+    for k, ts in trials.items():
+        shown = [t.item_id for t in ts if t.block != "attention"]
+        assert len(shown) == len(set(shown)) == 10  # never the same item twice
+        cls = sorted(t.item_id for t in ts if t.block == "classification")
+        shared = shared or cls
+        assert cls == shared  # everyone is classified on the same items
+        for t in ts:
+            if t.block == "population":
+                seen[t.item_id] = seen.get(t.item_id, 0) + 1
+                key = (str(t.item_id), int(t.perm_index or 0))
+                per_item[key] = per_item.get(key, 0) + 1
+            if t.block != "attention":
+                perms[int(t.perm_index or 0)] += 1
+    # 20 participants x 4 population items over the pool of 34: covered evenly (2 or 3 each)
+    assert set(seen.values()) <= {2, 3} and sum(seen.values()) == 80
+    assert abs(perms[0] - perms[1]) <= 2  # both stored renderings shown about equally
+    for item_id in seen:  # each item alternates its two renderings across showings
+        assert abs(per_item.get((item_id, 0), 0) - per_item.get((item_id, 1), 0)) <= 1
+    orders = {tuple(t.item_id for t in ts if t.block == "classification") for ts in trials.values()}
+    assert len(orders) > 10  # the order depends on the participant
