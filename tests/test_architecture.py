@@ -26,7 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "scorers": {"types"},
     "instruments": {"types", "stats", "scorers"},
     "store": {"types"},
-    "audit": {"types", "scorers", "instruments", "stats", "store"},
+    "human": {"types", "instruments", "store"},
+    "audit": {"types", "scorers", "instruments", "stats", "store", "human"},
     "report": {"types", "store", "instruments"},
     "cli": {"*"},
 }

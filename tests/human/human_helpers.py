@@ -73,3 +73,93 @@ def answer_fields(html: str, slot: int, rt: int | None = 1234) -> dict[str, Any]
     if rt is not None:
         fields["rt_ms"] = str(rt)
     return fields
+
+
+# -- a real server on loopback ---------------------------------------------------------------
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import httpx  # noqa: E402
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """``choiceaudit serve-human`` as a subprocess on 127.0.0.1 (started and stopped by the
+    test)."""
+
+    def __init__(self, items: Path, study: Path, study_toml: Path, *, rate: float = 1000.0) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "PYTHONPATH": str(SRC)}
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "choiceaudit.cli", "serve-human", str(items), "--out",
+                str(study), "--study", str(study_toml), "--port", str(self.port), "--rate",
+                str(rate), "--burst", str(int(rate)),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.proc.stderr.read().decode()}")  # type: ignore[union-attr]
+            try:
+                httpx.get(self.url + "/", timeout=1)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        self.kill()
+        raise RuntimeError("server did not start within 60 s")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+def run_participant(
+    url: str,
+    pid: str,
+    acked: list[tuple[str, int, int]],
+    *,
+    pick: int = 0,
+    stop_after: int | None = None,
+) -> str:
+    """Take part as ``pid`` over HTTP; every answer the server acknowledged (the redirect to
+    the next page arrived) is appended to ``acked`` as (panel id, position, slot). Returns the
+    last page."""
+    with httpx.Client(base_url=url, follow_redirects=True, timeout=30) as c:
+        page = c.get(f"/?PROLIFIC_PID={pid}").text
+        if "consent" in page and 'name="panel_id"' in page:
+            page = c.post(
+                "/consent", data={"csrf": hidden(page, "csrf"), "panel_id": pid, "consent": "yes"}
+            ).text
+        if 'action="/start"' in page:
+            page = c.post("/start", data={"csrf": hidden(page, "csrf")}).text
+        n = 0
+        while 'name="choice"' in page and (stop_after is None or n < stop_after):
+            target = check_target(page)
+            options = choices(page)
+            slot = option_slot(page, target) if target else options[pick % len(options)]
+            position = int(hidden(page, "position"))
+            r = c.post("/answer", data=answer_fields(page, slot))
+            assert r.status_code == 200, (pid, r.status_code, r.text)
+            acked.append((pid, position, slot))
+            page = r.text
+            n += 1
+        return page

@@ -7,6 +7,7 @@ function here, so a Python user and a command-line user run the same code.
 """
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
+from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._meaning import (
     DEFAULT_MEANING_EXPERIMENTS,
     QUERIES_FILE,
@@ -32,11 +33,13 @@ __all__ = [
     "DEFAULT_SEED",
     "QUERIES_FILE",
     "AnalysisResult",
+    "HumanImport",
     "ProgressCallback",
     "RunSummary",
     "ScoreFileResult",
     "analyse_runs",
     "build_instrument",
+    "import_human",
     "load_meaning_corpus",
     "make_chooser",
     "meaning_run_dir",

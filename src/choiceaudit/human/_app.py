@@ -21,17 +21,8 @@ import os
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
-
-import jinja2
-from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.routing import Route
 
 from choiceaudit.human._assign import Trial, assign
 from choiceaudit.human._db import DB_FILE, Participant, ResponsesDB
@@ -46,11 +37,10 @@ PRE_COOKIE = "ca_pre"
 MAX_BODY = 4096
 MAX_RT_MS = 3_600_000
 
-_templates = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-)
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
 
 
 class _Refused(Exception):
@@ -69,7 +59,29 @@ def create_app(
     burst: int = 30,
     secure_cookies: bool = False,
 ) -> Starlette:
-    """The study's application over ``<study_dir>/responses.sqlite``."""
+    """The study's application over ``<study_dir>/responses.sqlite``. Starlette, Jinja2 and
+    uvicorn are the ``human`` extra, imported here so the rest of choiceaudit never needs
+    them."""
+    import jinja2
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.middleware import Middleware
+    from starlette.middleware.base import BaseHTTPMiddleware
+    from starlette.requests import Request
+    from starlette.responses import (
+        HTMLResponse,
+        JSONResponse,
+        PlainTextResponse,
+        RedirectResponse,
+        Response,
+    )
+    from starlette.routing import Route
+
+    templates = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
     db = ResponsesDB(Path(study_dir) / DB_FILE)
     queries = items.query_by_id()
     views = {i.item_id: i.view for i in items.items}
@@ -78,7 +90,7 @@ def create_app(
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
         nonce = secrets.token_urlsafe(16)
-        html = _templates.get_template(name).render(title=spec.title, nonce=nonce, **context)
+        html = templates.get_template(name).render(title=spec.title, nonce=nonce, **context)
         return HTMLResponse(html, status_code=status, headers=security_headers(nonce))
 
     def refusal(request: Request, exc: _Refused) -> Response:

@@ -1,0 +1,93 @@
+"""``choiceaudit serve-human`` (the human condition's web app) and ``choiceaudit import human``
+(a study's responses into a run directory)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from choiceaudit.audit import import_human
+from choiceaudit.cli import app, console, guarded, out
+from choiceaudit.cli._groups import import_app
+from choiceaudit.human import ADMIN_TOKEN_ENV, parse_study_file, serve
+
+__all__: list[str] = []
+
+
+@app.command("serve-human")
+@guarded
+def serve_human(
+    items: Annotated[
+        Path,
+        typer.Argument(
+            help="A frozen signalling item directory (or a run holding one), or a meaning "
+            "queries.jsonl."
+        ),
+    ],
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Study directory (created, or reopened to resume).")
+    ],
+    study: Annotated[
+        Path | None,
+        typer.Option(
+            "--study",
+            help="Study file (TOML): seed, blocks, attention checks; needed for a new study.",
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    rate: Annotated[float, typer.Option(help="Requests per second per client (average).")] = 10.0,
+    burst: Annotated[int, typer.Option(help="Requests a client may burst.")] = 30,
+    secure_cookies: Annotated[
+        bool, typer.Option(help="Mark cookies Secure (behind HTTPS).")
+    ] = False,
+) -> None:
+    """Serve a frozen item set to people (consent, instructions, items, completion code).
+    The admin export at /admin/export needs the token in $CHOICEAUDIT_HUMAN_ADMIN_TOKEN."""
+    spec = parse_study_file(study) if study is not None else None
+    admin = "on" if os.environ.get(ADMIN_TOKEN_ENV) else f"off (set {ADMIN_TOKEN_ENV})"
+    console.print(f"serving {items} → {out_dir} on http://{host}:{port}/; admin export {admin}")
+    serve(
+        items,
+        out_dir,
+        spec,
+        host=host,
+        port=port,
+        rate=rate,
+        burst=burst,
+        secure_cookies=secure_cookies,
+    )
+
+
+@import_app.command("human")
+@guarded
+def import_human_cmd(
+    study: Annotated[Path, typer.Argument(help="Study directory written by serve-human.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="New run directory.")],
+    keep_failed_attention: Annotated[
+        bool,
+        typer.Option(help="Keep participants who failed an attention check (default: left out)."),
+    ] = False,
+    finished_only: Annotated[
+        bool, typer.Option(help="Leave out participants who did not finish.")
+    ] = False,
+) -> None:
+    """Import a study's responses as Decision rows of a run: people become one more arm for
+    `choiceaudit report`."""
+    result = import_human(
+        study,
+        out_dir,
+        keep_failed_attention=keep_failed_attention,
+        finished_only=finished_only,
+        command=["choiceaudit", *sys.argv[1:]],
+    )
+    left = ", ".join(f"{n} {why}" for why, n in result.excluded.items() if n) or "none"
+    out.print(
+        f"{result.path}: {result.rows} renderings, {result.responses} responses from "
+        f"{result.participants} participants; left out: {left}",
+        highlight=False,
+    )
