@@ -58,7 +58,9 @@ def check_target(html: str) -> str | None:
 
 
 def option_slot(html: str, text: str) -> int:
-    for slot, label in re.findall(r'name="choice" value="(\d+)" required id="choice-\d+">([^<]*)</label>', html):
+    for slot, label in re.findall(
+        r'name="choice" value="(\d+)" required id="choice-\d+">([^<]*)</label>', html
+    ):
         if label == text:
             return int(slot)
     raise AssertionError(f"option {text!r} not on the page")
@@ -104,9 +106,21 @@ class Server:
         env = {**os.environ, "PYTHONPATH": str(SRC)}
         self.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "choiceaudit.cli", "serve-human", str(items), "--out",
-                str(study), "--study", str(study_toml), "--port", str(self.port), "--rate",
-                str(rate), "--burst", str(int(rate)),
+                sys.executable,
+                "-m",
+                "choiceaudit.cli",
+                "serve-human",
+                str(items),
+                "--out",
+                str(study),
+                "--study",
+                str(study_toml),
+                "--port",
+                str(self.port),
+                "--rate",
+                str(rate),
+                "--burst",
+                str(int(rate)),
             ],
             env=env,
             stdout=subprocess.DEVNULL,

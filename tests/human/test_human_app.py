@@ -42,7 +42,9 @@ def _client(items: Path, out: Path, **kw: object) -> TestClient:
 def _enter(client: TestClient, pid: str) -> str:
     page = client.get(f"/?PROLIFIC_PID={pid}")
     assert page.status_code == 200 and "consent" in page.text
-    r = client.post("/consent", data={"csrf": hidden(page.text, "csrf"), "panel_id": pid, "consent": "yes"})
+    r = client.post(
+        "/consent", data={"csrf": hidden(page.text, "csrf"), "panel_id": pid, "consent": "yes"}
+    )
     assert r.status_code == 200 and "Instructions" in r.text
     r = client.post("/start", data={"csrf": hidden(r.text, "csrf")})
     assert r.status_code == 200 and "Page 1 of" in r.text
@@ -50,7 +52,7 @@ def _enter(client: TestClient, pid: str) -> str:
 
 
 def _finish(client: TestClient, html: str, pick: int = 0) -> str:
-    while "name=\"choice\"" in html:
+    while 'name="choice"' in html:
         target = check_target(html)
         slot = option_slot(html, target) if target else choices(html)[pick]
         r = client.post("/answer", data=answer_fields(html, slot))
@@ -91,7 +93,9 @@ def test_reload_and_reconnect_resume_where_the_participant_was(study: tuple[Path
     assert client.get("/item").text.count("Page 2 of") == 1  # reload
     fresh = _client(items, out)  # a new browser (and a restarted server): the panel link again
     again = fresh.get("/?PROLIFIC_PID=P002")
-    assert "Page 2 of" in again.text and hidden(again.text, "position") == hidden(second, "position")
+    assert "Page 2 of" in again.text and hidden(again.text, "position") == hidden(
+        second, "position"
+    )
 
 
 def test_forged_and_malformed_submissions_are_refused_and_change_nothing(
@@ -149,8 +153,18 @@ def test_consent_needs_its_token_and_declining_records_nothing(study: tuple[Path
     client = _client(items, out)
     page = client.get("/?PROLIFIC_PID=P004")
     token = hidden(page.text, "csrf")
-    assert client.post("/consent", data={"csrf": "bad", "panel_id": "P004", "consent": "yes"}).status_code == 403
-    assert client.post("/consent", data={"csrf": token, "panel_id": "P 4", "consent": "yes"}).status_code == 400
+    assert (
+        client.post(
+            "/consent", data={"csrf": "bad", "panel_id": "P004", "consent": "yes"}
+        ).status_code
+        == 403
+    )
+    assert (
+        client.post(
+            "/consent", data={"csrf": token, "panel_id": "P 4", "consent": "yes"}
+        ).status_code
+        == 400
+    )
     r = client.post("/consent", data={"csrf": token, "panel_id": "P004", "consent": "no"})
     assert r.status_code == 200 and "Nothing was recorded" in r.text
     con = sqlite3.connect(out / DB_FILE)
@@ -162,7 +176,14 @@ def test_consent_needs_its_token_and_declining_records_nothing(study: tuple[Path
 def test_nothing_is_served_outside_the_study(study: tuple[Path, Path]) -> None:
     items, out = study
     client = _client(items, out)
-    for path in ("/static/x", "/responses.sqlite", "/secret", "/study.json", "/../secret", "/admin"):
+    for path in (
+        "/static/x",
+        "/responses.sqlite",
+        "/secret",
+        "/study.json",
+        "/../secret",
+        "/admin",
+    ):
         assert client.get(path).status_code == 404, path
     assert client.get("/admin/export").status_code == 404  # no token configured: no route
     r = client.get("/?PROLIFIC_PID=P005")
@@ -185,8 +206,19 @@ def test_admin_export_needs_the_token_from_the_environment(
     rows = r.json()["trials"]
     assert len(rows) == 11 and {row["panel_id"] for row in rows} == {"P006"}
     assert set(rows[0]) == {
-        "k", "panel_id", "finished", "position", "block", "item_id", "query_id", "perm_index",
-        "check_option", "slot", "rt_ms", "server_rt_ms", "answered_at",
+        "k",
+        "panel_id",
+        "finished",
+        "position",
+        "block",
+        "item_id",
+        "query_id",
+        "perm_index",
+        "check_option",
+        "slot",
+        "rt_ms",
+        "server_rt_ms",
+        "answered_at",
     }
 
 
@@ -209,7 +241,7 @@ def test_assignment_is_seeded_balanced_and_never_repeats(study: tuple[Path, Path
     seen: dict[str, int] = {}
     perms: dict[int, int] = {0: 0, 1: 0}
     per_item: dict[tuple[str, int], int] = {}
-    for k, ts in trials.items():
+    for _k, ts in trials.items():
         shown = [t.item_id for t in ts if t.block != "attention"]
         assert len(shown) == len(set(shown)) == 10  # never the same item twice
         cls = sorted(t.item_id for t in ts if t.block == "classification")

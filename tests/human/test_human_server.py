@@ -101,7 +101,9 @@ def test_reopening_a_study_with_another_study_file_is_refused(tmp_path: Path) ->
     items, toml = frozen_items(tmp_path), study_file(tmp_path)
     open_study(items, tmp_path / "study", parse_study_file(toml))
     (tmp_path / "b").mkdir()
-    other = study_file(tmp_path / "b", 'seed = 12\nblocks = [{ name = "population", n_items = 3 }]\n')
+    other = study_file(
+        tmp_path / "b", 'seed = 12\nblocks = [{ name = "population", n_items = 3 }]\n'
+    )
     with pytest.raises(InputError, match="another study file"):
         open_study(items, tmp_path / "study", parse_study_file(other))
     spec, _, _ = open_study(items, tmp_path / "study", None)  # no file: the recorded one

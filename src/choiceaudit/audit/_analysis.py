@@ -14,13 +14,18 @@ from pathlib import Path
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import MeaningAnalysis, analyse_meaning_runs
 from choiceaudit.instruments.scoring import ScoringAnalysis, analyse_scoring_runs
-from choiceaudit.instruments.signalling import SignallingAnalysis, analyse_signalling_runs
+from choiceaudit.instruments.signalling import (
+    HumanAnalysis,
+    SignallingAnalysis,
+    analyse_human_runs,
+    analyse_signalling_runs,
+)
 from choiceaudit.store import Run, open_run
 
 __all__ = ["AnalysisResult", "analyse_runs"]
 
 #: What an instrument's analysis returns; :func:`choiceaudit.report.build_report` lays out each.
-AnalysisResult = ScoringAnalysis | SignallingAnalysis | MeaningAnalysis
+AnalysisResult = ScoringAnalysis | SignallingAnalysis | MeaningAnalysis | HumanAnalysis
 
 
 def analyse_runs(run_dirs: Sequence[Path | str]) -> tuple[AnalysisResult, ...]:
@@ -39,6 +44,7 @@ def analyse_runs(run_dirs: Sequence[Path | str]) -> tuple[AnalysisResult, ...]:
             results.append(analyse_scoring_runs(arms))
         elif instrument == "signalling":
             results.extend(analyse_signalling_runs(arms))
+            results.extend(analyse_human_runs(arms))  # people's own analyses (import human)
         elif instrument == "meaning":
             results.append(analyse_meaning_runs(arms))
         else:

@@ -67,13 +67,11 @@ def create_app(
     from starlette.concurrency import run_in_threadpool
     from starlette.middleware import Middleware
     from starlette.middleware.base import BaseHTTPMiddleware
-    from starlette.requests import Request
     from starlette.responses import (
         HTMLResponse,
         JSONResponse,
         PlainTextResponse,
         RedirectResponse,
-        Response,
     )
     from starlette.routing import Route
 
@@ -158,13 +156,17 @@ def create_app(
             csrf=csrf_token(secret, pre, "consent"),
             n_trials=_n_trials(spec),
         )
-        response.set_cookie(PRE_COOKIE, pre, httponly=True, samesite="strict", secure=secure_cookies)
+        response.set_cookie(
+            PRE_COOKIE, pre, httponly=True, samesite="strict", secure=secure_cookies
+        )
         return response
 
     async def consent(request: Request) -> Response:
         try:
             fields = await form(request)
-            if not csrf_valid(secret, request.cookies.get(PRE_COOKIE), "consent", fields.get("csrf")):
+            if not csrf_valid(
+                secret, request.cookies.get(PRE_COOKIE), "consent", fields.get("csrf")
+            ):
                 raise _Refused(403, "The form expired. Please open the study link again.")
             panel_id = fields.get("panel_id", "")
             if not PANEL_ID_PATTERN.match(panel_id):
@@ -260,14 +262,18 @@ def create_app(
             if trial is None:
                 raise _Refused(409, "You have already finished the study. Thank you.")
             if trial.position != position:
-                raise _Refused(409, "That page was already answered; continue from the current one.")
+                raise _Refused(
+                    409, "That page was already answered; continue from the current one."
+                )
             n_options = queries[str(trial.query_id)].n_options
             slot = integer(fields, "choice", 0, n_options - 1)
             rt_raw = fields.get("rt_ms", "")
             rt = integer(fields, "rt_ms", 0, MAX_RT_MS) if rt_raw else None
             outcome = await run_in_threadpool(db.answer, who, position, slot, rt)
             if outcome != "ok":
-                raise _Refused(409, "That page was already answered; continue from the current one.")
+                raise _Refused(
+                    409, "That page was already answered; continue from the current one."
+                )
             return RedirectResponse("/item", status_code=303)
         except _Refused as exc:
             return refusal(request, exc)
@@ -332,4 +338,3 @@ def _n_trials(spec: StudySpec) -> int:
 def _code(secret: bytes, who: Participant) -> str:
     # a per-participant code when the study file gives none: checkable, not guessable
     return csrf_token(secret, who.token, "complete")[:12].upper()
-

@@ -124,7 +124,9 @@ class ResponsesDB:
 
     def by_token(self, token: str) -> Participant | None:
         with self._lock:
-            row = self._con.execute("SELECT * FROM participants WHERE token = ?", (token,)).fetchone()
+            row = self._con.execute(
+                "SELECT * FROM participants WHERE token = ?", (token,)
+            ).fetchone()
         return self._participant(row)
 
     def by_panel_id(self, panel_id: str) -> Participant | None:
@@ -149,7 +151,9 @@ class ResponsesDB:
         if new; None when the study is full."""
 
         def work(con: sqlite3.Connection) -> Participant | None:
-            row = con.execute("SELECT * FROM participants WHERE panel_id = ?", (panel_id,)).fetchone()
+            row = con.execute(
+                "SELECT * FROM participants WHERE panel_id = ?", (panel_id,)
+            ).fetchone()
             if row is not None:
                 return self._participant(row)
             k = int(con.execute("SELECT COUNT(*) FROM participants").fetchone()[0])
@@ -215,9 +219,7 @@ class ResponsesDB:
         result: Trial | None = self._tx(work)
         return result
 
-    def answer(
-        self, participant: Participant, position: int, slot: int, rt_ms: int | None
-    ) -> str:
+    def answer(self, participant: Participant, position: int, slot: int, rt_ms: int | None) -> str:
         """Record the answer to trial ``position``: "ok", or why nothing was written ("stale":
         not the current trial; "finished": every trial is answered)."""
 

@@ -38,9 +38,7 @@ class RateLimiter:
         now = time.monotonic()
         with self._lock:
             if now - self._swept > 600:
-                self._buckets = {
-                    k: v for k, v in self._buckets.items() if now - v[1] < 600
-                }
+                self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 600}
                 self._swept = now
             tokens, last = self._buckets.get(key, (self.burst, now))
             tokens = min(self.burst, tokens + (now - last) * self.rate)

@@ -30,8 +30,12 @@ def serve(
     import uvicorn
 
     spec, study_items, secret = open_study(items, out, spec)
-    app = create_app(out, spec, study_items, secret, rate=rate, burst=burst, secure_cookies=secure_cookies)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, server_header=False)
+    app = create_app(
+        out, spec, study_items, secret, rate=rate, burst=burst, secure_cookies=secure_cookies
+    )
+    uvicorn.run(
+        app, host=host, port=port, log_level="warning", access_log=False, server_header=False
+    )
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,9 @@ def read_study(path: Path | str) -> StudyRecord:
     source = root / "instrument" if record["instrument"] == "signalling" else root / "queries.jsonl"
     items = load_study_items(source, condition=spec.condition)
     if items.items_hash != record["items_hash"]:
-        raise InputError("the study's copy of the items changed after the study began", source=str(source))
+        raise InputError(
+            "the study's copy of the items changed after the study began", source=str(source)
+        )
     if not (root / DB_FILE).is_file():
         raise InputError(f"no responses yet ({DB_FILE} missing)", source=str(root))
     db = ResponsesDB(root / DB_FILE)

@@ -37,8 +37,8 @@ __all__ = [
     "STUDY_FILE",
     "BlockSpec",
     "StudyItem",
-    "StudySpec",
     "StudyItems",
+    "StudySpec",
     "block_pool",
     "load_study_items",
     "open_study",
@@ -111,7 +111,9 @@ class StudySpec:
 
         def integer(key: str, value: Any, low: int) -> int:
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"must be an integer ≥ {low}, got {value!r}", source=source, field=key)
+                raise InputError(
+                    f"must be an integer ≥ {low}, got {value!r}", source=source, field=key
+                )
             return value
 
         if "seed" not in data:
@@ -127,15 +129,21 @@ class StudySpec:
             pool = str(b.get("pool", "analysis_set"))
             if pool not in ("analysis_set", "all"):
                 raise InputError("pool is 'analysis_set' or 'all'", source=source, field=where)
-            blocks.append(BlockSpec(str(b["name"]), integer(f"{where}.n_items", b.get("n_items"), 1), pool))
+            blocks.append(
+                BlockSpec(str(b["name"]), integer(f"{where}.n_items", b.get("n_items"), 1), pool)
+            )
         if len({b.name for b in blocks}) != len(blocks):
             raise InputError("a block is declared twice", source=source, field="blocks")
         param = str(data.get("panel_param", "PROLIFIC_PID"))
         if not PANEL_ID_PATTERN.match(param):
-            raise InputError(f"not a query parameter name: {param!r}", source=source, field="panel_param")
+            raise InputError(
+                f"not a query parameter name: {param!r}", source=source, field="panel_param"
+            )
         code = str(data.get("completion_code") or "")
         if code and not PANEL_ID_PATTERN.match(code):
-            raise InputError("letters, digits, _ and - only", source=source, field="completion_code")
+            raise InputError(
+                "letters, digits, _ and - only", source=source, field="completion_code"
+            )
         maxp = data.get("max_participants")
         return cls(
             seed=integer("seed", data["seed"], 0),

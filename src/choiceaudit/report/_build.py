@@ -10,9 +10,10 @@ from pathlib import Path
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import MeaningAnalysis
 from choiceaudit.instruments.scoring import ScoringAnalysis
-from choiceaudit.instruments.signalling import SignallingAnalysis
+from choiceaudit.instruments.signalling import HumanAnalysis, SignallingAnalysis
 from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
+from choiceaudit.report._human import human_sections
 from choiceaudit.report._meaning import meaning_sections
 from choiceaudit.report._signalling import signalling_sections
 
@@ -20,7 +21,7 @@ __all__ = ["build_report"]
 
 
 def build_report(
-    results: Sequence[ScoringAnalysis | SignallingAnalysis | MeaningAnalysis],
+    results: Sequence[ScoringAnalysis | SignallingAnalysis | MeaningAnalysis | HumanAnalysis],
     out_dir: Path | str,
     *,
     title: str = "choiceaudit report",
@@ -30,6 +31,7 @@ def build_report(
         raise InputError("build_report needs at least one analysis result")
     sections: list[Section] = []
     signalling = [r for r in results if isinstance(r, SignallingAnalysis)]
+    human = [r for r in results if isinstance(r, HumanAnalysis)]
     for result in results:
         if isinstance(result, ScoringAnalysis):
             sections.append(scoring_section(result))
@@ -38,6 +40,9 @@ def build_report(
         elif isinstance(result, SignallingAnalysis):
             if result is signalling[0]:
                 sections.extend(signalling_sections(signalling))
+        elif isinstance(result, HumanAnalysis):
+            if result is human[0]:
+                sections.extend(human_sections(human))
         else:
             raise TypeError(f"build_report cannot lay out {type(result).__name__}")
     return write_report(sections, Path(out_dir), title=title)

@@ -39,6 +39,7 @@ from choiceaudit.instruments.signalling._freeze import (
     load_instrument,
     read_amendments,
 )
+from choiceaudit.instruments.signalling._human import HumanAnalysis, analyse_human_runs
 from choiceaudit.instruments.signalling._items import (
     generate_candidates,
 )
@@ -73,11 +74,13 @@ __all__ = [
     "CoordinateCell",
     "CosineChooser",
     "FrozenInstrument",
+    "HumanAnalysis",
     "InstrumentMismatchError",
     "SalienceChooser",
     "SignallingAnalysis",
     "UniformChooser",
     "amend_instrument",
+    "analyse_human_runs",
     "analyse_signalling_runs",
     "build_pool",
     "build_signalling_items",
