@@ -135,3 +135,32 @@ def test_an_import_never_overwrites_a_run(imported: tuple[Path, Path, Path]) -> 
     run_dir, _, root = imported
     with pytest.raises(StoreError, match="already holds a run"):
         import_human(root / "study", run_dir)
+
+
+def test_cli_import_human_and_serve_human_errors(
+    imported: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from choiceaudit.cli import app
+
+    _, _, root = imported
+    runner = CliRunner()
+    r = runner.invoke(app, ["import", "human", str(root / "study"), "--out", str(tmp_path / "p")])
+    assert r.exit_code == 0, r.output
+    assert "12 participants" in r.output and "1 failed an attention check" in r.output
+    assert open_run(tmp_path / "p").manifest.config["chooser"] == "people"
+    r = runner.invoke(
+        app, ["import", "human", str(tmp_path / "nope"), "--out", str(tmp_path / "q")]
+    )
+    assert r.exit_code == 1 and "not a study directory" in r.output
+    # a new study needs a study file; the error is one line, nothing is served
+    r = runner.invoke(app, ["serve-human", str(root / "items"), "--out", str(tmp_path / "s")])
+    assert r.exit_code == 1 and "needs a study file" in r.output
+    assert not (tmp_path / "s").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text('seed = 1\nblocks = [{ name = "classification", n_items = 999 }]\n')
+    r = runner.invoke(
+        app, ["serve-human", str(root / "items"), "--out", str(tmp_path / "s"), "--study", str(bad)]
+    )
+    assert r.exit_code == 1 and "conflict items of the analysis set" in r.output

@@ -10,7 +10,11 @@ distribution over its displayed options: ``probs`` = the share of responses on e
 coordinate over the tied options — the rule every chooser gets). Each response is kept beside
 it in ``aux["responses"]``: the panel id (the only participant identifier recorded), the block,
 the display slot chosen and the response times, so the per-participant strategy classification
-and the per-response population curve (``classify_participants``) read them from the same run.
+and the per-response population curve (``analyse_human_runs``) read them from the same run.
+
+A meaning study (the meaning plan's queries served as they are) is imported the same way: one
+row per query people answered, the run's ``config`` that of the meaning run the queries came
+from (its plan), so ``analyse_meaning_runs`` reads people as one more arm.
 
 Attention checks are never rows. A participant who failed one is left out unless
 ``keep_failed_attention``; the manifest counts every participant left out and why.
@@ -31,7 +35,7 @@ import numpy as np
 from choiceaudit.errors import InputError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json
 from choiceaudit.human import read_study
-from choiceaudit.store import IDENTITY_FIELDS, PartStamp, RunStore
+from choiceaudit.store import IDENTITY_FIELDS, PartStamp, RunStore, write_queries
 from choiceaudit.types import Decision, Query
 
 __all__ = ["HumanImport", "import_human"]
@@ -63,14 +67,7 @@ def import_human(
 ) -> HumanImport:
     """Write the responses of the study directory ``study`` into a new run directory ``out``."""
     record = read_study(study)
-    if record.items.instrument != "signalling":
-        raise InputError(
-            "importing a meaning study is not supported yet: only signalling studies are "
-            "imported as runs",
-            source=str(study),
-        )
     frozen = record.items.frozen
-    assert frozen is not None
     spec = record.spec
     store = RunStore(out)
     if store.exists() or store.part_paths():
@@ -96,14 +93,17 @@ def import_human(
         else:
             n_kept += 1
             kept.extend(t for t in answered if t["block"] != "attention")
-    queries = frozen.render(conditions=[spec.condition], formats=["V"], label_forms=["bare"])
+    if frozen is not None:
+        queries = frozen.render(conditions=[spec.condition], formats=["V"], label_forms=["bare"])
+    else:  # meaning: the plan's queries as the study served them
+        queries = [q for item in record.items.items for q in item.renderings]
     order = {q.id: n for n, q in enumerate(queries)}
     by_id = {q.id: q for q in queries}
     grouped: dict[str, list[dict[str, Any]]] = {}
     for t in kept:
         if t["query_id"] not in by_id:
             raise InputError(
-                f"query {t['query_id']} is not a rendering of the study's frozen items",
+                f"query {t['query_id']} is not one of the study's frozen queries",
                 source=str(study),
                 row=f"participant {t['panel_id']}, position {t['position']}",
                 field="query_id",
@@ -131,33 +131,46 @@ def import_human(
         rows.append((order[qid], q, Decision(qid, counts / counts.sum(), aux=aux)))
     if not rows:
         raise InputError("the study has no responses to import", source=str(study))
-    config = {
-        "instrument": "signalling",
-        "items_hash": frozen.hash,
-        "items_dir": str(Path(study).resolve() / "instrument"),
-        "norms": frozen.record.get("norms"),
-        "seed": frozen.record.get("seed"),
-        "n_items": len(frozen.items),
-        "conditions": [spec.condition],
-        "formats": ["V"],
-        "label_forms": ["bare"],
-        "chooser": "people",
-        "human": {
-            "study": spec.to_dict(),
-            "study_dir": str(Path(study).resolve()),
-            "participants": n_kept,
-            "excluded": excluded,
-            "keep_failed_attention": keep_failed_attention,
-            "finished_only": finished_only,
-        },
+    human = {
+        "study": spec.to_dict(),
+        "study_dir": str(Path(study).resolve()),
+        "participants": n_kept,
+        "excluded": excluded,
+        "keep_failed_attention": keep_failed_attention,
+        "finished_only": finished_only,
     }
+    config: dict[str, Any]
+    if frozen is not None:
+        config = {
+            "instrument": "signalling",
+            "items_hash": frozen.hash,
+            "items_dir": str(Path(study).resolve() / "instrument"),
+            "norms": frozen.record.get("norms"),
+            "seed": frozen.record.get("seed"),
+            "n_items": len(frozen.items),
+            "conditions": [spec.condition],
+            "formats": ["V"],
+            "label_forms": ["bare"],
+            "chooser": "people",
+            "human": human,
+        }
+    else:
+        config = {
+            **dict(record.items.source_config),
+            "instrument": "meaning",
+            "chooser": "people",
+            "human": human,
+        }
     scorer = {"backend": "human", "name": "people", "study": str(Path(study).resolve())}
     stamp = PartStamp(
         canonical_json({k: scorer.get(k) for k in IDENTITY_FIELDS if k in scorer}),
         canonical_hash(config),
     )
     with store.lock():
-        frozen.copy_to(store.path / "instrument")
+        if frozen is not None:
+            frozen.copy_to(store.path / "instrument")
+        else:
+            write_queries(store.path / "queries.jsonl", [q for _, q, _ in rows])
         store.write_part(rows, stamp=stamp)
         from choiceaudit import __version__
 

@@ -243,6 +243,7 @@ def create_app(
             "n_trials": who.n_trials,
             "percent": round(100 * done / max(who.n_trials, 1)),
             "instruction": q.instruction,
+            "state": q.state,
             "view": views.get(str(trial.item_id), {}),
             "instrument": items.instrument,
             "options": list(enumerate(q.options)),

@@ -5,14 +5,15 @@ declares and in that order:
 
 * **classification** — the same ``n_items`` conflict items for everyone: the first ``n_items``
   of the block's pool after a shuffle seeded by the study seed. Everyone sees them so that each
-  person is classified on identical items; the stored permutation alternates, item ``j`` in
-  permutation ``(k + j) mod 2``, so both renderings of every item are seen equally often.
+  person is classified on identical items; the rendering alternates, item ``j`` under rendering
+  ``(k + j) mod R`` (``R``: the item's renderings, the two stored permutations for
+  signalling), so every rendering of every item is seen equally often.
 * **population** — ``n_items`` items round-robin over the pool (what classification did not
   take), shuffled once by the study seed: participant ``k`` takes positions
   ``k·n … k·n + n − 1`` (mod the pool size), so after every full pass each item has been shown
-  equally often. The permutation alternates along the slots and, for an even pool, flips with
-  each pass (``(slot + pass) mod 2``; odd pool: ``slot mod 2``), so every item alternates its
-  two renderings across showings. With ``n`` no larger than the pool, no item repeats within a
+  equally often. The item at pool position ``p`` is shown on pass ``m`` under rendering
+  ``(m + p) mod R``, so every item cycles through its renderings across showings and
+  neighbouring slots alternate. With ``n`` no larger than the pool, no item repeats within a
   participant.
 
 The order within each block is a shuffle seeded by (study seed, panel id), and
@@ -69,16 +70,16 @@ def assign(spec: StudySpec, items: StudyItems, k: int, panel_id: str) -> list[Tr
     for b in spec.blocks:
         chosen: list[tuple[StudyItem, int]]
         if b.name == "classification":
-            chosen = [(item, (k + j) % 2) for j, item in enumerate(shared)]
+            chosen = [(item, (k + j) % len(item.renderings)) for j, item in enumerate(shared)]
         else:
             pool = block_pool(b, items, taken)
             _rng(spec.seed, "population").shuffle(pool)
             chosen = []
             for j in range(b.n_items):
                 slot = k * b.n_items + j
-                n_pass, size = divmod(slot, len(pool))[0], len(pool)
-                flip = n_pass if size % 2 == 0 else 0
-                chosen.append((pool[slot % size], (slot + flip) % 2))
+                n_pass, p = divmod(slot, len(pool))
+                item = pool[p]
+                chosen.append((item, (n_pass + p) % len(item.renderings)))
         order = _rng(spec.seed, panel_id, b.name)
         order.shuffle(chosen)
         trials.extend((b.name, item, perm) for item, perm in chosen)
@@ -93,7 +94,7 @@ def assign(spec: StudySpec, items: StudyItems, k: int, panel_id: str) -> list[Tr
             checks.pop(0)
             out.append(_check(position, out[-1], n_opts[out[-1].query_id or ""], rng))
             position += 1
-        perm_index = min(perm, len(item.renderings) - 1)
+        perm_index = perm
         q = item.renderings[perm_index]
         out.append(Trial(position, block, item.item_id, q.id, perm_index))
         position += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,7 @@ def read_study(path: Path | str) -> StudyRecord:
     spec = StudySpec.from_dict(record["study"], source=str(record_path))
     source = root / "instrument" if record["instrument"] == "signalling" else root / "queries.jsonl"
     items = load_study_items(source, condition=spec.condition)
+    items = dataclasses.replace(items, source_config=dict(record.get("source_config") or {}))
     if items.items_hash != record["items_hash"]:
         raise InputError(
             "the study's copy of the items changed after the study began", source=str(source)

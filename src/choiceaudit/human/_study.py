@@ -191,6 +191,8 @@ class StudyItems:
     items_hash: str
     frozen: FrozenInstrument | None = None
     source: str = ""
+    #: meaning: the configuration of the run the queries came from (its plan), when known
+    source_config: Mapping[str, Any] = field(default_factory=dict)
 
     def by_id(self) -> dict[str, StudyItem]:
         return {i.item_id: i for i in self.items}
@@ -223,19 +225,21 @@ def _signalling_items(frozen: FrozenInstrument, condition: str) -> StudyItems:
     return StudyItems("signalling", tuple(out), frozen.hash, frozen, str(frozen.path))
 
 
-def _meaning_items(path: Path) -> StudyItems:
+def _meaning_items(path: Path, config: Mapping[str, Any] | None = None) -> StudyItems:
+    # a study item is one cell of the plan (item x experiment x condition x language); its
+    # renderings are the plan's orderings of it, so people cover the cells the analysis pairs
     result = read_queries(path)
     by_item: dict[str, list[Query]] = {}
     for q in result.queries:
-        item_id = str(q.meta.get("item_id") or q.id)
-        by_item.setdefault(item_id, []).append(q)
+        m = q.meta
+        parts = [m.get("item_id"), m.get("experiment"), m.get("condition"), m.get("language")]
+        key = "|".join(str(p) for p in parts) if m.get("item_id") is not None else q.id
+        by_item.setdefault(key, []).append(q)
     if not by_item:
         raise InputError("no queries", source=str(path))
-    items = tuple(
-        StudyItem(k, tuple(v), True, False, {"state": v[0].state}) for k, v in by_item.items()
-    )
+    items = tuple(StudyItem(k, tuple(v), True, False, {}) for k, v in by_item.items())
     digest = canonical_hash([q.id for i in items for q in i.renderings])
-    return StudyItems("meaning", items, digest, None, str(path))
+    return StudyItems("meaning", items, digest, None, str(path), dict(config or {}))
 
 
 def load_study_items(source: Path | str, *, condition: str = "4") -> StudyItems:
@@ -247,7 +251,11 @@ def load_study_items(source: Path | str, *, condition: str = "4") -> StudyItems:
     if (p / "instrument" / "instrument.json").is_file():
         return _signalling_items(load_instrument(p / "instrument"), condition)
     if p.is_dir() and (p / "queries.jsonl").is_file():
-        return _meaning_items(p / "queries.jsonl")
+        config: dict[str, Any] = {}
+        if (p / "manifest.json").is_file():  # a meaning run: keep its plan configuration
+            manifest = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
+            config = dict(manifest.get("config") or {})
+        return _meaning_items(p / "queries.jsonl", config)
     if p.is_file() and p.suffix == ".jsonl":
         return _meaning_items(p)
     raise InputError(
@@ -301,6 +309,7 @@ def open_study(
                 "instrument": items.instrument,
                 "items_hash": items.items_hash,
                 "items_source": str(Path(items_source).resolve()),
+                "source_config": dict(items.source_config),
                 "format_version": 1,
             },
         )
