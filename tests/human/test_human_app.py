@@ -3,6 +3,8 @@ progress, completion; resume; validation and refusals that change nothing."""
 
 from __future__ import annotations
 
+import html as html_lib
+import re
 import sqlite3
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from choiceaudit.human import (
     open_study,
     parse_study_file,
 )
+from choiceaudit.instruments.signalling import load_instrument
 
 
 @pytest.fixture
@@ -51,8 +54,10 @@ def _enter(client: TestClient, pid: str) -> str:
     return r.text
 
 
-def _finish(client: TestClient, html: str, pick: int = 0) -> str:
+def _finish(client: TestClient, html: str, pick: int = 0, pages: list[str] | None = None) -> str:
     while 'name="choice"' in html:
+        if pages is not None:
+            pages.append(html)
         target = check_target(html)
         slot = option_slot(html, target) if target else choices(html)[pick]
         r = client.post("/answer", data=answer_fields(html, slot))
@@ -69,7 +74,8 @@ def test_a_participant_completes_the_study_and_gets_the_code(study: tuple[Path, 
     assert html.count('class="target"') == 2 and "Means" in html and "Clues" in html
     assert len(choices(html)) == 4
     assert "Page 1 of 11" in html  # 6 classification + 4 population + 1 attention check
-    done = _finish(client, html)
+    pages: list[str] = []
+    done = _finish(client, html, pages=pages)
     assert "C8TEST" in done
     con = sqlite3.connect(out / DB_FILE)
     n = con.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
@@ -77,9 +83,23 @@ def test_a_participant_completes_the_study_and_gets_the_code(study: tuple[Path, 
     assert n == 11 and blocks == {"classification": 6, "population": 4, "attention": 1}
     rts = [r[0] for r in con.execute("SELECT rt_ms FROM responses")]
     assert rts == [1234] * 11
-    # a finished participant cannot submit again, and returning shows the code
-    r = client.post("/answer", data={"csrf": "x", "position": "0", "choice": "0"})
-    assert r.status_code == 403
+    # every page showed the frozen rendering of its trial, options in the stored order
+    frozen = {q.id: q for q in load_instrument(items).render(conditions=["4"], formats=["V"])}
+    trials = con.execute(
+        "SELECT position, query_id, block FROM trials ORDER BY position"
+    ).fetchall()
+    for (position, query_id, block), page in zip(trials, pages, strict=True):
+        q = frozen[query_id]
+        shown = re.findall(r'required id="choice-\d+">([^<]*)</label>', page)
+        assert [html_lib.unescape(o) for o in shown] == list(q.options), position
+        if block != "attention":
+            assert q.meta["format"] == "V" and html_lib.escape(q.instruction, quote=False) in page
+    # a finished participant cannot submit again (a genuine form of the last page), and
+    # returning shows the code
+    last = answer_fields(pages[-1], 0)
+    r = client.post("/answer", data=last)
+    assert r.status_code == 409 and "already finished" in r.text
+    assert con.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 11
     assert "C8TEST" in client.get("/?PROLIFIC_PID=P001").text
 
 

@@ -116,6 +116,18 @@ def test_people_are_one_more_arm_and_classified_per_participant(
     assert pop is not None and pop.n_responses > 0
     # four salience, four Bayes and four random people: between the poles
     assert 0 < pop.fit_norm_mean < 1 and 0 < pop.post_norm_mean < 1
+    # the pool is 'all': responses off the analysis set are counted, never silently in the curve
+    (note,) = [x for x in h.skipped if "outside the analysis set" in x.analysis]
+    n_off = sum(
+        1
+        for q, d in open_run(run_dir).pairs()
+        for r in d.aux["responses"]
+        if r["block"] == "population"
+        and not load_instrument(Path(run_dir) / "instrument")
+        .items.by_id(str(q.meta["item_id"]))
+        .meta["conflict"]
+    )
+    assert note.reason.startswith(f"{n_off} of ") and pop.n_responses + n_off == 12 * 4
 
 
 def test_the_report_shows_people_beside_the_models(

@@ -213,7 +213,15 @@ def _population(
     skipped: list[Skipped],
 ) -> PopulationCurve | None:
     spec = battery["analysis_set"]
-    use = [r for r in rows if r["block"] == "population" and in_analysis_set(r, spec)]
+    block = [r for r in rows if r["block"] == "population"]
+    use = [r for r in block if in_analysis_set(r, spec)]
+    if len(use) < len(block):
+        skipped.append(
+            Skipped(
+                "population responses outside the analysis set",
+                f"{len(block) - len(use)} of {len(block)} (pool 'all') are not in the curve",
+            )
+        )
     if not use:
         skipped.append(
             Skipped("population curve", "no population-block response on the analysis set")
