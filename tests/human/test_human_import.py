@@ -158,10 +158,15 @@ def test_cli_import_human_and_serve_human_errors(
 
     _, _, root = imported
     runner = CliRunner()
-    r = runner.invoke(app, ["import", "human", str(root / "study"), "--out", str(tmp_path / "p")])
+    args = ["import", "human", str(root / "study"), "--out", str(tmp_path / "p")]
+    r = runner.invoke(app, [*args, "--label", "people-2"])
     assert r.exit_code == 0, r.output
     assert "12 participants" in r.output and "1 failed an attention check" in r.output
-    assert open_run(tmp_path / "p").manifest.config["chooser"] == "people"
+    assert open_run(tmp_path / "p").label == "people-2"
+    # two imports of people in one analysis are two arms, each with its own cells
+    results = analyse_runs([root / "people", tmp_path / "p"])
+    (sig,) = [x for x in results if isinstance(x, SignallingAnalysis)]
+    assert {c.chooser for c in sig.cells} == {"people", "people-2"}
     r = runner.invoke(
         app, ["import", "human", str(tmp_path / "nope"), "--out", str(tmp_path / "q")]
     )

@@ -63,9 +63,13 @@ def import_human(
     *,
     keep_failed_attention: bool = False,
     finished_only: bool = False,
+    label: str = "people",
     command: Sequence[str] | None = None,
 ) -> HumanImport:
-    """Write the responses of the study directory ``study`` into a new run directory ``out``."""
+    """Write the responses of the study directory ``study`` into a new run directory ``out``;
+    ``label`` names the arm in tables (give two imports in one report different labels)."""
+    if not label.strip():
+        raise InputError("the arm's label is empty", field="label")
     record = read_study(study)
     frozen = record.items.frozen
     spec = record.spec
@@ -151,17 +155,17 @@ def import_human(
             "conditions": [spec.condition],
             "formats": ["V"],
             "label_forms": ["bare"],
-            "chooser": "people",
+            "chooser": label,
             "human": human,
         }
     else:
         config = {
             **dict(record.items.source_config),
             "instrument": "meaning",
-            "chooser": "people",
+            "chooser": label,
             "human": human,
         }
-    scorer = {"backend": "human", "name": "people", "study": str(Path(study).resolve())}
+    scorer = {"backend": "human", "name": label, "study": str(Path(study).resolve())}
     stamp = PartStamp(
         canonical_json({k: scorer.get(k) for k in IDENTITY_FIELDS if k in scorer}),
         canonical_hash(config),

@@ -75,6 +75,9 @@ def import_human_cmd(
     finished_only: Annotated[
         bool, typer.Option(help="Leave out participants who did not finish.")
     ] = False,
+    label: Annotated[
+        str, typer.Option(help="The arm's name in tables (distinct per study in one report).")
+    ] = "people",
 ) -> None:
     """Import a study's responses as Decision rows of a run: people become one more arm for
     `choiceaudit report`."""
@@ -83,6 +86,7 @@ def import_human_cmd(
         out_dir,
         keep_failed_attention=keep_failed_attention,
         finished_only=finished_only,
+        label=label,
         command=["choiceaudit", *sys.argv[1:]],
     )
     left = ", ".join(f"{n} {why}" for why, n in result.excluded.items() if n) or "none"
