@@ -281,3 +281,33 @@ def test_assignment_is_seeded_balanced_and_never_repeats(study: tuple[Path, Path
         assert abs(per_item.get((item_id, 0), 0) - per_item.get((item_id, 1), 0)) <= 1
     orders = {tuple(t.item_id for t in ts if t.block == "classification") for ts in trials.values()}
     assert len(orders) > 10  # the order depends on the participant
+
+
+def test_withdrawal_deletes_everything_about_a_participant(study: tuple[Path, Path]) -> None:
+    from typer.testing import CliRunner
+
+    from choiceaudit.cli import app
+
+    items, out = study
+    client = _client(items, out)
+    html = _enter(client, "W001")
+    client.post("/answer", data=answer_fields(html, choices(html)[0]))
+    other = _client(items, out)
+    _finish(other, _enter(other, "W002"))
+    r = CliRunner().invoke(app, ["withdraw-human", str(out), "W001"])
+    assert r.exit_code == 0 and "1 response(s) deleted" in r.output
+    con = sqlite3.connect(out / DB_FILE)
+    assert [p for (p,) in con.execute("SELECT panel_id FROM participants")] == ["W002"]
+    assert (
+        con.execute(
+            "SELECT COUNT(*) FROM trials t JOIN participants p ON p.id = t.participant"
+        ).fetchone()[0]
+        == con.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+        == 11
+    )
+    assert con.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 11
+    # a later participant gets a fresh k: the balanced assignment never reuses one
+    _enter(_client(items, out), "W003")
+    assert [k for (k,) in con.execute("SELECT k FROM participants ORDER BY k")] == [1, 2]
+    r = CliRunner().invoke(app, ["withdraw-human", str(out), "W001"])
+    assert r.exit_code == 1 and "no participant" in r.output

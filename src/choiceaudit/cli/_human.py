@@ -95,3 +95,17 @@ def import_human_cmd(
         f"{result.participants} participants; left out: {left}",
         highlight=False,
     )
+
+
+@app.command("withdraw-human")
+@guarded
+def withdraw_human(
+    study: Annotated[Path, typer.Argument(help="Study directory written by serve-human.")],
+    panel_id: Annotated[str, typer.Argument(help="The participant's panel id.")],
+) -> None:
+    """Delete everything a study stores about one participant (withdrawal or erasure request);
+    safe while the server runs. Runs imported before keep their copy: re-import."""
+    from choiceaudit.human import withdraw
+
+    n = withdraw(study, panel_id)
+    out.print(f"{study}: {panel_id} withdrawn, {n} response(s) deleted", highlight=False)

@@ -12,7 +12,7 @@ returns everything stored, for the import and the admin export.
 from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
 from choiceaudit.human._assign import Trial, assign, classification_items
 from choiceaudit.human._db import DB_FILE, ResponsesDB
-from choiceaudit.human._serve import StudyRecord, read_study, serve
+from choiceaudit.human._serve import StudyRecord, read_study, serve, withdraw
 from choiceaudit.human._study import (
     STUDY_FILE,
     BlockSpec,
@@ -44,4 +44,5 @@ __all__ = [
     "parse_study_file",
     "read_study",
     "serve",
+    "withdraw",
 ]

@@ -86,7 +86,9 @@ class ResponsesDB:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._con = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=30
+        )
         self._con.row_factory = sqlite3.Row
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA synchronous=FULL")
@@ -156,8 +158,11 @@ class ResponsesDB:
             ).fetchone()
             if row is not None:
                 return self._participant(row)
-            k = int(con.execute("SELECT COUNT(*) FROM participants").fetchone()[0])
-            if max_participants is not None and k >= max_participants:
+            # k counts consents ever made (a withdrawn participant's k is never reused, so
+            # the balanced assignment stays a function of consent order)
+            k = int(con.execute("SELECT COALESCE(MAX(k) + 1, 0) FROM participants").fetchone()[0])
+            n_now = int(con.execute("SELECT COUNT(*) FROM participants").fetchone()[0])
+            if max_participants is not None and n_now >= max_participants:
                 return None
             assigned = list(trials(k))
             cur = con.execute(
@@ -257,6 +262,24 @@ class ResponsesDB:
                     "SELECT COUNT(*) FROM responses WHERE participant = ?", (participant.id,)
                 ).fetchone()[0]
             )
+
+    def withdraw(self, panel_id: str) -> int:
+        """Delete everything stored about ``panel_id`` (a withdrawal or an erasure request):
+        its participant row, trials and responses. Returns the responses deleted."""
+
+        def work(con: sqlite3.Connection) -> int:
+            row = con.execute(
+                "SELECT id FROM participants WHERE panel_id = ?", (panel_id,)
+            ).fetchone()
+            if row is None:
+                return -1
+            n = con.execute("DELETE FROM responses WHERE participant = ?", (row["id"],)).rowcount
+            con.execute("DELETE FROM trials WHERE participant = ?", (row["id"],))
+            con.execute("DELETE FROM participants WHERE id = ?", (row["id"],))
+            return int(n)
+
+        result: int = self._tx(work)
+        return result
 
     def export(self) -> list[dict[str, Any]]:
         """Every trial of every participant with its response (None where unanswered), in

@@ -13,7 +13,7 @@ from choiceaudit.human._app import create_app
 from choiceaudit.human._db import DB_FILE, ResponsesDB
 from choiceaudit.human._study import STUDY_FILE, StudyItems, StudySpec, load_study_items, open_study
 
-__all__ = ["StudyRecord", "read_study", "serve"]
+__all__ = ["StudyRecord", "read_study", "serve", "withdraw"]
 
 
 def serve(
@@ -75,3 +75,19 @@ def read_study(path: Path | str) -> StudyRecord:
     finally:
         db.close()
     return StudyRecord(root, spec, items, trials, record)
+
+
+def withdraw(path: Path | str, panel_id: str) -> int:
+    """Delete what the study at ``path`` stores about ``panel_id``; returns the responses
+    deleted (an unknown panel id is an error)."""
+    root = Path(path)
+    if not (root / DB_FILE).is_file():
+        raise InputError(f"not a study directory (no {DB_FILE})", source=str(root))
+    db = ResponsesDB(root / DB_FILE)
+    try:
+        n = db.withdraw(panel_id)
+    finally:
+        db.close()
+    if n < 0:
+        raise InputError(f"no participant with panel id {panel_id!r}", source=str(root))
+    return n
