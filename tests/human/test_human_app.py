@@ -136,6 +136,8 @@ def test_forged_and_malformed_submissions_are_refused_and_change_nothing(
         ({**good, "choice": "4"}, 422),  # not a displayed option (four are shown)
         ({**good, "choice": "-1"}, 400),
         ({**good, "choice": "A"}, 400),
+        ({**good, "choice": "\uff10"}, 400),  # a non-ASCII digit
+        ({**good, "choice": "1e0"}, 400),
         ({k: v for k, v in good.items() if k != "choice"}, 400),
         ({**good, "position": "3"}, 409),  # not the current trial
         ({**good, "position": "99"}, 422),

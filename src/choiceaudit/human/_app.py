@@ -18,6 +18,7 @@ rate limited (with ``Retry-After``).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -36,6 +37,7 @@ SESSION_COOKIE = "ca_session"
 PRE_COOKIE = "ca_pre"
 MAX_BODY = 4096
 MAX_RT_MS = 3_600_000
+_DIGITS = re.compile(r"[0-9]{1,9}")
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -127,7 +129,7 @@ def create_app(
 
     def integer(fields: Mapping[str, str], name: str, low: int, high: int) -> int:
         raw = fields.get(name)
-        if raw is None or not raw.isdigit() or len(raw) > 9:
+        if raw is None or not _DIGITS.fullmatch(raw):
             raise _Refused(400, f"The field {name} is missing or not a whole number.")
         value = int(raw)
         if not low <= value <= high:
