@@ -313,3 +313,43 @@ def test_withdrawal_deletes_everything_about_a_participant(study: tuple[Path, Pa
     assert [k for (k,) in con.execute("SELECT k FROM participants ORDER BY k")] == [1, 2]
     r = CliRunner().invoke(app, ["withdraw-human", str(out), "W001"])
     assert r.exit_code == 1 and "no participant" in r.output
+
+
+def test_a_full_study_refuses_newcomers_and_a_double_submit_records_once(
+    study: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import threading
+
+    from choiceaudit.human import ResponsesDB
+
+    items, out = study
+    toml = tmp_path / "full.toml"
+    toml.write_text(
+        "seed = 1\nmax_participants = 1\nattention_checks = 0\n"
+        'blocks = [{ name = "population", n_items = 3 }]\n',
+        encoding="utf-8",
+    )
+    spec, study_items, secret = open_study(items, out, parse_study_file(toml))
+    client = TestClient(create_app(out, spec, study_items, secret), follow_redirects=True)
+    _enter(client, "F001")
+    late = TestClient(create_app(out, spec, study_items, secret), follow_redirects=True)
+    page = late.get("/?PROLIFIC_PID=F002")
+    r = late.post(
+        "/consent", data={"csrf": hidden(page.text, "csrf"), "panel_id": "F002", "consent": "yes"}
+    )
+    assert r.status_code == 409 and "full" in r.text
+    # twenty simultaneous submissions of the same page (double clicks, two tabs): one is kept
+    db = ResponsesDB(out / DB_FILE)
+    who = db.by_panel_id("F001")
+    assert who is not None
+    outcomes: list[str] = []
+    threads = [
+        threading.Thread(target=lambda s=s: outcomes.append(db.answer(who, 0, s % 4, None)))
+        for s in range(20)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ok"] + ["stale"] * 19
+    assert db.progress(who) == 1
