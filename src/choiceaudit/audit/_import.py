@@ -115,7 +115,12 @@ def _scalar_meta(prefix: str, data: Mapping[str, Any], collector: _Collector) ->
 def _softmax(values: Sequence[float]) -> np.ndarray:
     v = np.asarray(values, dtype=np.float64)
     z = np.exp(v - v.max())
-    return z / z.sum()
+    return np.asarray(z / z.sum(), dtype=np.float64)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (harness files vary by version)."""
+    return value if isinstance(value, dict) else {}
 
 
 class _Replay:
@@ -321,7 +326,8 @@ def _lm_eval_row(
     }
     if isinstance(doc, dict):
         meta.update(_scalar_meta("doc", doc, collector))
-    metrics = line.get("metrics") if isinstance(line.get("metrics"), list) else []
+    metrics = line.get("metrics")
+    metrics = metrics if isinstance(metrics, list) else []
     for name in metrics:
         value = line.get(name)
         if isinstance(value, bool | int | float) and math.isfinite(float(value)):
@@ -523,7 +529,7 @@ def _answer_slots(sample: Mapping[str, Any], k: int) -> tuple[int, ...]:
                 letters = [a.strip() for a in answer.split(",") if a.strip()]
                 break
     if not letters:
-        output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+        output = _dict(sample.get("output"))
         match = _ANSWER.search(str(output.get("completion") or ""))
         if match:
             letters = [a.strip() for a in match.group(1).split(",")]
@@ -541,9 +547,11 @@ def _answer_slots(sample: Mapping[str, Any], k: int) -> tuple[int, ...]:
 def _letter_logprobs(sample: Mapping[str, Any], k: int) -> list[float] | None:
     """The letters' log-probabilities at the last output token that is a choice letter, or
     ``None`` when the output has none or its top_logprobs miss a letter."""
-    output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+    output = _dict(sample.get("output"))
     choices = output.get("choices") or []
-    logprobs = (choices[0].get("logprobs") or {}) if choices and isinstance(choices[0], dict) else {}
+    logprobs = (
+        (choices[0].get("logprobs") or {}) if choices and isinstance(choices[0], dict) else {}
+    )
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if not isinstance(content, list):
         return None
@@ -654,7 +662,7 @@ def _inspect_row(
 
 
 def _shuffled(header: Mapping[str, Any]) -> bool:
-    plan = header.get("plan") if isinstance(header.get("plan"), dict) else {}
+    plan = _dict(header.get("plan"))
     for step in plan.get("steps") or []:
         params = step.get("params") if isinstance(step, dict) else None
         if isinstance(params, dict) and params.get("shuffle"):
@@ -679,8 +687,8 @@ def import_inspect(
     tasks: dict[str, Any] = {}
     for path in paths:
         header, samples = _inspect_log(path)
-        ev = header.get("eval") if isinstance(header.get("eval"), dict) else {}
-        packages = ev.get("packages") if isinstance(ev.get("packages"), dict) else {}
+        ev = _dict(header.get("eval"))
+        packages = _dict(ev.get("packages"))
         if packages.get("inspect_ai"):
             versions.add(str(packages["inspect_ai"]))
         if ev.get("model"):
@@ -697,9 +705,11 @@ def import_inspect(
             if key not in ("eval", "samples", "status", "version", "plan"):
                 collector.unmapped_field(f"log.{key}")
         for number, sample in enumerate(samples, start=1):
-            where = f"sample {sample.get('id')} epoch {sample.get('epoch')}" if isinstance(
-                sample, dict
-            ) else number
+            where = (
+                f"sample {sample.get('id')} epoch {sample.get('epoch')}"
+                if isinstance(sample, dict)
+                else number
+            )
             try:
                 if not isinstance(sample, dict):
                     raise _Unmappable("the sample is not a JSON object")

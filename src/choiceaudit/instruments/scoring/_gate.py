@@ -552,9 +552,7 @@ def analyse_gate(arms: Sequence[Arm], spec: GateSpec) -> GateAnalysis:
     models = [_filter(r, spec.where) for r in gold_rows(arms)]
     if not any(len(r) for r in models):
         where = " and ".join(f"{k}={v}" for k, v in spec.where)
-        raise AnalysisError(
-            "no row carries a gold option" + (f" where {where}" if where else "")
-        )
+        raise AnalysisError("no row carries a gold option" + (f" where {where}" if where else ""))
     key, value = resolve_slice(models, spec.fit)
     gates: list[DefinitionGate] = []
     skipped: list[Skipped] = []
