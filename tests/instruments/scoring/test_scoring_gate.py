@@ -254,3 +254,21 @@ def test_two_models_are_gated_separately(tmp_path: Path) -> None:
     analysis = analyse_gate([a, b], spec)
     assert [g.model for g in analysis.gates] == ["alpha", "beta"]
     assert [len(g.slices) for g in analysis.gates] == [2, 1]
+
+
+def test_rows_without_the_fit_field_are_counted(tmp_path: Path) -> None:
+    rows = [
+        query("a", correct_probs(0.9, 0, True), 0, family="a"),
+        query("b", correct_probs(0.8, 0, True), 0, family="a"),
+        query("c", correct_probs(0.7, 0, True), 0),
+        query("d", correct_probs(0.7, 0, True), None),  # type: ignore[arg-type]
+    ]
+    spec = GateSpec(
+        objective="target_accuracy", value=0.5, fit="a", definitions=("maxprob",), **FAST
+    )  # type: ignore[arg-type]
+    analysis = analyse_gate([arm_of(tmp_path, rows)], spec)
+    assert analysis.excluded["model-x"] == {
+        "no gold option in meta": 1,
+        "no meta field 'family' (in no slice)": 1,
+    }
+    assert [s.n_rows for s in analysis.gates[0].slices] == [2]

@@ -556,8 +556,12 @@ def analyse_gate(arms: Sequence[Arm], spec: GateSpec) -> GateAnalysis:
     key, value = resolve_slice(models, spec.fit)
     gates: list[DefinitionGate] = []
     skipped: list[Skipped] = []
+    excluded = {r.model: dict(r.excluded) for r in models}
     for rows in models:
         labels = rows.field(key)
+        missing = sum(1 for v in labels if v is None)
+        if missing:
+            excluded[rows.model][f"no meta field {key!r} (in no slice)"] = missing
         if sum(1 for v in labels if v == value) == 0:
             skipped.append(Skipped("gate", f"{rows.model}: no gold-bearing row has {key}={value}"))
             continue
@@ -582,7 +586,7 @@ def analyse_gate(arms: Sequence[Arm], spec: GateSpec) -> GateAnalysis:
         arms=infos,
         gates=tuple(gates),
         skipped=tuple(skipped),
-        excluded={r.model: dict(r.excluded) for r in models if r.excluded},
+        excluded={m: v for m, v in excluded.items() if v},
     )
 
 

@@ -116,20 +116,25 @@ def confidence_values(
         if conf_head is None or conf_head.size != len(probs) or np.isnan(conf_head).any():
             return None
         return np.asarray(conf_head, dtype=np.float64)
+    if definition not in ("maxprob", "margin", "entropy"):
+        raise ValueError(
+            f"unknown confidence definition {definition!r} "
+            f"(known: {', '.join(CONFIDENCE_DEFINITIONS)})"
+        )
     out = np.empty(len(probs), dtype=np.float64)
+    by_k: dict[int, list[int]] = {}
     for i, p in enumerate(probs):
+        by_k.setdefault(int(p.size), []).append(i)
+    for rows in by_k.values():  # one vectorised pass per menu size
+        block = np.stack([probs[i] for i in rows])
         if definition == "maxprob":
-            out[i] = float(p.max())
+            values = block.max(axis=1)
         elif definition == "margin":
-            top = np.sort(p)[::-1]
-            out[i] = float(top[0] - top[1])
-        elif definition == "entropy":
-            out[i] = 1.0 - float(stats.normalized_entropy(p))
+            top = np.sort(block, axis=1)
+            values = top[:, -1] - top[:, -2]
         else:
-            raise ValueError(
-                f"unknown confidence definition {definition!r} "
-                f"(known: {', '.join(CONFIDENCE_DEFINITIONS)})"
-            )
+            values = 1.0 - np.asarray(stats.normalized_entropy(block), dtype=np.float64)
+        out[rows] = values
     return out
 
 
