@@ -7,7 +7,9 @@ function here, so a Python user and a command-line user run the same code.
 """
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
+from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
+from choiceaudit.audit._import import ImportResult, import_inspect, import_lm_eval
 from choiceaudit.audit._meaning import (
     DEFAULT_MEANING_EXPERIMENTS,
     QUERIES_FILE,
@@ -33,16 +35,22 @@ __all__ = [
     "DEFAULT_SEED",
     "QUERIES_FILE",
     "AnalysisResult",
+    "GateResult",
     "HumanImport",
+    "ImportResult",
     "ProgressCallback",
     "RunSummary",
     "ScoreFileResult",
     "analyse_runs",
     "build_instrument",
+    "gate_runs",
     "import_human",
+    "import_inspect",
+    "import_lm_eval",
     "load_meaning_corpus",
     "make_chooser",
     "meaning_run_dir",
+    "parse_where",
     "queries_for",
     "repair_run",
     "resolve_embedder",

@@ -193,4 +193,14 @@ def main() -> None:
 
 
 # Sub-commands registered by other modules (imported for their side effect on ``app``).
-from choiceaudit.cli import _data, _demo, _groups, _human, _meaning, _report, _signalling  # noqa: E402,F401
+from choiceaudit.cli import (  # noqa: E402,F401
+    _data,
+    _demo,
+    _gate,
+    _groups,
+    _human,
+    _import_harness,
+    _meaning,
+    _report,
+    _signalling,
+)

@@ -4,6 +4,7 @@ nothing here computes a statistic."""
 
 from choiceaudit.report._build import build_report
 from choiceaudit.report._figures import ReportFigure
+from choiceaudit.report._gate import gate_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._screenshot import screenshot
 from choiceaudit.report._tables import ReportTable
@@ -13,6 +14,7 @@ __all__ = [
     "ReportTable",
     "Section",
     "build_report",
+    "gate_section",
     "screenshot",
     "write_report",
 ]

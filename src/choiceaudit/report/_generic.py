@@ -1,7 +1,9 @@
-"""The section for plain scoring runs (``choiceaudit score``), laid out from
-:class:`~choiceaudit.instruments.scoring.ScoringAnalysis`: accuracy where rows carry a gold
-option, selection by display slot, and the order audit where items were rendered under several
-orderings. Nothing here computes a statistic."""
+"""The section for plain scoring runs (``choiceaudit score``, imported harness results), laid out
+from :class:`~choiceaudit.instruments.scoring.ScoringAnalysis`: accuracy where rows carry a gold
+option, selection by display slot, the order audit where items were rendered under several
+orderings, and the meaning report's calibration, selective-prediction and risk–coverage views
+(ECE, Brier, AURC / AUGRC against the random gate under four confidence definitions, selective
+accuracy, reliability bins). Nothing here computes a statistic."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from choiceaudit.instruments.scoring import ScoringAnalysis
+from choiceaudit.instruments.scoring import COVERAGES, ScoringAnalysis
 from choiceaudit.report._figures import ReportFigure
+from choiceaudit.report._gate import risk_coverage_panels
 from choiceaudit.report._html import Section
 from choiceaudit.report._tables import ReportTable
 
@@ -81,6 +84,105 @@ def _order_record(cell: Any) -> dict[str, Any]:
     return record
 
 
+def _calibration_tables(analysis: ScoringAnalysis) -> list[ReportTable]:
+    tables = []
+    if analysis.calibration:
+        tables.append(
+            ReportTable.from_records(
+                "scoring_calibration",
+                "Calibration of the reported distributions",
+                [asdict(c) for c in analysis.calibration],
+                note="Meaning paper Appendix F. Confidence = top-label probability. ece: 15 "
+                "equal-width bins; ece_mass: 15 equal-mass bins; multiclass Brier against its "
+                "uniform reference 1 − 1/k (above it: worse than reporting a flat distribution; "
+                "empty where menus differ in size). Cells: all rows, then each condition / task.",
+            )
+        )
+    if analysis.selective:
+        gates = []
+        for c in analysis.selective:
+            gates.append(
+                {"model": c.model, "cell": c.cell, "confidence": c.definition,
+                 "n_rows": c.n_rows, "aurc": c.aurc, "aurc_random": c.aurc_random,
+                 "advantage": c.advantage if c.aurc > 0 else None, "augrc": c.augrc,
+                 "augrc_random": c.augrc_random,
+                 "conf_correct": c.mean_confidence_correct,
+                 "conf_incorrect": c.mean_confidence_incorrect}
+            )  # fmt: skip
+        tables.append(
+            ReportTable.from_records(
+                "scoring_selective_gates",
+                "Selective prediction: AURC and AUGRC against the random gate",
+                gates,
+                note="Meaning paper §5.2, Appendix F. A gate that ignores the item scores the "
+                "error rate on AURC and half of it on AUGRC; advantage = aurc_random / aurc "
+                "(below 1: confidence ranks errors first). conf_correct > conf_incorrect is the "
+                "direction a gate needs; the reverse is anti-diagnostic. maxprob = max p, "
+                "conf_head = the model's own confidence field, margin = p(1) − p(2), entropy = "
+                "1 − H(p)/log k.",
+            )
+        )
+        tables.append(
+            ReportTable.from_records(
+                "scoring_selective_accuracy",
+                "Selective accuracy: accuracy on the most confident fraction",
+                [
+                    {"model": c.model, "cell": c.cell, "confidence": c.definition,
+                     **{f"at_{k}": v for k, v in c.selective_accuracy.items()}}
+                    for c in analysis.selective
+                ],
+                note=f"Coverages {', '.join(f'{c:.2f}' for c in COVERAGES)} (Appendix F, Table "
+                "9); at_1.00 is plain accuracy. Ties in confidence are spread evenly.",
+            )
+        )
+    if analysis.reliability:
+        records = [
+            {"model": r.model, "cell": r.cell, "bin": i, "n_rows": n, "confidence": conf,
+             "accuracy": acc}
+            for r in analysis.reliability
+            for i, (n, conf, acc) in enumerate(zip(r.n_rows, r.confidence, r.accuracy, strict=True))
+        ]  # fmt: skip
+        tables.append(
+            ReportTable.from_records(
+                "scoring_reliability",
+                "Reliability bins of the top-label probability (15 equal-width, non-empty)",
+                records,
+            )
+        )
+    return tables
+
+
+def _risk_coverage_figure(analysis: ScoringAnalysis) -> ReportFigure | None:
+    records = []
+    for c in analysis.risk_coverage:
+        if c.cell != "all" and len({a.label for a in analysis.arms}) > 3:
+            continue  # many models: one line per model keeps the plot legible
+        for cov, risk in zip(c.coverage, c.selective_risk, strict=True):
+            records.append(
+                {"series": c.model if c.cell == "all" else f"{c.model} {c.cell}",
+                 "definition": c.definition, "kind": "curve", "coverage": cov,
+                 "selective_risk": risk, "random_gate": c.random_gate}
+            )  # fmt: skip
+    if not records:
+        return None
+    table = ReportTable.from_records("scoring_risk_coverage", "Risk–coverage curves", records)
+    n_panels = len({r["definition"] for r in records})
+
+    def draw(fig: Figure) -> None:
+        risk_coverage_panels(fig, table.records(), series="series")
+
+    return ReportFigure(
+        "scoring_risk_coverage",
+        "Risk–coverage curves under four confidence definitions",
+        table,
+        draw,
+        caption="Accept the most confident fraction (x); y is the error rate among the "
+        "accepted. Dotted: each line's random gate (its overall error rate). A useful confidence "
+        "falls towards low coverage; a rising curve is inverted (the meaning paper §5.2).",
+        width=3.2 * n_panels + 0.8,
+    )
+
+
 def scoring_section(analysis: ScoringAnalysis) -> Section:
     """The scoring section (see the module docstring)."""
     section = Section(
@@ -88,9 +190,11 @@ def scoring_section(analysis: ScoringAnalysis) -> Section:
         title="Scoring runs",
         method=(
             "Rows come straight from each run's Parquet parts. Choices are the argmax of the "
-            "probabilities, with exact ties kept as tied sets. Accuracy needs a canonical "
-            "<code>gold</code> index in the query meta; the order audit needs items rendered "
-            "under several orderings (a <code>perm</code> per row)."
+            "probabilities, with exact ties kept as tied sets. Accuracy, calibration and "
+            "selective prediction need a canonical <code>gold</code> index in the query meta; "
+            "the order audit needs items rendered under several orderings (a <code>perm</code> "
+            "per row). A confidence cut-point fitted on one slice and read on the others is "
+            "<code>choiceaudit gate</code>."
         ),
         runs=[(a.source, dict(a.manifest)) for a in analysis.arms],
     )
@@ -116,6 +220,10 @@ def scoring_section(analysis: ScoringAnalysis) -> Section:
         )
         section.figures.append(_draw_slots(slots))
         section.tables.append(slots)
+    figure = _risk_coverage_figure(analysis)
+    if figure is not None:
+        section.figures.append(figure)
+    section.tables.extend(_calibration_tables(analysis))
     section.skipped.extend(str(s) for s in analysis.skipped)
     if analysis.order_audit:
         section.tables.append(

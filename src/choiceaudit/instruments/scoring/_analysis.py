@@ -6,7 +6,11 @@
 * the share of choices by display slot, per menu size (ties split evenly);
 * the order audit over permutation sweeps (:func:`choiceaudit.stats.permutation_sweeps`):
   answer instability, distinct choices, selection spread, travel, and the gold probability
-  range where every item has a gold option.
+  range where every item has a gold option;
+* calibration and selective prediction where rows carry a gold option (the meaning report's
+  views, :mod:`choiceaudit.instruments.scoring._calibration`): ECE, Brier, AURC / AUGRC against
+  the random gate under four confidence definitions, selective accuracy, reliability bins and
+  risk–coverage curves.
 """
 
 from __future__ import annotations
@@ -17,12 +21,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from choiceaudit import stats
+from choiceaudit.instruments.scoring._calibration import (
+    CalibrationCell,
+    ReliabilityCell,
+    RiskCoverageCurve,
+    SelectiveCell,
+    calibration_cells,
+)
+from choiceaudit.instruments.scoring._rows import gold_rows
 from choiceaudit.types import Arm, Skipped
 
 __all__ = [
     "N_RESAMPLES",
     "SEED",
     "AccuracyCell",
+    "ArmInfo",
     "OrderAuditCell",
     "ScoringAnalysis",
     "SlotShareCell",
@@ -93,6 +106,10 @@ class ScoringAnalysis:
     skipped: tuple[Skipped, ...]
     n_resamples: int = N_RESAMPLES
     seed: int = SEED
+    calibration: tuple[CalibrationCell, ...] = ()
+    selective: tuple[SelectiveCell, ...] = ()
+    reliability: tuple[ReliabilityCell, ...] = ()
+    risk_coverage: tuple[RiskCoverageCurve, ...] = ()
 
 
 def _accuracy(arm: Arm, *, n_resamples: int, seed: int) -> AccuracyCell | None:
@@ -191,6 +208,10 @@ def analyse_scoring_runs(
     if not accuracy:
         skipped.insert(0, Skipped("accuracy", "no row carries a gold option in its meta"))
     infos = tuple(ArmInfo(a.label, a.source, dict(a.manifest), len(a.rows)) for a in arms)
+    # Calibration is per arm (one run, one label), as accuracy is; the gate pools by label.
+    calibration, selective, reliability, curves = calibration_cells(
+        [r for arm in arms for r in gold_rows([arm])]
+    )
     return ScoringAnalysis(
         arms=infos,
         accuracy=tuple(accuracy),
@@ -199,4 +220,8 @@ def analyse_scoring_runs(
         skipped=tuple(skipped),
         n_resamples=n_resamples,
         seed=seed,
+        calibration=calibration,
+        selective=selective,
+        reliability=reliability,
+        risk_coverage=curves,
     )

@@ -1,0 +1,81 @@
+"""``choiceaudit gate``: a confidence cut-point chosen on one slice of stored runs, read on every
+other slice, written as a thresholds file a service can load.
+
+:func:`gate_runs` opens the runs (any instrument whose rows carry a canonical ``gold`` in their
+meta: plain scoring runs, imports, meaning runs), calls
+:func:`choiceaudit.instruments.scoring.analyse_gate` and, with ``out``, writes
+:func:`~choiceaudit.instruments.scoring.thresholds_document` as JSON (atomically).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.errors import InputError
+from choiceaudit.files import atomic_write_text
+from choiceaudit.instruments.scoring import (
+    GateAnalysis,
+    GateSpec,
+    analyse_gate,
+    thresholds_document,
+)
+from choiceaudit.store import open_run
+
+__all__ = ["GateResult", "gate_runs", "parse_where"]
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The analysis, the thresholds document and where it was written (``None``: not written)."""
+
+    analysis: GateAnalysis
+    document: dict[str, Any]
+    path: Path | None
+
+
+def parse_where(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``key=value`` filters (each must name a key and a value)."""
+    out = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise InputError(f"filter {pair!r} is not key=value")
+        out.append((key.strip(), value.strip()))
+    return tuple(out)
+
+
+def gate_runs(
+    run_dirs: Sequence[Path | str],
+    spec: GateSpec,
+    *,
+    out: Path | str | None = None,
+    command: Sequence[str] | None = None,
+) -> GateResult:
+    """Open ``run_dirs``, fit the gate of ``spec`` on every model they hold, and write the
+    thresholds file to ``out`` when given (see the module docstring)."""
+    if not run_dirs:
+        raise InputError("give at least one run directory")
+    arms = [open_run(path).arm() for path in run_dirs]
+    analysis = analyse_gate(arms, spec)
+    from choiceaudit import __version__
+
+    document = {
+        **thresholds_document(analysis),
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "choiceaudit_version": __version__,
+        "command": list(command) if command is not None else None,
+        "n_resamples": spec.n_resamples,
+        "seed": spec.seed,
+    }
+    path = None
+    if out is not None:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+        atomic_write_text(path, text + "\n")
+    return GateResult(analysis, document, path)

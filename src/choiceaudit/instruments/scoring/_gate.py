@@ -1,0 +1,692 @@
+"""Confidence gates chosen on one slice and read on every other (the meaning paper, §5.2–5.3).
+
+A deployer auto-accepts a decision when its confidence is at or above a cut-point and escalates
+the rest. :func:`analyse_gate` chooses that cut-point on one slice of the rows (a family, a
+language, an experiment cell, any meta field ``key=value``), for each confidence definition
+(:data:`~choiceaudit.instruments.scoring.CONFIDENCE_DEFINITIONS`), and reports what it delivers
+on every other value of the same field. The choices, all documented in this package's README:
+
+* **Rule.** Accept iff ``confidence >= cut_point``. A cut-point accepts whole tie blocks (a
+  service cannot accept part of a tie), and the cut-point is the lowest accepted confidence.
+* **Objective.** ``target_accuracy A``: the largest coverage whose accepted rows have accuracy
+  ``>= A`` (``max_risk R`` is ``A = 1 − R``); none feasible means *accept nothing*.
+  ``cost_ratio C``: an accepted error costs ``C``, an escalation 1, an accepted correct answer 0;
+  the cut-point minimises the mean cost per row (accept-nothing included; ties go to the
+  higher cut-point). Its accuracy target is the break-even ``1 − 1/C``: below it, the accepted
+  rows cost more than escalating them.
+* **Interval.** 95% percentile bootstrap over items (rows of one ``item_id`` resampled together,
+  2,000 resamples as in the paper's §4.3): the cut-point re-chosen on every resample. Resamples
+  on which no cut-point meets the target are counted (``n_undefined``) and left out.
+* **Out-of-sample estimate.** Split-by-item cross-fitting: the fit slice's items are split into
+  5 folds, the cut-point chosen on four and applied to the fifth, the held-out rows pooled over
+  folds; the mean over 10 random fold assignments (with their range). The in-sample accuracy at
+  a cut-point chosen to just meet a target is biased upwards; this is the number to quote.
+* **Every slice.** With the cut-point fixed: coverage, accuracy on the accepted rows and mean
+  cost, each with an item-bootstrap interval; ``missed`` where the accuracy is below the target,
+  ``missed (interval below target)`` where the whole interval is. Beside them AURC, AUGRC and
+  their random-gate baselines (the paper's §5.2 definitions, ``stats.aurc`` … ) and the
+  advantage ``aurc_random / aurc`` (the paper's "advantage over a random gate", >1 = useful).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from choiceaudit import stats
+from choiceaudit.errors import AnalysisError, InputError
+from choiceaudit.instruments.scoring._analysis import N_RESAMPLES, SEED, ArmInfo
+from choiceaudit.instruments.scoring._rows import (
+    CONFIDENCE_DEFINITIONS,
+    DEFINITION_TEXT,
+    GoldRows,
+    gold_rows,
+)
+from choiceaudit.types import Arm, Skipped
+
+__all__ = [
+    "GATE_SCHEMA",
+    "SLICE_KEYS",
+    "CurvePoints",
+    "DefinitionGate",
+    "GateAnalysis",
+    "GateSpec",
+    "Interval",
+    "Objective",
+    "OutOfSample",
+    "SliceResult",
+    "analyse_gate",
+    "resolve_slice",
+    "thresholds_document",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+Objective = Literal["target_accuracy", "max_risk", "cost_ratio"]
+
+#: The thresholds file's format name; a service checks it before reading the file.
+GATE_SCHEMA = "choiceaudit.gate/1"
+
+#: Meta fields a bare slice value is looked up in first (then every other field).
+SLICE_KEYS = ("family", "language", "condition", "experiment", "task", "run")
+
+#: Risk–coverage points kept per curve.
+MAX_CURVE_POINTS = 101
+
+_TOL = 1e-12
+
+#: Upper bound on the elements of one block of bootstrap draws.
+_BLOCK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """What to fit: the objective and its value, the fit slice (``key=value`` or a bare value),
+    filters applied before slicing (``where``), the definitions and the resampling settings."""
+
+    objective: Objective
+    value: float
+    fit: str
+    where: tuple[tuple[str, str], ...] = ()
+    definitions: tuple[str, ...] = CONFIDENCE_DEFINITIONS
+    n_resamples: int = N_RESAMPLES
+    seed: int = SEED
+    level: float = 0.95
+    folds: int = 5
+    repeats: int = 10
+
+    def __post_init__(self) -> None:
+        value = float(self.value)
+        object.__setattr__(self, "value", value)
+        if self.objective == "target_accuracy" and not 0.0 < value <= 1.0:
+            raise InputError(f"target accuracy must lie in (0, 1], got {value}")
+        if self.objective == "max_risk" and not 0.0 <= value < 1.0:
+            raise InputError(f"max risk must lie in [0, 1), got {value}")
+        if self.objective == "cost_ratio" and not (value > 0.0 and math.isfinite(value)):
+            raise InputError(f"cost ratio must be a positive number, got {value}")
+        if self.objective not in ("target_accuracy", "max_risk", "cost_ratio"):
+            raise InputError(f"unknown objective {self.objective!r}")
+        definitions = tuple(self.definitions)
+        unknown = [d for d in definitions if d not in CONFIDENCE_DEFINITIONS]
+        if unknown or not definitions or len(set(definitions)) != len(definitions):
+            raise InputError(
+                f"confidence definitions must be distinct names from "
+                f"{', '.join(CONFIDENCE_DEFINITIONS)}; got {list(definitions)}"
+            )
+        object.__setattr__(self, "definitions", definitions)
+        object.__setattr__(self, "where", tuple((str(k), str(v)) for k, v in self.where))
+        if not str(self.fit).strip():
+            raise InputError("the fit slice is empty")
+        if self.n_resamples < 2 or self.folds < 2 or self.repeats < 1:
+            raise InputError("need n_resamples >= 2, folds >= 2 and repeats >= 1")
+        if not 0.0 < self.level < 1.0:
+            raise InputError(f"level must lie in (0, 1), got {self.level}")
+
+    @property
+    def required_accuracy(self) -> float:
+        """The accuracy the accepted rows must reach (cost ratio: the break-even ``1 − 1/C``)."""
+        if self.objective == "target_accuracy":
+            return self.value
+        if self.objective == "max_risk":
+            return 1.0 - self.value
+        return 1.0 - 1.0 / self.value
+
+    def describe(self) -> str:
+        if self.objective == "cost_ratio":
+            return (
+                f"cost ratio {self.value:g} (an accepted error costs {self.value:g} escalations; "
+                f"break-even accuracy {self.required_accuracy:.3f})"
+            )
+        if self.objective == "max_risk":
+            return f"max risk {self.value:g} (accuracy >= {self.required_accuracy:.3f})"
+        return f"target accuracy {self.value:g}"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point value with its percentile bootstrap interval over items; ``n_undefined``
+    resamples had no value (nothing accepted, or no feasible cut-point) and were left out."""
+
+    estimate: float
+    low: float
+    high: float
+    n_resamples: int
+    n_undefined: int = 0
+
+
+@dataclass(frozen=True)
+class SliceResult:
+    """What the fixed cut-point delivers on one slice (``is_fit``: the slice it was chosen on,
+    in-sample). ``accuracy`` is ``None`` when the cut-point accepts nothing there."""
+
+    key: str
+    value: str
+    is_fit: bool
+    n_rows: int
+    n_items: int
+    accuracy_all: float
+    coverage: Interval
+    accuracy: Interval | None
+    cost: Interval | None
+    coverage_shift: float
+    status: str
+    aurc: float
+    aurc_random: float
+    augrc: float
+    augrc_random: float
+
+    @property
+    def advantage(self) -> float:
+        """``aurc_random / aurc``: how many times lower the gated risk area is than a random
+        gate's (the meaning paper's 5.1× → 1.4×); below 1 the gate is inverted."""
+        return self.aurc_random / self.aurc if self.aurc > 0 else math.inf
+
+    @property
+    def missed(self) -> bool:
+        return self.status.startswith("missed")
+
+
+@dataclass(frozen=True)
+class OutOfSample:
+    """The cross-fitted estimate on the fit slice (see the module docstring)."""
+
+    method: str
+    folds: int
+    repeats: int
+    accuracy: float
+    accuracy_min: float
+    accuracy_max: float
+    coverage: float
+    cost: float | None
+    target_met: bool
+
+
+@dataclass(frozen=True)
+class CurvePoints:
+    """One slice's risk–coverage curve (at most 101 points) and the cut-point's operating
+    point on it (``None`` when it accepts nothing)."""
+
+    value: str
+    coverage: tuple[float, ...]
+    selective_risk: tuple[float, ...]
+    random_gate: float
+    operating_coverage: float
+    operating_risk: float | None
+
+
+@dataclass(frozen=True)
+class DefinitionGate:
+    """The gate of one model under one confidence definition."""
+
+    model: str
+    definition: str
+    cut_point: float | None
+    cut_point_interval: Interval | None
+    fit: SliceResult
+    out_of_sample: OutOfSample | None
+    slices: tuple[SliceResult, ...]
+    curves: tuple[CurvePoints, ...]
+
+    @property
+    def feasible(self) -> bool:
+        return self.cut_point is not None
+
+    @property
+    def n_missed(self) -> int:
+        return sum(1 for s in self.slices if s.missed and not s.is_fit)
+
+
+@dataclass(frozen=True)
+class GateAnalysis:
+    """Every model's gates, and what could not be computed."""
+
+    spec: GateSpec
+    fit_key: str
+    fit_value: str
+    arms: tuple[ArmInfo, ...]
+    gates: tuple[DefinitionGate, ...]
+    skipped: tuple[Skipped, ...] = ()
+    excluded: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+# -- slices -------------------------------------------------------------------------------------
+
+
+def resolve_slice(rows: Sequence[GoldRows], text: str) -> tuple[str, str]:
+    """``key=value`` as given, or the meta field holding the bare ``value`` (looked up in
+    :data:`SLICE_KEYS` first, then in every field; ambiguous or absent is an error)."""
+    key, sep, value = text.partition("=")
+    if sep:
+        key, value = key.strip(), value.strip()
+        if not key or not value:
+            raise InputError(f"slice {text!r} is not key=value")
+        return key, value
+    value = text.strip()
+    found: set[str] = set()
+    for r in rows:
+        for meta in r.meta:
+            for k, v in meta.items():
+                if v is not None and not isinstance(v, dict | list) and str(v) == value:
+                    found.add(k)
+    if not found:
+        raise InputError(f"no meta field of any row has the value {value!r}; give key=value")
+    for k in SLICE_KEYS:
+        if k in found:
+            return k, value
+    if len(found) > 1:
+        raise InputError(
+            f"{value!r} is a value of several meta fields ({', '.join(sorted(found))}); "
+            "give key=value"
+        )
+    return found.pop(), value
+
+
+def _filter(rows: GoldRows, where: Sequence[tuple[str, str]]) -> GoldRows:
+    mask = np.ones(len(rows), dtype=bool)
+    for key, value in where:
+        mask &= np.array([v == value for v in rows.field(key)], dtype=bool)
+    return rows.select(mask)
+
+
+# -- choosing a cut-point -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Sorted:
+    """A slice sorted by confidence, descending, with items as 0..n_items-1."""
+
+    conf: FloatArray
+    correct: FloatArray
+    item: IntArray
+    n_items: int
+
+    @classmethod
+    def of(cls, conf: FloatArray, correct: FloatArray, items: npt.NDArray[np.str_]) -> _Sorted:
+        order = np.argsort(-conf, kind="stable")
+        _, ids = np.unique(items, return_inverse=True)
+        ids = ids.reshape(-1).astype(np.int64)
+        return cls(conf[order], correct[order], ids[order], int(ids.max()) + 1)
+
+
+def _choose(cum_w: FloatArray, cum_y: FloatArray, total: float, spec: GateSpec) -> int:
+    """Index of the last accepted tie block, or -1 for accept-nothing."""
+    if spec.objective == "cost_ratio":
+        cost = (spec.value * (cum_w - cum_y) + (total - cum_w)) / total
+        best = int(np.argmin(cost))
+        return best if cost[best] < 1.0 - _TOL else -1
+    accuracy = cum_y / cum_w
+    feasible = np.flatnonzero((cum_w > 0) & (accuracy >= spec.required_accuracy - _TOL))
+    return int(feasible[-1]) if feasible.size else -1
+
+
+def _threshold(s: _Sorted, weights: FloatArray, spec: GateSpec) -> float | None:
+    """The cut-point chosen on the rows of ``s`` with positive weight (weights: bootstrap draw
+    counts or a fold mask); ``None`` = accept nothing."""
+    keep = weights > 0
+    c = s.conf[keep]
+    if c.size == 0:
+        return None
+    w = weights[keep]
+    ends = np.flatnonzero(np.append(c[1:] != c[:-1], True))
+    cum_w = np.cumsum(w)[ends]
+    cum_y = np.cumsum(s.correct[keep] * w)[ends]
+    j = _choose(cum_w, cum_y, float(cum_w[-1]), spec)
+    return None if j < 0 else float(c[ends[j]])
+
+
+def _draws(n_items: int, spec: GateSpec, rng: np.random.Generator) -> Iterator[IntArray]:
+    """Row blocks of the (n_resamples, n_items) matrix of how often each item is drawn per
+    resample (one ``rng.integers(0, n_items, (n_resamples, n_items))`` draw, consumed in blocks
+    so memory stays flat; the numbers do not depend on the block size)."""
+    block = max(1, _BLOCK_ELEMENTS // max(n_items, 1))
+    for start in range(0, spec.n_resamples, block):
+        rows = min(block, spec.n_resamples - start)
+        idx = rng.integers(0, n_items, size=(rows, n_items))
+        flat = (np.arange(rows, dtype=np.int64)[:, None] * n_items + idx).ravel()
+        yield np.bincount(flat, minlength=rows * n_items).reshape(rows, n_items)
+
+
+def _interval(values: FloatArray, estimate: float, spec: GateSpec) -> Interval:
+    finite = values[np.isfinite(values)]
+    alpha = (1.0 - spec.level) / 2.0
+    if finite.size:
+        low, high = np.quantile(finite, [alpha, 1.0 - alpha])
+    else:
+        low = high = math.nan
+    return Interval(
+        estimate=float(estimate),
+        low=float(low),
+        high=float(high),
+        n_resamples=int(values.size),
+        n_undefined=int(values.size - finite.size),
+    )
+
+
+def _cut_point_interval(s: _Sorted, tau: float | None, spec: GateSpec) -> Interval | None:
+    if tau is None:
+        return None
+    taus: list[float] = []
+    for block in _draws(s.n_items, spec, np.random.default_rng(spec.seed)):
+        for counts in block:
+            t = _threshold(s, counts[s.item].astype(np.float64), spec)
+            taus.append(math.nan if t is None else t)
+    return _interval(np.array(taus, dtype=np.float64), tau, spec)
+
+
+def _cross_fit(s: _Sorted, spec: GateSpec) -> OutOfSample | None:
+    folds = min(spec.folds, s.n_items)
+    if folds < 2:
+        return None
+    rng = np.random.default_rng(spec.seed + 1)
+    accuracy, coverage, cost = [], [], []
+    for _ in range(spec.repeats):
+        fold = (rng.permutation(s.n_items) % folds)[s.item]
+        accepted = np.zeros(s.conf.size, dtype=bool)
+        for k in range(folds):
+            tau = _threshold(s, (fold != k).astype(np.float64), spec)
+            if tau is not None:
+                accepted |= (fold == k) & (s.conf >= tau)
+        n_acc = float(accepted.sum())
+        n_cor = float(s.correct[accepted].sum())
+        accuracy.append(n_cor / n_acc if n_acc else math.nan)
+        coverage.append(n_acc / s.conf.size)
+        cost.append((spec.value * (n_acc - n_cor) + (s.conf.size - n_acc)) / s.conf.size)
+    acc = np.array(accuracy)
+    mean_acc = float(np.nanmean(acc)) if np.isfinite(acc).any() else math.nan
+    return OutOfSample(
+        method=(
+            f"split-by-item cross-fitting: {folds} folds of items, the cut-point chosen on "
+            f"{folds - 1} and applied to the held-out fold, held-out rows pooled; mean over "
+            f"{spec.repeats} random fold assignments"
+        ),
+        folds=folds,
+        repeats=spec.repeats,
+        accuracy=mean_acc,
+        accuracy_min=float(np.nanmin(acc)) if np.isfinite(acc).any() else math.nan,
+        accuracy_max=float(np.nanmax(acc)) if np.isfinite(acc).any() else math.nan,
+        coverage=float(np.mean(coverage)),
+        cost=float(np.mean(cost)) if spec.objective == "cost_ratio" else None,
+        target_met=bool(mean_acc >= spec.required_accuracy - _TOL)
+        if math.isfinite(mean_acc)
+        else True,
+    )
+
+
+# -- what a fixed cut-point delivers ------------------------------------------------------------
+
+
+def _status(accuracy: Interval | None, spec: GateSpec) -> str:
+    if accuracy is None:
+        return "nothing accepted"
+    target = spec.required_accuracy - _TOL
+    if accuracy.estimate >= target:
+        return "met"
+    if math.isfinite(accuracy.high) and accuracy.high < target:
+        return "missed (interval below target)"
+    return "missed"
+
+
+def _slice_result(
+    key: str,
+    value: str,
+    *,
+    is_fit: bool,
+    conf: FloatArray,
+    correct: FloatArray,
+    items: npt.NDArray[np.str_],
+    tau: float | None,
+    fit_coverage: float,
+    spec: GateSpec,
+) -> tuple[SliceResult, CurvePoints]:
+    accepted = conf >= tau if tau is not None else np.zeros(conf.size, dtype=bool)
+    _, ids = np.unique(items, return_inverse=True)
+    ids = ids.reshape(-1)
+    n_items = int(ids.max()) + 1
+    per_item = np.stack(
+        [
+            np.bincount(ids, minlength=n_items).astype(np.float64),
+            np.bincount(ids, weights=accepted.astype(np.float64), minlength=n_items),
+            np.bincount(ids, weights=correct * accepted, minlength=n_items),
+        ]
+    )
+    sums = np.vstack(
+        [
+            block.astype(np.float64) @ per_item.T
+            for block in _draws(n_items, spec, np.random.default_rng(spec.seed))
+        ]
+    )
+    rows_b, acc_b, cor_b = sums[:, 0], sums[:, 1], sums[:, 2]
+    n_rows, n_acc, n_cor = (float(v) for v in per_item.sum(axis=1))
+    coverage = _interval(acc_b / rows_b, n_acc / n_rows, spec)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = _interval(cor_b / acc_b, n_cor / n_acc, spec) if n_acc else None
+    cost = None
+    if spec.objective == "cost_ratio":
+        c = spec.value
+        cost = _interval(
+            (c * (acc_b - cor_b) + (rows_b - acc_b)) / rows_b,
+            (c * (n_acc - n_cor) + (n_rows - n_acc)) / n_rows,
+            spec,
+        )
+    result = SliceResult(
+        key=key,
+        value=value,
+        is_fit=is_fit,
+        n_rows=int(n_rows),
+        n_items=n_items,
+        accuracy_all=float(correct.mean()),
+        coverage=coverage,
+        accuracy=accuracy,
+        cost=cost,
+        coverage_shift=float(n_acc / n_rows - fit_coverage),
+        status=_status(accuracy, spec),
+        aurc=stats.aurc(conf, correct),
+        aurc_random=stats.random_gate_aurc(correct),
+        augrc=stats.augrc(conf, correct),
+        augrc_random=stats.random_gate_augrc(correct),
+    )
+    curve = stats.risk_coverage_curve(conf, correct)
+    n = curve.coverage.size
+    keep = np.unique(np.linspace(0, n - 1, min(n, MAX_CURVE_POINTS)).round().astype(int))
+    points = CurvePoints(
+        value=value,
+        coverage=tuple(float(curve.coverage[i]) for i in keep),
+        selective_risk=tuple(float(curve.selective_risk[i]) for i in keep),
+        random_gate=result.aurc_random,
+        operating_coverage=float(n_acc / n_rows),
+        operating_risk=None if accuracy is None else 1.0 - accuracy.estimate,
+    )
+    return result, points
+
+
+def _gate(
+    rows: GoldRows, labels: list[str | None], key: str, value: str, definition: str,
+    conf: FloatArray, spec: GateSpec,
+) -> DefinitionGate:  # fmt: skip
+    lab = np.array([v if v is not None else "\0" for v in labels], dtype=object)
+    fit_mask = lab == value
+    s = _Sorted.of(conf[fit_mask], rows.correct[fit_mask], rows.item[fit_mask])
+    tau = _threshold(s, np.ones(s.conf.size), spec)
+    fit_coverage = float((conf[fit_mask] >= tau).mean()) if tau is not None else 0.0
+    values = [value, *sorted({str(v) for v in labels if v is not None} - {value})]
+    slices, curves = [], []
+    for v in values:
+        mask = lab == v
+        result, curve = _slice_result(
+            key,
+            v,
+            is_fit=v == value,
+            conf=conf[mask],
+            correct=rows.correct[mask],
+            items=rows.item[mask],
+            tau=tau,
+            fit_coverage=fit_coverage,
+            spec=spec,
+        )
+        slices.append(result)
+        curves.append(curve)
+    return DefinitionGate(
+        model=rows.model,
+        definition=definition,
+        cut_point=tau,
+        cut_point_interval=_cut_point_interval(s, tau, spec),
+        fit=slices[0],
+        out_of_sample=_cross_fit(s, spec),
+        slices=tuple(slices),
+        curves=tuple(curves),
+    )
+
+
+def analyse_gate(arms: Sequence[Arm], spec: GateSpec) -> GateAnalysis:
+    """The gate of every model (runs with one label pooled) under every definition of
+    ``spec`` (see the module docstring). Models without rows in the fit slice, and definitions
+    a model does not define on every row (``conf_head``), are listed in ``skipped``."""
+    if not arms:
+        raise InputError("give at least one run")
+    models = [_filter(r, spec.where) for r in gold_rows(arms)]
+    if not any(len(r) for r in models):
+        where = " and ".join(f"{k}={v}" for k, v in spec.where)
+        raise AnalysisError("no row carries a gold option" + (f" where {where}" if where else ""))
+    key, value = resolve_slice(models, spec.fit)
+    gates: list[DefinitionGate] = []
+    skipped: list[Skipped] = []
+    excluded = {r.model: dict(r.excluded) for r in models}
+    for rows in models:
+        labels = rows.field(key)
+        missing = sum(1 for v in labels if v is None)
+        if missing:
+            excluded[rows.model][f"no meta field {key!r} (in no slice)"] = missing
+        if sum(1 for v in labels if v == value) == 0:
+            skipped.append(Skipped("gate", f"{rows.model}: no gold-bearing row has {key}={value}"))
+            continue
+        for definition in spec.definitions:
+            conf = rows.confidence(definition)
+            if conf is None:
+                have = int((~np.isnan(rows.conf_head)).sum())
+                skipped.append(
+                    Skipped(
+                        f"gate ({definition})",
+                        f"{rows.model}: the model reports a confidence head on {have} of "
+                        f"{len(rows)} rows; conf_head needs it on every row",
+                    )
+                )
+                continue
+            gates.append(_gate(rows, labels, key, value, definition, conf, spec))
+    infos = tuple(ArmInfo(a.label, a.source, dict(a.manifest), len(a.rows)) for a in arms)
+    return GateAnalysis(
+        spec=spec,
+        fit_key=key,
+        fit_value=value,
+        arms=infos,
+        gates=tuple(gates),
+        skipped=tuple(skipped),
+        excluded={m: v for m, v in excluded.items() if v},
+    )
+
+
+# -- the thresholds file ------------------------------------------------------------------------
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _interval_dict(i: Interval | None) -> dict[str, Any] | None:
+    if i is None:
+        return None
+    return {
+        "estimate": _num(i.estimate),
+        "low": _num(i.low),
+        "high": _num(i.high),
+        "n_resamples": i.n_resamples,
+        "n_undefined": i.n_undefined,
+    }
+
+
+def _slice_dict(s: SliceResult) -> dict[str, Any]:
+    return {
+        "slice": f"{s.key}={s.value}",
+        "fit": s.is_fit,
+        "n_rows": s.n_rows,
+        "n_items": s.n_items,
+        "accuracy_all": _num(s.accuracy_all),
+        "coverage": _interval_dict(s.coverage),
+        "accuracy": _interval_dict(s.accuracy),
+        "cost": _interval_dict(s.cost),
+        "coverage_shift": _num(s.coverage_shift),
+        "status": s.status,
+        "aurc": _num(s.aurc),
+        "aurc_random": _num(s.aurc_random),
+        "augrc": _num(s.augrc),
+        "augrc_random": _num(s.augrc_random),
+        "advantage": _num(s.advantage),
+    }
+
+
+def thresholds_document(analysis: GateAnalysis) -> dict[str, Any]:
+    """The thresholds file as JSON data: for every model and definition the slice it was fit
+    on, the cut-point (``null`` = accept nothing), its interval and the evidence."""
+    spec = analysis.spec
+    gates = []
+    for g in analysis.gates:
+        oos = g.out_of_sample
+        gates.append(
+            {
+                "model": g.model,
+                "definition": g.definition,
+                "slice": f"{analysis.fit_key}={analysis.fit_value}",
+                "cut_point": _num(g.cut_point),
+                "accept": "none" if g.cut_point is None else "confidence >= cut_point",
+                "interval": None
+                if g.cut_point_interval is None
+                else {
+                    "low": _num(g.cut_point_interval.low),
+                    "high": _num(g.cut_point_interval.high),
+                    "level": spec.level,
+                    "n_resamples": g.cut_point_interval.n_resamples,
+                    "n_infeasible": g.cut_point_interval.n_undefined,
+                    "method": "percentile bootstrap over items, cut-point re-chosen per resample",
+                },
+                "evidence": {
+                    "fit": _slice_dict(g.fit),
+                    "out_of_sample": None
+                    if oos is None
+                    else {
+                        "method": oos.method,
+                        "accuracy": _num(oos.accuracy),
+                        "accuracy_range": [_num(oos.accuracy_min), _num(oos.accuracy_max)],
+                        "coverage": _num(oos.coverage),
+                        "cost": _num(oos.cost),
+                        "target_met": oos.target_met,
+                    },
+                    "slices": [_slice_dict(s) for s in g.slices if not s.is_fit],
+                    "slices_missed": [
+                        f"{s.key}={s.value}" for s in g.slices if s.missed and not s.is_fit
+                    ],
+                },
+            }
+        )
+    return {
+        "schema": GATE_SCHEMA,
+        "rule": "accept when confidence >= cut_point, escalate otherwise; cut_point null: "
+        "escalate everything",
+        "objective": {
+            "kind": spec.objective,
+            "value": spec.value,
+            "required_accuracy": spec.required_accuracy,
+            "description": spec.describe(),
+        },
+        "fit_slice": {"key": analysis.fit_key, "value": analysis.fit_value},
+        "where": [f"{k}={v}" for k, v in spec.where],
+        "definitions": {d: DEFINITION_TEXT[d] for d in spec.definitions},
+        "runs": [{"model": a.label, "run": a.source, "rows": a.rows} for a in analysis.arms],
+        "excluded_rows": {m: dict(v) for m, v in analysis.excluded.items()},
+        "skipped": [str(s) for s in analysis.skipped],
+        "gates": gates,
+    }
