@@ -28,6 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"types"},
     "audit": {"types", "scorers", "instruments", "stats", "store"},
     "report": {"types", "store", "instruments"},
+    "serve": {"types", "scorers"},
     "cli": {"*"},
 }
 

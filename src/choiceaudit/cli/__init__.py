@@ -193,4 +193,4 @@ def main() -> None:
 
 
 # Sub-commands registered by other modules (imported for their side effect on ``app``).
-from choiceaudit.cli import _data, _demo, _groups, _meaning, _report, _signalling  # noqa: E402,F401
+from choiceaudit.cli import _data, _demo, _groups, _meaning, _report, _serve, _signalling  # noqa: E402,F401
