@@ -138,6 +138,16 @@ def score(
     skip_invalid: Annotated[
         bool, typer.Option(help="Score the valid lines; record invalid ones in the manifest.")
     ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Score the parts on Ray actors, one model each: 'auto' (a cluster on this machine, else a local one) or a cluster ADDRESS; parts are written here (needs choiceaudit[ray]).",
+        ),
+    ] = None,
+    ray_workers: Annotated[
+        int | None, typer.Option(help="Ray actors (default: one per CPU of the cluster).")
+    ] = None,
 ) -> None:
     """Score a JSONL query file into a run directory; an existing run resumes where it stopped."""
     with progress_bar() as bar:
@@ -155,6 +165,8 @@ def score(
             skip_invalid=skip_invalid,
             command=["choiceaudit", *sys.argv[1:]],
             on_progress=advance,
+            ray=ray,
+            ray_workers=ray_workers,
         )
     for line, fld, msg in result.skipped_lines:
         console.print(f"[yellow]skipped[/yellow] {queries}:{line}: {fld}: {_escape(msg)}")
