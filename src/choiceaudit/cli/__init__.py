@@ -114,7 +114,7 @@ def models(
     out.print(table)
     out.print(
         "Also: hf:<local dir | .gguf | hub id>, lm-choice:<causal LM>, sparrow:<model>, "
-        "systemone:<model> (with -o base_url=…)."
+        "systemone:<model> and openai:<model> (with -o base_url=…)."
     )
 
 
@@ -129,7 +129,7 @@ def score(
         typer.Option(
             "--option",
             "-o",
-            help="Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.",
+            help="Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone, openai). An unknown option is an error that lists the accepted ones.",
         ),
     ] = None,
     chunk_size: Annotated[
