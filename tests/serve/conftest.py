@@ -11,10 +11,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("starlette")
-pytest.importorskip("uvicorn")
-
 CONTEXT = 48
 
 
@@ -37,8 +33,10 @@ def tiny_tokenizer() -> Any:
 
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
-    import transformers
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
 
     tokenizer = tiny_tokenizer()
     config = transformers.LlamaConfig(

@@ -18,7 +18,8 @@ import pytest
 
 from choiceaudit.scorers import OpenAIScorer
 from choiceaudit.types import Query
-from conftest import CONTEXT
+
+CONTEXT = 48  # the tiny model's max_position_embeddings (conftest.CONTEXT)
 
 
 def naive_float64(model: Any, ids: list[int]) -> np.ndarray:
