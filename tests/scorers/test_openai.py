@@ -320,6 +320,17 @@ def test_a_truncated_prompt_is_an_error() -> None:
         scorer.score([query()])
 
 
+def test_a_clamped_log_probability_is_an_error() -> None:
+    def clamped(body: dict[str, Any]) -> dict[str, Any]:
+        out = vllm_echo(body["prompt"])
+        out["choices"][0]["logprobs"]["token_logprobs"][-1] = -9999.0
+        return out
+
+    scorer, _, _ = mock(clamped, max_retries=0)
+    with pytest.raises(ScorerError, match="clamped"):
+        scorer.score([query()])
+
+
 # -- retries, failures, concurrency ----------------------------------------------------------
 
 

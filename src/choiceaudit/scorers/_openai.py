@@ -89,6 +89,8 @@ _INFO = {
     "sglang": "/get_model_info",
 }
 _SNIPPET = 300
+#: vLLM clamps a returned log-probability at this value (``max(logprob, -9999.0)``).
+_CLAMP = -9999.0
 
 
 class _Retryable(Exception):
@@ -437,6 +439,12 @@ class OpenAIScorer:
             if any(v is None for v in values):
                 raise ScorerError(
                     f"{label}: the server returned no log-probability for a scored token",
+                    query_id=query.id,
+                )
+            if any(v is not None and v <= _CLAMP for v in values):
+                raise ScorerError(
+                    f"{label}: the server returned {_CLAMP} for a scored token, the value vLLM "
+                    "writes for a log-probability it clamped (-inf); the score would be wrong",
                     query_id=query.id,
                 )
             located.append(enc)
