@@ -224,10 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         startup = f"{r['startup_s']:.1f}" if "startup_s" in r else ""
         print(f"| {r['scorer']} | {r['how']} | {r['queries']} | {r['seconds']:.2f} | "
               f"{r['qps']:.1f} | {r['speedup']:.2f} | {startup} |")  # fmt: skip
-    print(
-        f"\nRay overhead per query (fake, 1 actor minus one process): {ray_overhead * 1e3:.3f} ms"
-    )
-    print(f"Client overhead per query (openai over serve-model minus hf): {client_s * 1e3:.1f} ms")
+    print(f"\nRay overhead per query (fake, chunks of 32 through 1 actor with no store, minus "
+          f"the same chunks in process): {ray_overhead * 1e3:.3f} ms")  # fmt: skip
+    print(f"Client overhead per query (openai wall minus the server's engine time: HTTP, JSON, "
+          f"parsing): {client_s * 1e3:.1f} ms")  # fmt: skip
+    print(f"SmolLM2 engine s/query: {engine_in_process:.3f} in process (32 queries per call), "
+          f"{engine_per_request:.3f} behind the server (one query per request)")  # fmt: skip
     print(f"Prefill tokens per query (2k strings, each whole): {per_query_tokens:.0f}")
     print(f"\nEstimate behind vLLM, ASSUMING {args.gpu_tokens_per_s:,.0f} prefill tokens/s per GPU "
           f"and {args.concurrency} requests in flight:")  # fmt: skip
