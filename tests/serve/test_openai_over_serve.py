@@ -53,6 +53,14 @@ def test_openai_over_serve_model_equals_hf_on_a_tiny_model(tiny_url: str, tiny_s
     assert_same(remote, local, atol=0.0)
 
 
+def test_several_queries_per_request_stay_within_fp32_noise(
+    tiny_url: str, tiny_scorer: Any
+) -> None:
+    qs = queries(6)
+    remote = OpenAIScorer(tiny_url, "tiny", reorder_check=0, queries_per_request=3).score(qs)
+    assert_same(remote, tiny_scorer.score(qs), atol=1e-5)  # one trie for three queries
+
+
 def test_the_manifest_of_a_served_run_names_the_model(
     tiny_url: str, tiny_dir: Path, tmp_path: Path
 ) -> None:
