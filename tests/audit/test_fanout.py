@@ -177,3 +177,57 @@ def test_score_command_with_ray(tmp_path: Path) -> None:
          "--ray", "auto", "-o", "batch_size=3"],
     )  # fmt: skip
     assert bad.exit_code == 1 and "does not accept" in bad.output
+
+
+DRIVER = """
+import sys, time
+from choiceaudit import Query
+from choiceaudit.audit import RayFanout, run_scoring
+from choiceaudit.scorers import FakeScorer
+
+class Slow(FakeScorer):
+    def score(self, batch):
+        time.sleep(0.3)
+        return super().score(batch)
+
+def make():
+    return Slow()
+
+qs = [Query(state=f"state {i}", options=(f"a{i}", f"b{i}", f"c{i}"), meta={"item_id": str(i)})
+      for i in range(int(sys.argv[3]))]
+with RayFanout(make, workers=2, address=sys.argv[1]) as fan:
+    run_scoring(fan, qs, sys.argv[2], chunk_size=2, executor=fan.execute)
+"""
+
+
+def test_a_driver_killed_with_sigkill_loses_no_row_and_duplicates_none(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    run = tmp_path / "ray"
+    address = ray.get_runtime_context().gcs_address
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, address, str(run), "40"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while len(RunStore(run).part_paths()) < 3:
+            assert driver.poll() is None, "the driver ended before it could be killed"
+            assert time.monotonic() < deadline, "the driver wrote no parts"
+            time.sleep(0.05)
+        os.kill(driver.pid, signal.SIGKILL)
+    finally:
+        driver.wait(timeout=30)
+    left = RunStore(run).done_ids()
+    assert 6 <= len(left) < 40
+    qs = queries(40)
+    with RayFanout(make_fake, workers=2) as fan:
+        summary = run_scoring(fan, qs, run, chunk_size=2, executor=fan.execute)
+    assert summary.already_done == len(left) and summary.scored == 40 - len(left)
+    sessions = RunStore(run).read_manifest()["sessions"]
+    assert sessions[0]["outcome"] == "killed"
+    run_scoring(FakeScorer(), qs, tmp_path / "one", chunk_size=2)
+    assert rows(run) == rows(tmp_path / "one")
