@@ -218,7 +218,6 @@ def run_signalling(
 
         def copy_items(directory: Path) -> None:
             frozen.copy_to(directory / "instrument")
-
         label = str(config.get("model") or config.get("chooser"))
 
         def advance(done: int, total: int, label: str = label) -> None:
