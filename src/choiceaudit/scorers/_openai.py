@@ -9,7 +9,7 @@ scored. ``sum``, ``mean`` and ``pmi`` and ``probs = softmax(sum)`` follow as in 
 No chat template is applied (the server receives the raw rendered prompt; a template is the
 server's business) and the server adds its own special tokens, as ``hf`` does without a template.
 
-Three wire formats (``api=``):
+Three wire formats (``api=``; bodies and parsing in :mod:`._openai_wire`):
 
 * ``completions`` — OpenAI ``POST /v1/completions`` with ``echo: true``, ``logprobs: 1``,
   ``max_tokens: 0``: ``choices[i].logprobs`` gives ``tokens``, ``token_logprobs`` and
@@ -62,13 +62,22 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.scorers._openai_wire import (
+    APIS,
+    INFO,
+    InvalidBody,
+    Parsed,
+    Tokens,
+    align_tokens,
+    parse_body,
+    request_body,
+)
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
 from choiceaudit.scorers._tokenize import InPlace, _locate
 from choiceaudit.types import Decision, Query
@@ -77,17 +86,6 @@ __all__ = ["APIS", "OpenAIScorer", "align_tokens"]
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Endpoint of each wire format, relative to the base URL.
-APIS: dict[str, str] = {
-    "completions": "/v1/completions",
-    "vllm-prompt-logprobs": "/v1/completions",
-    "sglang": "/generate",
-}
-_INFO = {
-    "completions": "/v1/models",
-    "vllm-prompt-logprobs": "/v1/models",
-    "sglang": "/get_model_info",
-}
 _SNIPPET = 300
 #: vLLM clamps a returned log-probability at this value (``max(logprob, -9999.0)``).
 _CLAMP = -9999.0
@@ -98,68 +96,6 @@ class _Retryable(Exception):
         super().__init__(kind)
         self.kind = kind
         self.retry_after = retry_after
-
-
-class _Invalid(Exception):
-    """The body broke the wire format; retried like a transient failure, never recorded."""
-
-
-@dataclass(frozen=True)
-class _Tokens:
-    """One string as the server scored it: character spans and log-probabilities per token."""
-
-    spans: tuple[tuple[int, int], ...]
-    logprobs: tuple[float | None, ...]
-    method: str  # "offsets" or "aligned"
-
-
-def align_tokens(text: str, tokens: Sequence[str | None]) -> tuple[tuple[int, int], ...]:
-    """Character spans of ``tokens`` in ``text`` when the token strings tile it left to right.
-
-    ``""`` is zero-width; a token that does not match before any character is covered is a
-    leading special token (zero-width at 0), and one after the last character a trailing one;
-    ``None`` (allowed only first) is a token of unknown text that covers whatever the others
-    leave in front. Raises ``ValueError`` when the strings do not reproduce ``text``.
-    """
-    if tokens and tokens[0] is None:
-        rest = tokens[1:]
-        if any(t is None for t in rest):
-            raise ValueError("only the first token's text may be unknown")
-        head = len(text) - sum(len(t) for t in rest if t is not None)
-        if head < 0:
-            raise ValueError("the tokens are longer than the text")
-        tail = align_tokens(text[head:], rest)
-        return ((0, head), *((s + head, e + head) for s, e in tail))
-    spans: list[tuple[int, int]] = []
-    cursor = 0
-    for i, tok in enumerate(tokens):
-        if tok is None:
-            raise ValueError("only the first token's text may be unknown")
-        if tok and text.startswith(tok, cursor):
-            spans.append((cursor, cursor + len(tok)))
-            cursor += len(tok)
-        elif not tok or cursor == len(text) or (cursor == 0 and all(s == e for s, e in spans)):
-            spans.append((cursor, cursor))  # a special token the text does not contain
-        else:
-            raise ValueError(
-                f"token {i} ({tok!r}) does not match the text at character {cursor} "
-                f"({text[cursor : cursor + 20]!r})"
-            )
-    if cursor != len(text):
-        raise ValueError(f"the tokens cover {cursor} of the text's {len(text)} characters")
-    return tuple(spans)
-
-
-def _offset_spans(
-    text: str, tokens: Sequence[str], offsets: Sequence[int]
-) -> tuple[tuple[int, int], ...] | None:
-    """The spans given by ``text_offset``, if they are true character offsets into ``text``."""
-    spans = []
-    for tok, off in zip(tokens, offsets, strict=True):
-        if not isinstance(off, int) or off < 0 or text[off : off + len(tok)] != tok:
-            return None
-        spans.append((off, off + len(tok)))
-    return tuple(spans)
 
 
 def _softmax(scores: FloatArray) -> FloatArray:
@@ -268,7 +204,7 @@ class OpenAIScorer:
     def server_info(self) -> dict[str, Any]:
         """The server's entry for the model, as it reports it (fetched once)."""
         if self._info is None:
-            path = _INFO[self.api]
+            path = INFO[self.api]
             try:
                 body = self._call("GET", self.base_url + path, None)
             except ScorerError as exc:
@@ -419,7 +355,7 @@ class OpenAIScorer:
         strings: list[str],
         n_context: list[int],
         labels: list[str],
-        tokens: list[_Tokens],
+        tokens: list[Tokens],
     ) -> Decision:
         located: list[InPlace] = []
         lps: list[FloatArray] = []
@@ -474,7 +410,7 @@ class OpenAIScorer:
             self._reorder["queries_checked"] += take
             return take
 
-    def _reorder_compare(self, first_id: str, texts: list[str], first: list[_Tokens]) -> None:
+    def _reorder_compare(self, first_id: str, texts: list[str], first: list[Tokens]) -> None:
         again = self._request(texts[::-1])[::-1]
         worst, compared = 0.0, 0
         for a, b in zip(first, again, strict=True):
@@ -505,42 +441,25 @@ class OpenAIScorer:
 
     # -- the wire ------------------------------------------------------------------------------
 
-    def _body(self, texts: list[str]) -> dict[str, Any]:
-        if self.api == "completions":
-            return {
-                "model": self.model,
-                "prompt": texts,
-                "echo": True,
-                "logprobs": 1,
-                "max_tokens": 0,
-                "temperature": 0.0,
-            }
-        if self.api == "vllm-prompt-logprobs":
-            return {
-                "model": self.model,
-                "prompt": texts,
-                "prompt_logprobs": 0,
-                "max_tokens": 1,
-                "temperature": 0.0,
-                "return_token_ids": True,
-            }
-        return {
-            "text": texts,
-            "sampling_params": {"max_new_tokens": 0, "temperature": 0.0},
-            "return_logprob": True,
-            "logprob_start_len": 0,
-            "return_text_in_logprobs": True,
-        }
-
-    def _request(self, texts: list[str]) -> list[_Tokens]:
+    def _request(self, texts: list[str]) -> list[Tokens]:
         """One request for ``texts`` (retried as a whole), parsed into tokens per string."""
         with self._lock:
             self._counts["requests"] += 1
-        body = self._body(texts)
-        parsed: list[_Tokens] = self._call(
-            "POST", self.endpoint, body, parse=lambda data: self._parse(texts, data)
+        body = request_body(self.api, self.model, texts)
+        parsed: Parsed = self._call(
+            "POST",
+            self.endpoint,
+            body,
+            parse=lambda data: parse_body(self.api, self.base_url, texts, data),
         )
-        return parsed
+        with self._lock:
+            if parsed.fingerprint is not None:
+                self._fingerprints.add(parsed.fingerprint)
+            if parsed.model is not None:
+                self._response_models.add(parsed.model)
+            for tok in parsed.tokens:
+                self._span_methods[tok.method] += 1
+        return parsed.tokens
 
     def _call(
         self,
@@ -586,107 +505,8 @@ class OpenAIScorer:
         try:
             data = response.json()
             return parse(data)
-        except (ValueError, _Invalid, KeyError, TypeError, IndexError) as exc:
+        except (ValueError, InvalidBody, KeyError, TypeError, IndexError) as exc:
             raise _Retryable(f"invalid response: {self._redact(str(exc))[:_SNIPPET]}") from None
-
-    def _parse(self, texts: list[str], data: Any) -> list[_Tokens]:
-        if self.api == "sglang":
-            items = data if isinstance(data, list) else [data]
-            if len(items) != len(texts):
-                raise _Invalid(f"{len(items)} results for {len(texts)} prompts")
-            return [self._sglang(t, item) for t, item in zip(texts, items, strict=True)]
-        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-            raise _Invalid("body has no choices")
-        choices = sorted(data["choices"], key=lambda c: int(c["index"]))
-        if [int(c["index"]) for c in choices] != list(range(len(texts))):
-            raise _Invalid(f"choices {[c.get('index') for c in choices]} for {len(texts)} prompts")
-        with self._lock:
-            if isinstance(data.get("system_fingerprint"), str):
-                self._fingerprints.add(data["system_fingerprint"])
-            if isinstance(data.get("model"), str):
-                self._response_models.add(data["model"])
-        if self.api == "completions":
-            return [self._echo(t, c) for t, c in zip(texts, choices, strict=True)]
-        return [self._prompt_logprobs(t, c) for t, c in zip(texts, choices, strict=True)]
-
-    def _spans(
-        self, text: str, tokens: Sequence[str | None], offsets: Sequence[int] | None
-    ) -> tuple[tuple[tuple[int, int], ...], str]:
-        if offsets is not None and all(t is not None for t in tokens):
-            spans = _offset_spans(text, [t or "" for t in tokens], offsets)
-            if spans is not None:
-                return spans, "offsets"
-        try:
-            return align_tokens(text, tokens), "aligned"
-        except ValueError as exc:
-            raise ScorerError(
-                f"openai {self.base_url}: the server's tokens do not place the option in the "
-                f"prompt ({exc}); its offsets are not character offsets and its token strings "
-                f"do not reproduce the text, so the scored tokens cannot be located"
-            ) from None
-
-    def _finish(self, text: str, tokens: Sequence[str | None], offsets: Sequence[int] | None,
-                logprobs: Sequence[Any]) -> _Tokens:  # fmt: skip
-        if len(tokens) != len(logprobs) or (offsets is not None and len(offsets) != len(tokens)):
-            raise _Invalid("tokens, logprobs and offsets differ in length")
-        values: list[float | None] = []
-        for v in logprobs:
-            if v is None:
-                values.append(None)
-            elif isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-                values.append(float(v))
-            else:
-                raise _Invalid(f"log-probability {v!r} is not a finite number")
-        spans, method = self._spans(text, tokens, offsets)
-        with self._lock:
-            self._span_methods[method] += 1
-        return _Tokens(spans, tuple(values), method)
-
-    def _echo(self, text: str, choice: dict[str, Any]) -> _Tokens:
-        lp = choice["logprobs"]
-        if not isinstance(lp, dict):
-            raise _Invalid("choice has no logprobs (does the server support echo with logprobs?)")
-        tokens, values, offsets = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
-        n_prompt = _prompt_count(text, choice, len(tokens))
-        return self._finish(
-            text,
-            tokens[:n_prompt],
-            None if offsets is None else offsets[:n_prompt],
-            values[:n_prompt],
-        )
-
-    def _prompt_logprobs(self, text: str, choice: dict[str, Any]) -> _Tokens:
-        entries = choice["prompt_logprobs"]
-        ids = choice.get("prompt_token_ids")
-        if not isinstance(entries, list) or not entries:
-            raise _Invalid("choice has no prompt_logprobs (is this a vLLM server?)")
-        if ids is not None and len(ids) != len(entries):
-            raise _Invalid("prompt_token_ids and prompt_logprobs differ in length")
-        tokens: list[str | None] = []
-        values: list[float | None] = []
-        for j, entry in enumerate(entries):
-            if entry is None:
-                if j:
-                    raise _Invalid(f"prompt_logprobs[{j}] is null after the first token")
-                tokens.append(None)
-                values.append(None)
-                continue
-            if ids is not None:
-                picked = entry[str(ids[j])]
-            elif len(entry) == 1:
-                (picked,) = entry.values()
-            else:
-                raise _Invalid("several candidates per prompt token and no prompt_token_ids")
-            tokens.append(picked["decoded_token"])
-            values.append(picked["logprob"])
-        return self._finish(text, tokens, None, values)
-
-    def _sglang(self, text: str, item: dict[str, Any]) -> _Tokens:
-        entries = item["meta_info"]["input_token_logprobs"]
-        tokens = [e[2] for e in entries]
-        if any(not isinstance(t, str) for t in tokens):
-            raise _Invalid("input_token_logprobs has no token text (send return_text_in_logprobs)")
-        return self._finish(text, tokens, None, [e[0] for e in entries])
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -706,18 +526,6 @@ class OpenAIScorer:
         key = kind.split(":", 1)[0]
         with self._lock:
             self._failures[key] = self._failures.get(key, 0) + 1
-
-
-def _prompt_count(text: str, choice: dict[str, Any], n_returned: int) -> int:
-    """How many returned tokens are the prompt's: all of them with ``max_tokens: 0``; a
-    server that generated anyway appended the completion ``choice["text"]`` after the prompt."""
-    ids = choice.get("prompt_token_ids")
-    if isinstance(ids, list):
-        return min(len(ids), n_returned)
-    echoed = choice.get("text")
-    if isinstance(echoed, str) and echoed != text and echoed.startswith(text):
-        raise _Invalid("the server generated tokens after the prompt and did not say how many")
-    return n_returned
 
 
 def _retry_after(response: httpx.Response) -> float | None:
