@@ -39,11 +39,13 @@ def score_file(
     on_progress: ProgressCallback | None = None,
     ray: str | None = None,
     ray_workers: int | None = None,
+    ray_gpus_per_worker: float = 0.0,
 ) -> ScoreFileResult:
     """Read ``queries`` (invalid lines are an :class:`~choiceaudit.errors.InputError` listing
     every one, unless ``skip_invalid``, which records them in the manifest), load ``model`` and
     score into the run directory ``out`` (created or resumed). With ``ray`` (``"auto"`` or a
-    cluster address) the chunks are scored on ``ray_workers`` Ray actors, one model each, and
+    cluster address) the chunks are scored on ``ray_workers`` Ray actors, one model each
+    (``ray_gpus_per_worker`` GPUs reserved for each; pass ``-o device=cuda`` to use them), and
     the parts are written here (:class:`~choiceaudit.audit.RayFanout`)."""
     result = read_queries(queries, skip_invalid=skip_invalid)
     options = dict(scorer_options or {})
@@ -63,7 +65,10 @@ def score_file(
                     accepted=accepted,
                 )
             make = functools.partial(load_scorer, model, **options)
-            fan = stack.enter_context(RayFanout(make, workers=ray_workers, address=ray))
+            gpus = {"num_gpus": ray_gpus_per_worker} if ray_gpus_per_worker else {}
+            fan = stack.enter_context(
+                RayFanout(make, workers=ray_workers, address=ray, actor_options=gpus)
+            )
             scorer, executor = fan, fan.execute
         summary = _score(scorer, result, out, chunk_size, command, skipped, on_progress, executor)
     return ScoreFileResult(summary, tuple(result.errors))

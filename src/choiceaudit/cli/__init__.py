@@ -148,6 +148,9 @@ def score(
     ray_workers: Annotated[
         int | None, typer.Option(help="Ray actors (default: one per CPU of the cluster).")
     ] = None,
+    ray_gpus_per_worker: Annotated[
+        float, typer.Option(help="GPUs Ray reserves per actor (with -o device=cuda).")
+    ] = 0.0,
 ) -> None:
     """Score a JSONL query file into a run directory; an existing run resumes where it stopped."""
     with progress_bar() as bar:
@@ -167,6 +170,7 @@ def score(
             on_progress=advance,
             ray=ray,
             ray_workers=ray_workers,
+            ray_gpus_per_worker=ray_gpus_per_worker,
         )
     for line, fld, msg in result.skipped_lines:
         console.print(f"[yellow]skipped[/yellow] {queries}:{line}: {fld}: {_escape(msg)}")
