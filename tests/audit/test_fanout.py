@@ -1,6 +1,7 @@
 """Ray fan-out (issue 14, item 3) on a local two-CPU Ray cluster: the rows equal the
 single-process run's, a killed worker loses nothing and duplicates nothing, a killed driver
-leaves whole parts and a resume completes the run, a partial failure keeps what came back.
+leaves whole parts and a resume completes the run (also under SIGKILL), a partial failure keeps
+what came back, and a causal LM per actor gives the in-process rows.
 
 The cluster starts once for the module (about 14 s on two cores; each actor start costs about
 6 s more), so the module is `slow` (about 100 s); it is shut down after the last test.
@@ -231,3 +232,49 @@ def test_a_driver_killed_with_sigkill_loses_no_row_and_duplicates_none(tmp_path:
     assert sessions[0]["outcome"] == "killed"
     run_scoring(FakeScorer(), qs, tmp_path / "one", chunk_size=2)
     assert rows(run) == rows(tmp_path / "one")
+
+
+def test_any_backend_a_causal_lm_per_actor_gives_the_in_process_rows(tmp_path: Path) -> None:
+    """Each actor loads its own copy of a tiny random Llama from disk (``hf:<dir>``)."""
+    import functools
+    import string
+
+    import numpy as np
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models
+
+    from choiceaudit.scorers import load_scorer
+
+    chars = ["<unk>", "<pad>", "\n", *string.printable[:95]]
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(
+            models.BPE(vocab={c: i for i, c in enumerate(chars)}, merges=[])
+        ),
+        unk_token="<unk>",
+        pad_token="<pad>",
+    )
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+        pad_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    torch.manual_seed(3)
+    directory = tmp_path / "tiny"
+    transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    qs = [
+        Query(state=f"s{i}", options=("yes", "no"), neutral_state="", template="{state}\nA:")
+        for i in range(6)
+    ]
+    make = functools.partial(load_scorer, f"hf:{directory}")
+    with RayFanout(make, workers=2) as fan:
+        run_scoring(fan, qs, tmp_path / "ray", chunk_size=2, executor=fan.execute)
+    run_scoring(make(), qs, tmp_path / "one", chunk_size=2)
+    a, b = RunStore(tmp_path / "ray").load(), RunStore(tmp_path / "one").load()
+    assert [r.query.id for r in a.rows] == [r.query.id for r in b.rows]
+    for x, y in zip(a.rows, b.rows, strict=True):
+        for rule in ("sum", "mean", "pmi"):
+            np.testing.assert_allclose(x.decision.scores[rule], y.decision.scores[rule], atol=1e-5)
+    assert a.manifest.scorer["backend"] == "hf"
