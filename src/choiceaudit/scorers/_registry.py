@@ -272,6 +272,13 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
 
         return FakeScorer(**options)
     known = ", ".join(
-        [*BUILTIN_MODELS, "hf:<dir|gguf|hub id>", "sparrow:<name>", "systemone:<model>", "openai:<model>", "fake"]
+        [
+            *BUILTIN_MODELS,
+            "hf:<dir|gguf|hub id>",
+            "sparrow:<name>",
+            "systemone:<model>",
+            "openai:<model>",
+            "fake",
+        ]
     )
     raise ScorerError(f"unknown model {spec!r}; known: {known}")
