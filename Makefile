@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.choiceaudit-installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test venv browser clean-venv bench bench-engine
+.PHONY: demo test venv browser clean-venv bench bench-engine bench-scale
 
 venv: $(STAMP)
 
@@ -47,6 +47,10 @@ bench: $(STAMP)
 bench-engine: $(STAMP)
 	bash benchmarks/setup_bench_env.sh
 	HF_HUB_OFFLINE=1 .venv-bench/bin/python benchmarks/bench_engine.py --threads 2
+
+# Workers against queries/s (fake, SmolLM2, openai over serve-model, Ray) and the plan estimate.
+bench-scale: $(STAMP)
+	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) benchmarks/bench_scale.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -29,6 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "human": {"types", "instruments", "store"},
     "audit": {"types", "scorers", "instruments", "stats", "store", "human"},
     "report": {"types", "store", "instruments"},
+    "serve": {"types", "scorers"},
     "cli": {"*"},
 }
 

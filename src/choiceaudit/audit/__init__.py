@@ -7,6 +7,7 @@ function here, so a Python user and a command-line user run the same code.
 """
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
+from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._import import ImportResult, import_inspect, import_lm_eval
@@ -20,7 +21,7 @@ from choiceaudit.audit._meaning import (
     run_meaning,
 )
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
-from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
+from choiceaudit.audit._scoring import ChunkExecutor, ProgressCallback, RunSummary, run_scoring
 from choiceaudit.audit._signalling import (
     CHOOSERS,
     DEFAULT_SEED,
@@ -35,10 +36,12 @@ __all__ = [
     "DEFAULT_SEED",
     "QUERIES_FILE",
     "AnalysisResult",
+    "ChunkExecutor",
     "GateResult",
     "HumanImport",
     "ImportResult",
     "ProgressCallback",
+    "RayFanout",
     "RunSummary",
     "ScoreFileResult",
     "analyse_runs",

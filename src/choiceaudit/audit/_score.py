@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
 from choiceaudit.errors import InputError, ScorerError
-from choiceaudit.scorers import load_scorer
+from choiceaudit.scorers import Scorer, ScorerOptionError, accepted_options, load_scorer
 from choiceaudit.store import RepairReport, RunStore, read_queries
 
 __all__ = ["ScoreFileResult", "repair_run", "score_file"]
@@ -34,15 +37,55 @@ def score_file(
     skip_invalid: bool = False,
     command: Sequence[str] | None = None,
     on_progress: ProgressCallback | None = None,
+    ray: str | None = None,
+    ray_workers: int | None = None,
+    ray_gpus_per_worker: float = 0.0,
 ) -> ScoreFileResult:
     """Read ``queries`` (invalid lines are an :class:`~choiceaudit.errors.InputError` listing
     every one, unless ``skip_invalid``, which records them in the manifest), load ``model`` and
-    score into the run directory ``out`` (created or resumed)."""
+    score into the run directory ``out`` (created or resumed). With ``ray`` (``"auto"`` or a
+    cluster address) the chunks are scored on ``ray_workers`` Ray actors, one model each
+    (``ray_gpus_per_worker`` GPUs reserved for each; pass ``-o device=cuda`` to use them), and
+    the parts are written here (:class:`~choiceaudit.audit.RayFanout`)."""
     result = read_queries(queries, skip_invalid=skip_invalid)
-    scorer = load_scorer(model, **(scorer_options or {}))
+    options = dict(scorer_options or {})
     skipped = {"invalid_input_line": len(result.errors)} if result.errors else {}
+    with contextlib.ExitStack() as stack:
+        executor = None
+        scorer: Scorer
+        if ray is None:
+            scorer = load_scorer(model, **options)
+        else:
+            accepted = accepted_options(model)
+            unknown = [k for k in options if k not in accepted]
+            if unknown:
+                raise ScorerOptionError(
+                    f"model {model!r} does not accept option(s) {unknown}; it accepts: "
+                    f"{', '.join(accepted) or 'none'}",
+                    accepted=accepted,
+                )
+            make = functools.partial(load_scorer, model, **options)
+            gpus = {"num_gpus": ray_gpus_per_worker} if ray_gpus_per_worker else {}
+            fan = stack.enter_context(
+                RayFanout(make, workers=ray_workers, address=ray, actor_options=gpus)
+            )
+            scorer, executor = fan, fan.execute
+        summary = _score(scorer, result, out, chunk_size, command, skipped, on_progress, executor)
+    return ScoreFileResult(summary, tuple(result.errors))
+
+
+def _score(
+    scorer: Scorer,
+    result: Any,
+    out: Path | str,
+    chunk_size: int,
+    command: Sequence[str] | None,
+    skipped: dict[str, int],
+    on_progress: ProgressCallback | None,
+    executor: Any,
+) -> RunSummary:
     try:
-        summary = run_scoring(
+        return run_scoring(
             scorer,
             result.queries,
             out,
@@ -52,11 +95,11 @@ def score_file(
             skipped=skipped,
             skipped_lines=result.errors,
             on_progress=on_progress,
+            executor=executor,
         )
     except ScorerError as exc:
         result.locate(exc)  # name the input line the failing query came from
         raise
-    return ScoreFileResult(summary, tuple(result.errors))
 
 
 def repair_run(path: Path | str) -> RepairReport:

@@ -12,7 +12,7 @@ import datetime as dt
 import platform
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,10 +23,31 @@ from choiceaudit.scorers import PartialScoreError, Scorer
 from choiceaudit.store import IDENTITY_FIELDS, PartStamp, RunStore
 from choiceaudit.types import Decision, Query
 
-__all__ = ["ProgressCallback", "RunSummary", "run_scoring"]
+__all__ = ["ChunkExecutor", "ProgressCallback", "RunSummary", "run_scoring"]
 
 #: ``on_progress(done, total)`` after each committed part (and once before the first).
 ProgressCallback = Callable[[int, int], None]
+
+#: ``executor(chunks)`` yields ``(chunk index, decisions)`` once per chunk, in any order (a
+#: chunk whose scorer raised :class:`PartialScoreError` yields that error instead; any other
+#: exception propagates). The default scores the chunks one after another with the scorer;
+#: :mod:`._fanout` scores them on Ray actors. Only the caller of the executor writes parts.
+ChunkExecutor = Callable[
+    [Sequence[Sequence[Query]]], Iterator[tuple[int, "list[Decision | None] | PartialScoreError"]]
+]
+
+
+def _sequential(scorer: Scorer) -> ChunkExecutor:
+    def execute(
+        chunks: Sequence[Sequence[Query]],
+    ) -> Iterator[tuple[int, list[Decision | None] | PartialScoreError]]:
+        for index, chunk in enumerate(chunks):
+            try:
+                yield index, list(scorer.score(chunk))
+            except PartialScoreError as exc:
+                yield index, exc
+
+    return execute
 
 
 @dataclass(frozen=True)
@@ -167,6 +188,7 @@ def run_scoring(
     skipped_lines: Sequence[tuple[int, str, str]] = (),
     on_accepted: Callable[[Path], None] | None = None,
     on_progress: ProgressCallback | None = None,
+    executor: ChunkExecutor | None = None,
 ) -> RunSummary:
     """Score the queries not yet in the run ``run``, one atomically written part per chunk.
 
@@ -182,7 +204,9 @@ def run_scoring(
     ``skipped`` records input rows the caller did not turn into queries (reason → count) and
     ``skipped_lines`` each such line as ``(line, field, reason)``. A
     :class:`~choiceaudit.scorers.PartialScoreError` keeps the decisions that came back, records
-    the failure and is re-raised; a resume scores only the rest.
+    the failure and is re-raised; a resume scores only the rest. ``executor`` scores the
+    chunks elsewhere (Ray actors: :func:`choiceaudit.audit.ray_executor`); parts are still
+    written here, one per chunk as it comes back, under the lock.
     """
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")
@@ -240,44 +264,53 @@ def run_scoring(
             manifest["rows"] = int(manifest["rows"]) + len(rows)
             store.write_manifest(manifest)
 
+        chunks = [pending[s : s + chunk_size] for s in range(0, len(pending), chunk_size)]
+        execute = executor or _sequential(scorer)
         try:
-            for start in range(0, len(pending), chunk_size):
-                chunk = pending[start : start + chunk_size]
-                try:
-                    decisions: list[Decision | None] = list(scorer.score([q for _, q in chunk]))
-                except PartialScoreError as exc:
-                    # Keep what came back, record the failure, then stop: a resume scores the
-                    # rest.
-                    kept = [
+            outcomes = execute([[q for _, q in chunk] for chunk in chunks])
+            try:
+                for index, outcome in outcomes:
+                    chunk = chunks[index]
+                    if isinstance(outcome, PartialScoreError):
+                        # Keep what came back, record the failure, then stop: a resume scores the
+                        # rest.
+                        kept = [
+                            (i, q, d)
+                            for (i, q), d in zip(chunk, outcome.completed, strict=True)
+                            if d is not None
+                        ]
+                        if kept:
+                            commit(kept)
+                        session["failed"] = f"{len(chunk) - len(kept)} queries failed: {outcome}"
+                        session["outcome"] = "partial failure"
+                        session["ended"] = _now()
+                        manifest["status"] = "incomplete"
+                        manifest["scorer"] = scorer.describe()
+                        store.write_manifest(manifest)
+                        raise outcome
+                    decisions = outcome
+                    if len(decisions) != len(chunk):
+                        raise ScorerError(
+                            f"scorer returned {len(decisions)} decisions for {len(chunk)} queries"
+                        )
+                    rows = [
                         (i, q, d)
-                        for (i, q), d in zip(chunk, exc.completed, strict=True)
+                        for (i, q), d in zip(chunk, decisions, strict=True)
                         if d is not None
                     ]
-                    if kept:
-                        commit(kept)
-                    session["failed"] = f"{len(chunk) - len(kept)} queries failed: {exc}"
-                    session["outcome"] = "partial failure"
-                    session["ended"] = _now()
-                    manifest["status"] = "incomplete"
-                    manifest["scorer"] = scorer.describe()
-                    store.write_manifest(manifest)
-                    raise
-                if len(decisions) != len(chunk):
-                    raise ScorerError(
-                        f"scorer returned {len(decisions)} decisions for {len(chunk)} queries"
-                    )
-                rows = [
-                    (i, q, d) for (i, q), d in zip(chunk, decisions, strict=True) if d is not None
-                ]
-                if len(rows) != len(chunk):
-                    raise ScorerError(
-                        "scorer returned None for a query without raising PartialScoreError"
-                    )
-                commit(rows)
-                parts += 1
-                progress += len(chunk)
-                if on_progress is not None:
-                    on_progress(progress, total)
+                    if len(rows) != len(chunk):
+                        raise ScorerError(
+                            "scorer returned None for a query without raising PartialScoreError"
+                        )
+                    commit(rows)
+                    parts += 1
+                    progress += len(chunk)
+                    if on_progress is not None:
+                        on_progress(progress, total)
+            finally:
+                close = getattr(outcomes, "close", None)
+                if close is not None:  # stop an executor's work still in flight
+                    close()
         except PartialScoreError:
             raise
         except BaseException as exc:

@@ -114,7 +114,7 @@ def models(
     out.print(table)
     out.print(
         "Also: hf:<local dir | .gguf | hub id>, lm-choice:<causal LM>, sparrow:<model>, "
-        "systemone:<model> (with -o base_url=…)."
+        "systemone:<model> and openai:<model> (with -o base_url=…)."
     )
 
 
@@ -129,7 +129,7 @@ def score(
         typer.Option(
             "--option",
             "-o",
-            help="Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.",
+            help="Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone, openai). An unknown option is an error that lists the accepted ones.",
         ),
     ] = None,
     chunk_size: Annotated[
@@ -138,6 +138,19 @@ def score(
     skip_invalid: Annotated[
         bool, typer.Option(help="Score the valid lines; record invalid ones in the manifest.")
     ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Score the parts on Ray actors, one model each: 'auto' (a cluster on this machine, else a local one) or a cluster ADDRESS; parts are written here (needs choiceaudit[ray]).",
+        ),
+    ] = None,
+    ray_workers: Annotated[
+        int | None, typer.Option(help="Ray actors (default: one per CPU of the cluster).")
+    ] = None,
+    ray_gpus_per_worker: Annotated[
+        float, typer.Option(help="GPUs Ray reserves per actor (with -o device=cuda).")
+    ] = 0.0,
 ) -> None:
     """Score a JSONL query file into a run directory; an existing run resumes where it stopped."""
     with progress_bar() as bar:
@@ -155,6 +168,9 @@ def score(
             skip_invalid=skip_invalid,
             command=["choiceaudit", *sys.argv[1:]],
             on_progress=advance,
+            ray=ray,
+            ray_workers=ray_workers,
+            ray_gpus_per_worker=ray_gpus_per_worker,
         )
     for line, fld, msg in result.skipped_lines:
         console.print(f"[yellow]skipped[/yellow] {queries}:{line}: {fld}: {_escape(msg)}")
@@ -202,5 +218,6 @@ from choiceaudit.cli import (  # noqa: E402,F401
     _import_harness,
     _meaning,
     _report,
+    _serve,
     _signalling,
 )

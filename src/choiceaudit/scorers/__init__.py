@@ -4,8 +4,11 @@ Backends are imported lazily by :func:`load_scorer`, so the core imports without
 transformers or sentence-transformers; a missing extra is reported with the pip command.
 """
 
+from typing import TYPE_CHECKING
+
 from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
+from choiceaudit.scorers._openai import OpenAIScorer
 from choiceaudit.scorers._protocol import (
     MissingBackendError,
     PartialScoreError,
@@ -22,10 +25,17 @@ from choiceaudit.scorers._registry import (
     model_status,
 )
 
+if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing them needs torch)
+    from choiceaudit.scorers._hf import EngineOptions, HFScorer
+    from choiceaudit.scorers._lm_choice import LMChoiceScorer
+    from choiceaudit.scorers._prompt import PromptLogprobs, prompt_logprobs
+
 _LAZY = {
     "EngineOptions": "choiceaudit.scorers._hf",
     "HFScorer": "choiceaudit.scorers._hf",
     "LMChoiceScorer": "choiceaudit.scorers._lm_choice",
+    "PromptLogprobs": "choiceaudit.scorers._prompt",
+    "prompt_logprobs": "choiceaudit.scorers._prompt",
 }
 
 
@@ -48,7 +58,9 @@ __all__ = [
     "LMChoiceScorer",
     "MissingBackendError",
     "ModelInfo",
+    "OpenAIScorer",
     "PartialScoreError",
+    "PromptLogprobs",
     "Scorer",
     "ScorerError",
     "ScorerOptionError",
@@ -58,4 +70,5 @@ __all__ = [
     "load_embedder",
     "load_scorer",
     "model_status",
+    "prompt_logprobs",
 ]

@@ -139,13 +139,15 @@ def _check_installed(name: str) -> None:
 
 def backend_of(spec: str) -> str:
     """The backend a model spec resolves to, without loading it: ``hf`` (a causal LM scored by
-    option log-probability), ``lm-choice``, ``sparrow``, ``cosine``, ``systemone`` or ``fake``."""
+    option log-probability), ``openai`` (the same, over an inference server), ``lm-choice``,
+    ``sparrow``, ``cosine``, ``systemone`` or ``fake``."""
     if spec in ("smollm2", "gemma3-270m") or spec.startswith("hf:"):
         return "hf"
     for prefix, backend in (
         ("lm-choice:", "lm-choice"),
         ("sparrow", "sparrow"),
         ("systemone:", "systemone"),
+        ("openai:", "openai"),
     ):
         if spec.startswith(prefix):
             return backend
@@ -189,6 +191,10 @@ def _loader(spec: str) -> tuple[str, Callable[..., Any], tuple[str, ...]]:
         from choiceaudit.scorers._systemone import SystemOneScorer
 
         return backend, SystemOneScorer, ("model",)
+    if backend == "openai":
+        from choiceaudit.scorers._openai import OpenAIScorer
+
+        return backend, OpenAIScorer, ("model",)
     from choiceaudit.scorers._fake import FakeScorer
 
     return backend, FakeScorer, ()
@@ -221,6 +227,8 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
     option log-probability; ``lm-choice:<causal LM spec>`` — that LM as a keyed decision model;
     ``sparrow`` or ``sparrow:<model name or path>``; ``minilm`` — embedding cosine chooser;
     ``systemone:<model alias>`` — a decision-model HTTP API (needs ``base_url=``);
+    ``openai:<model>`` — a causal LM scored by prompt log-probabilities from an OpenAI-compatible
+    completions server (vLLM, SGLang, ``choiceaudit serve-model``; needs ``base_url=``);
     ``fake`` — the deterministic test scorer. ``options`` go to the backend's constructor; one
     it does not take is a :class:`ScorerOptionError` listing those it does (before any weights
     load; :func:`accepted_options` gives the list).
@@ -253,11 +261,24 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
         if "base_url" not in options:
             raise ScorerError("systemone:<model> needs base_url= (the decision API's address)")
         return SystemOneScorer(model=spec.removeprefix("systemone:"), **options)  # type: ignore[no-any-return]
+    if spec.startswith("openai:"):
+        from choiceaudit.scorers._openai import OpenAIScorer
+
+        if "base_url" not in options:
+            raise ScorerError("openai:<model> needs base_url= (the server's address)")
+        return OpenAIScorer(model=spec.removeprefix("openai:"), **options)
     if spec == "fake":
         from choiceaudit.scorers._fake import FakeScorer
 
         return FakeScorer(**options)
     known = ", ".join(
-        [*BUILTIN_MODELS, "hf:<dir|gguf|hub id>", "sparrow:<name>", "systemone:<model>", "fake"]
+        [
+            *BUILTIN_MODELS,
+            "hf:<dir|gguf|hub id>",
+            "sparrow:<name>",
+            "systemone:<model>",
+            "openai:<model>",
+            "fake",
+        ]
     )
     raise ScorerError(f"unknown model {spec!r}; known: {known}")

@@ -1,0 +1,259 @@
+"""The wire formats of the ``openai`` scorer: request bodies, and responses parsed into each
+string's tokens with their character spans and log-probabilities (:mod:`._openai` states the
+definitions, the hazards and the client).
+
+Spans come from ``text_offset`` where those are true character offsets into the string
+(``offsets``), else from aligning the token strings to it (``aligned``, :func:`align_tokens`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from choiceaudit.scorers._protocol import ScorerError
+
+__all__ = [
+    "APIS",
+    "INFO",
+    "InvalidBody",
+    "Parsed",
+    "Tokens",
+    "align_tokens",
+    "parse_body",
+    "request_body",
+]
+
+#: Endpoint of each wire format, relative to the base URL.
+APIS: dict[str, str] = {
+    "completions": "/v1/completions",
+    "vllm-prompt-logprobs": "/v1/completions",
+    "sglang": "/generate",
+}
+#: Where each server reports the model it serves.
+INFO = {
+    "completions": "/v1/models",
+    "vllm-prompt-logprobs": "/v1/models",
+    "sglang": "/get_model_info",
+}
+
+
+class InvalidBody(Exception):
+    """The body broke the wire format; retried like a transient failure, never recorded."""
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """One string as the server scored it: character spans and log-probabilities per token."""
+
+    spans: tuple[tuple[int, int], ...]
+    logprobs: tuple[float | None, ...]
+    method: str  # "offsets" or "aligned"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A response: each string's tokens, and the server's fingerprint and model name if given."""
+
+    tokens: list[Tokens]
+    fingerprint: str | None = None
+    model: str | None = None
+
+
+def request_body(api: str, model: str, texts: list[str]) -> dict[str, Any]:
+    """The request body of ``api`` scoring ``texts`` (nothing generated, greedy)."""
+    if api == "completions":
+        return {
+            "model": model,
+            "prompt": texts,
+            "echo": True,
+            "logprobs": 1,
+            "max_tokens": 0,
+            "temperature": 0.0,
+        }
+    if api == "vllm-prompt-logprobs":
+        return {
+            "model": model,
+            "prompt": texts,
+            "prompt_logprobs": 0,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "return_token_ids": True,
+        }
+    return {
+        "text": texts,
+        "sampling_params": {"max_new_tokens": 0, "temperature": 0.0},
+        "return_logprob": True,
+        "logprob_start_len": 0,
+        "return_text_in_logprobs": True,
+    }
+
+
+def align_tokens(text: str, tokens: Sequence[str | None]) -> tuple[tuple[int, int], ...]:
+    """Character spans of ``tokens`` in ``text`` when the token strings tile it left to right.
+
+    ``""`` is zero-width; a token that does not match before any character is covered is a
+    leading special token (zero-width at 0), and one after the last character a trailing one;
+    ``None`` (allowed only first) is a token of unknown text that covers whatever the others
+    leave in front. Raises ``ValueError`` when the strings do not reproduce ``text``.
+    """
+    if tokens and tokens[0] is None:
+        rest = tokens[1:]
+        if any(t is None for t in rest):
+            raise ValueError("only the first token's text may be unknown")
+        head = len(text) - sum(len(t) for t in rest if t is not None)
+        if head < 0:
+            raise ValueError("the tokens are longer than the text")
+        tail = align_tokens(text[head:], rest)
+        return ((0, head), *((s + head, e + head) for s, e in tail))
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for i, tok in enumerate(tokens):
+        if tok is None:
+            raise ValueError("only the first token's text may be unknown")
+        if tok and text.startswith(tok, cursor):
+            spans.append((cursor, cursor + len(tok)))
+            cursor += len(tok)
+        elif not tok or cursor == len(text) or (cursor == 0 and all(s == e for s, e in spans)):
+            spans.append((cursor, cursor))  # a special token the text does not contain
+        else:
+            raise ValueError(
+                f"token {i} ({tok!r}) does not match the text at character {cursor} "
+                f"({text[cursor : cursor + 20]!r})"
+            )
+    if cursor != len(text):
+        raise ValueError(f"the tokens cover {cursor} of the text's {len(text)} characters")
+    return tuple(spans)
+
+
+def _offset_spans(
+    text: str, tokens: Sequence[str], offsets: Sequence[int]
+) -> tuple[tuple[int, int], ...] | None:
+    """The spans given by ``text_offset``, if they are true character offsets into ``text``."""
+    spans = []
+    for tok, off in zip(tokens, offsets, strict=True):
+        if not isinstance(off, int) or off < 0 or text[off : off + len(tok)] != tok:
+            return None
+        spans.append((off, off + len(tok)))
+    return tuple(spans)
+
+
+def parse_body(api: str, base_url: str, texts: list[str], data: Any) -> Parsed:
+    """The tokens of each of ``texts`` in a response ``data`` of ``api``. A body that breaks
+    the format raises :class:`InvalidBody` (retried); tokens that cannot be placed in the text
+    raise :class:`ScorerError` (not retried: the server is consistent, and wrong)."""
+    if api == "sglang":
+        items = data if isinstance(data, list) else [data]
+        if len(items) != len(texts):
+            raise InvalidBody(f"{len(items)} results for {len(texts)} prompts")
+        return Parsed([_sglang(base_url, t, i) for t, i in zip(texts, items, strict=True)])
+    if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+        raise InvalidBody("body has no choices")
+    choices = sorted(data["choices"], key=lambda c: int(c["index"]))
+    if [int(c["index"]) for c in choices] != list(range(len(texts))):
+        raise InvalidBody(f"choices {[c.get('index') for c in choices]} for {len(texts)} prompts")
+    fingerprint = data.get("system_fingerprint")
+    model = data.get("model")
+    read = _echo if api == "completions" else _prompt_logprobs
+    return Parsed(
+        [read(base_url, t, c) for t, c in zip(texts, choices, strict=True)],
+        fingerprint if isinstance(fingerprint, str) else None,
+        model if isinstance(model, str) else None,
+    )
+
+
+def _spans(
+    base_url: str, text: str, tokens: Sequence[str | None], offsets: Sequence[int] | None
+) -> tuple[tuple[tuple[int, int], ...], str]:
+    if offsets is not None and all(t is not None for t in tokens):
+        spans = _offset_spans(text, [t or "" for t in tokens], offsets)
+        if spans is not None:
+            return spans, "offsets"
+    try:
+        return align_tokens(text, tokens), "aligned"
+    except ValueError as exc:
+        raise ScorerError(
+            f"openai {base_url}: the server's tokens do not place the option in the "
+            f"prompt ({exc}); its offsets are not character offsets and its token strings "
+            f"do not reproduce the text, so the scored tokens cannot be located"
+        ) from None
+
+
+def _finish(base_url: str, text: str, tokens: Sequence[str | None],
+            offsets: Sequence[int] | None, logprobs: Sequence[Any]) -> Tokens:  # fmt: skip
+    if len(tokens) != len(logprobs) or (offsets is not None and len(offsets) != len(tokens)):
+        raise InvalidBody("tokens, logprobs and offsets differ in length")
+    values: list[float | None] = []
+    for v in logprobs:
+        if v is None:
+            values.append(None)
+        elif isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+            values.append(float(v))
+        else:
+            raise InvalidBody(f"log-probability {v!r} is not a finite number")
+    spans, method = _spans(base_url, text, tokens, offsets)
+    return Tokens(spans, tuple(values), method)
+
+
+def _echo(base_url: str, text: str, choice: dict[str, Any]) -> Tokens:
+    lp = choice["logprobs"]
+    if not isinstance(lp, dict):
+        raise InvalidBody("choice has no logprobs (does the server support echo with logprobs?)")
+    tokens, values, offsets = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
+    n_prompt = _prompt_count(text, choice, len(tokens))
+    return _finish(
+        base_url,
+        text,
+        tokens[:n_prompt],
+        None if offsets is None else offsets[:n_prompt],
+        values[:n_prompt],
+    )
+
+
+def _prompt_logprobs(base_url: str, text: str, choice: dict[str, Any]) -> Tokens:
+    entries = choice["prompt_logprobs"]
+    ids = choice.get("prompt_token_ids")
+    if not isinstance(entries, list) or not entries:
+        raise InvalidBody("choice has no prompt_logprobs (is this a vLLM server?)")
+    if ids is not None and len(ids) != len(entries):
+        raise InvalidBody("prompt_token_ids and prompt_logprobs differ in length")
+    tokens: list[str | None] = []
+    values: list[float | None] = []
+    for j, entry in enumerate(entries):
+        if entry is None:
+            if j:
+                raise InvalidBody(f"prompt_logprobs[{j}] is null after the first token")
+            tokens.append(None)
+            values.append(None)
+            continue
+        if ids is not None:
+            picked = entry[str(ids[j])]
+        elif len(entry) == 1:
+            (picked,) = entry.values()
+        else:
+            raise InvalidBody("several candidates per prompt token and no prompt_token_ids")
+        tokens.append(picked["decoded_token"])
+        values.append(picked["logprob"])
+    return _finish(base_url, text, tokens, None, values)
+
+
+def _sglang(base_url: str, text: str, item: dict[str, Any]) -> Tokens:
+    entries = item["meta_info"]["input_token_logprobs"]
+    tokens = [e[2] for e in entries]
+    if any(not isinstance(t, str) for t in tokens):
+        raise InvalidBody("input_token_logprobs has no token text (send return_text_in_logprobs)")
+    return _finish(base_url, text, tokens, None, [e[0] for e in entries])
+
+
+def _prompt_count(text: str, choice: dict[str, Any], n_returned: int) -> int:
+    """How many returned tokens are the prompt's: all of them with ``max_tokens: 0``; a
+    server that generated anyway appended the completion ``choice["text"]`` after the prompt."""
+    ids = choice.get("prompt_token_ids")
+    if isinstance(ids, list):
+        return min(len(ids), n_returned)
+    echoed = choice.get("text")
+    if isinstance(echoed, str) and echoed != text and echoed.startswith(text):
+        raise InvalidBody("the server generated tokens after the prompt and did not say how many")
+    return n_returned

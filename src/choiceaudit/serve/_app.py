@@ -1,0 +1,180 @@
+"""An OpenAI-compatible ``/v1/completions`` over the local causal-LM engine (prompt scoring only).
+
+``POST /v1/completions`` with ``echo: true``, ``logprobs: 0`` or ``1`` and ``max_tokens: 0``
+returns, per prompt, the OpenAI completions ``logprobs`` object: ``tokens`` (each token's
+characters in the prompt, ``""`` for a zero-width special token such as a BOS),
+``text_offset`` (the token's first character, from the fast tokenizer's offset mapping, so
+``prompt[text_offset[i]:text_offset[i] + len(tokens[i])] == tokens[i]`` always holds),
+``token_logprobs`` (``null`` first, then the engine's float64 ``log P(token | before)``) and
+``top_logprobs`` (the prompt token only). ``prompt_token_ids`` carries the ids, as vLLM's
+``return_token_ids`` does. Nothing is generated: a request with ``max_tokens > 0`` or without
+``echo`` is refused (400), as is a prompt longer than the context window (never truncated).
+
+The strings of one request run as one group of the engine (one token trie), so the ``openai``
+scorer, which sends one query's option strings per request, makes the same packed row as the
+``hf`` scorer in process. ``GET /v1/models`` reports the served model with its identity
+(model id, weights sha256, revision, dtype, tokenizer) under ``choiceaudit``; the scorer records
+it in the run's manifest. With ``api_key`` set, requests need ``Authorization: Bearer <key>``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import threading
+import time
+import uuid
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from choiceaudit.errors import ScorerError
+from choiceaudit.scorers import HFScorer, PromptLogprobs, prompt_logprobs
+
+__all__ = ["create_app"]
+
+
+def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status)
+
+
+def create_app(
+    scorer: HFScorer, *, served_name: str | None = None, api_key: str | None = None
+) -> Starlette:
+    """The ASGI app serving ``scorer``'s model (an ``hf`` scorer: its model, tokenizer and
+    engine options). ``served_name`` is the model name clients send (default: the spec)."""
+    name = served_name or scorer.name
+    lm = scorer.lm
+    described = lm.describe()
+    identity = {
+        key: described.get(key)
+        for key in ("model", "model_id", "weights_sha256", "revision", "dtype", "device")
+    }
+    identity["tokenizer"] = {
+        "class": type(lm.tokenizer).__name__,
+        "name_or_path": getattr(lm.tokenizer, "name_or_path", None),
+        "vocab_size": len(lm.tokenizer),
+        "bos_token": getattr(lm.tokenizer, "bos_token", None),
+    }
+    identity["libraries"] = described.get("libraries")
+    identity["context_window"] = scorer.context_window
+    fingerprint = f"choiceaudit-{(identity['weights_sha256'] or 'unhashed')[:16]}"
+    created = int(time.time())
+    engine_lock = threading.Lock()  # one forward at a time; the model is not re-entrant
+
+    def authorised(request: Request) -> bool:
+        if api_key is None:
+            return True
+        sent = request.headers.get("authorization", "")
+        return hmac.compare_digest(sent.encode(), f"Bearer {api_key}".encode())
+
+    async def models(request: Request) -> JSONResponse:
+        if not authorised(request):
+            return _error(401, "missing or wrong API key", "authentication_error")
+        entry = {
+            "id": name,
+            "object": "model",
+            "created": created,
+            "owned_by": "choiceaudit",
+            "root": identity["model_id"],
+            "max_model_len": scorer.context_window,
+            "choiceaudit": identity,
+        }
+        return JSONResponse({"object": "list", "data": [entry]})
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "model": name})
+
+    def score(texts: list[str]) -> list[PromptLogprobs]:
+        with engine_lock:
+            return prompt_logprobs(lm, texts, engine=scorer.engine, add_special_tokens=True)
+
+    async def completions(request: Request) -> JSONResponse:
+        if not authorised(request):
+            return _error(401, "missing or wrong API key", "authentication_error")
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "the body is not JSON")
+        if not isinstance(body, dict):
+            return _error(400, "the body must be a JSON object")
+        problem = _check_request(body, name)
+        if problem is not None:
+            return _error(404 if problem.startswith("model") else 400, problem)
+        prompts = body["prompt"]
+        texts = [prompts] if isinstance(prompts, str) else list(prompts)
+        from starlette.concurrency import run_in_threadpool
+
+        try:
+            results = await run_in_threadpool(score, texts)
+        except ScorerError as exc:
+            return _error(400, str(exc))
+        choices = [_choice(i, r) for i, r in enumerate(results)]
+        n_tokens = sum(len(r.ids) for r in results)
+        return JSONResponse(
+            {
+                "id": f"cmpl-{uuid.uuid4().hex}",
+                "object": "text_completion",
+                "created": int(time.time()),
+                "model": name,
+                "system_fingerprint": fingerprint,
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": n_tokens,
+                    "completion_tokens": 0,
+                    "total_tokens": n_tokens,
+                },
+            }
+        )
+
+    routes = [
+        Route("/v1/completions", completions, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    return Starlette(routes=routes)
+
+
+def _check_request(body: dict[str, Any], name: str) -> str | None:
+    """What is wrong with a completions request for this scoring-only server, if anything."""
+    model = body.get("model")
+    if model is not None and model != name:
+        return f"model {model!r} is not served here (this server serves {name!r})"
+    prompts = body.get("prompt")
+    is_text_list = (
+        isinstance(prompts, list) and prompts and all(isinstance(p, str) for p in prompts)
+    )
+    if not (isinstance(prompts, str) or is_text_list):
+        return "prompt must be a string or a non-empty list of strings (token-id prompts are not served)"
+    if body.get("echo") is not True:
+        return "this server scores prompts only: send echo=true"
+    if body.get("max_tokens") != 0:
+        return "this server scores prompts only: send max_tokens=0 (nothing is generated)"
+    logprobs = body.get("logprobs")
+    if isinstance(logprobs, bool) or logprobs not in (0, 1):
+        return "logprobs must be 0 or 1 (the prompt token's log-probability; no alternatives are served)"
+    if body.get("n", 1) != 1 or body.get("stream", False):
+        return "n must be 1 and stream false"
+    return None
+
+
+def _choice(index: int, result: PromptLogprobs) -> dict[str, Any]:
+    text = result.text
+    tokens = [text[s:e] for s, e in result.offsets]
+    top: list[dict[str, float] | None] = [
+        None if lp is None else {tok: lp} for tok, lp in zip(tokens, result.logprobs, strict=True)
+    ]
+    return {
+        "index": index,
+        "text": text,
+        "logprobs": {
+            "tokens": tokens,
+            "token_logprobs": list(result.logprobs),
+            "text_offset": [s for s, _ in result.offsets],
+            "top_logprobs": top,
+        },
+        "finish_reason": "length",
+        "prompt_token_ids": list(result.ids),
+    }

@@ -1,0 +1,68 @@
+"""A tiny random Llama with a character BPE whose merges cross the prompt/option join and a
+BOS the tokenizer adds in front, saved and loaded as a user's local model would be, and the
+``serve-model`` app over it running on 127.0.0.1."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CONTEXT = 48
+
+
+def tiny_tokenizer() -> Any:
+    import transformers
+    from tokenizers import Tokenizer, models, processors
+
+    specials = ["<unk>", "<pad>", "<s>"]
+    chars = ["\n", *string.printable[:95]]
+    merges = [(":", " "), (": ", "y"), ("e", "s"), (": y", "es"), ("t", "h"), ("th", "e")]
+    vocab = {t: i for i, t in enumerate([*specials, *chars, *(a + b for a, b in merges)])}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>"))
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", vocab["<s>"])]
+    )
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>"
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+
+    tokenizer = tiny_tokenizer()
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=CONTEXT,
+        initializer_range=0.3, pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+    )  # fmt: skip
+    torch.manual_seed(7)
+    model = transformers.LlamaForCausalLM(config)
+    directory = tmp_path_factory.mktemp("serve") / "tiny"
+    model.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_scorer(tiny_dir: Path) -> Any:
+    from choiceaudit.scorers import load_scorer
+
+    return load_scorer(f"hf:{tiny_dir}")
+
+
+@pytest.fixture(scope="session")
+def tiny_url(tiny_scorer: Any) -> Iterator[str]:
+    from choiceaudit.serve import ServerThread, create_app
+
+    with ServerThread(create_app(tiny_scorer, served_name="tiny", api_key=None)) as url:
+        yield url
