@@ -22,6 +22,7 @@ from choiceaudit.audit._signalling import (
     CHOOSERS,
     DEFAULT_SEED,
     build_instrument,
+    check_signalling,
     make_chooser,
     run_signalling,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "ScoreFileResult",
     "analyse_runs",
     "build_instrument",
+    "check_signalling",
     "load_meaning_corpus",
     "make_chooser",
     "meaning_run_dir",

@@ -20,15 +20,17 @@ from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
     INSTRUMENT_FILE,
-    BayesOracleChooser,
-    CosineChooser,
+    ConformanceReport,
     FrozenInstrument,
     InstrumentMismatchError,
-    SalienceChooser,
-    UniformChooser,
+    RobustnessConfig,
     build_signalling_items,
+    candidate_columns,
+    check_conformance,
+    chooser_condition,
     freeze_instrument,
     load_instrument,
+    signalling_chooser,
 )
 from choiceaudit.scorers import Scorer, load_embedder, load_scorer
 from choiceaudit.store import RunStore
@@ -37,12 +39,24 @@ __all__ = [
     "CHOOSERS",
     "DEFAULT_SEED",
     "build_instrument",
+    "check_signalling",
     "make_chooser",
     "run_signalling",
 ]
 
-#: Reference choosers by their command-line name (§I-K).
-CHOOSERS: tuple[str, ...] = ("cosine", "uniform", "salience", "bayes")
+#: Choosers by their command-line name (§I-K): conditions 1 (cosine), 2 (swow), 3 (conceptnet),
+#: 6 (rsa:swow, rsa:conceptnet; any other rsa:<base> is refused with the reason), 7 (bayes) and
+#: the uniform and salience references. Conditions 4 and 5 are models (``--model``).
+CHOOSERS: tuple[str, ...] = (
+    "cosine",
+    "swow",
+    "conceptnet",
+    "rsa:swow",
+    "rsa:conceptnet",
+    "bayes",
+    "uniform",
+    "salience",
+)
 DEFAULT_SEED = 20260901
 ITEMS_DIR = ".items"
 
@@ -64,10 +78,17 @@ def build_instrument(
     n_candidates: int | None = None,
     tiles: str | None = None,
     allow_loss: bool = False,
+    swow: Path | str | None = None,
+    override_tile_screen: bool = False,
+    filters: RobustnessConfig | None = None,
 ) -> FrozenInstrument:
-    """Build the item set from the norms and freeze it into ``out_dir``. A THINGS loader that
-    loses more concepts than its threshold refuses unless ``allow_loss``; any loss is warned
-    about and recorded in the frozen configuration (``pool.norms_loss``)."""
+    """Build the item set from the norms and freeze it into ``out_dir``, with every generated
+    candidate (selected or not) in ``candidates.parquet``. A THINGS loader that loses more
+    concepts than its threshold refuses unless ``allow_loss``; any loss is warned about and
+    recorded in the frozen configuration (``pool.norms_loss``). ``swow`` enters the pool
+    intersection (§I-B); a tile file the §I-C screen disagrees with is refused unless
+    ``override_tile_screen`` (recorded); ``filters`` are optional selection filters (none by
+    default; recorded)."""
     if norms not in ("things", "lancaster"):
         raise InputError(f"unknown norms {norms!r}; use things or lancaster")
     if (Path(out_dir) / INSTRUMENT_FILE).exists():  # refuse before spending the build
@@ -82,22 +103,55 @@ def build_instrument(
         n_candidates=n_candidates or _n_candidates(n_items),
         n_items=n_items,
         allow_loss=allow_loss,
+        swow=swow,
+        override_tile_screen=override_tile_screen,
+        robustness=filters,
     )
-    return freeze_instrument(result.items, out_dir)
+    return freeze_instrument(result.items, out_dir, candidates=candidate_columns(result.selection))
 
 
-def make_chooser(name: str, frozen: FrozenInstrument) -> Scorer:
-    """A reference chooser over the frozen items: cosine (MiniLM), uniform, salience, bayes."""
-    items = frozen.items
-    if name == "uniform":
-        return UniformChooser()
-    if name == "salience":
-        return SalienceChooser(items)
-    if name == "bayes":
-        return BayesOracleChooser(items)
-    if name == "cosine":
-        return CosineChooser(items, load_embedder("minilm"), model="minilm")
-    raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
+def check_signalling(
+    norms: str = "things",
+    *,
+    data: Path | str | None = None,
+    seed: int = DEFAULT_SEED,
+    n_candidates: int = 200_000,
+    n_items: int = 1000,
+    swow: Path | str | None = None,
+    allow_loss: bool = False,
+) -> ConformanceReport:
+    """The model-free conformance check (``choiceaudit check signalling``): build the paper's
+    design (200,000 candidates, 1,000 items by default) and compare every number the paper
+    reports that needs no model with the measured one."""
+    result = build_signalling_items(
+        norms,  # type: ignore[arg-type]
+        seed=seed,
+        data=data,
+        n_candidates=n_candidates,
+        n_items=n_items,
+        allow_loss=allow_loss,
+        swow=swow,
+    )
+    return check_conformance(result, seed=seed)
+
+
+def make_chooser(
+    name: str,
+    frozen: FrozenInstrument,
+    *,
+    swow: Path | str | None = None,
+    conceptnet: Path | str | None = None,
+) -> Scorer:
+    """A chooser over the frozen items by its command-line name (:data:`CHOOSERS`; cosine
+    uses MiniLM). An RSA layer over an ineligible base is refused with the reason."""
+    return signalling_chooser(
+        name,
+        frozen.items,
+        embed=lambda: load_embedder("minilm"),
+        embed_model="minilm",
+        swow=swow,
+        conceptnet=conceptnet,
+    )
 
 
 def _dir_name(prefix: str, spec: str) -> str:
@@ -114,6 +168,7 @@ def _resolve_items(
     n_items: int,
     n_candidates: int | None,
     allow_loss: bool = False,
+    swow: Path | str | None = None,
 ) -> FrozenInstrument:
     if items is not None:
         return load_instrument(items)
@@ -127,6 +182,7 @@ def _resolve_items(
             n_items=n_items,
             n_candidates=n_candidates,
             allow_loss=allow_loss,
+            swow=swow,
         )
     frozen = load_instrument(item_dir)
     want = {"norms": norms, "seed": seed, "n_items": n_items}
@@ -157,6 +213,8 @@ def run_signalling(
     command: Sequence[str] | None = None,
     progress: ProgressCallback | None = None,
     allow_loss: bool = False,
+    swow: Path | str | None = None,
+    conceptnet: Path | str | None = None,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
@@ -164,8 +222,14 @@ def run_signalling(
     if not models and not choosers:
         raise InputError("give at least one --model or --chooser")
     for name in choosers:
+        if name.startswith("rsa:") and name not in CHOOSERS:
+            signalling_chooser(name, [])  # raises the refusal with its reason (§IV-H1)
         if name not in CHOOSERS:
             raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
+        if name in ("swow", "rsa:swow") and swow is None:
+            raise InputError(f"chooser {name} (condition 2/6) needs --swow FILE")
+        if name in ("conceptnet", "rsa:conceptnet") and conceptnet is None:
+            raise InputError(f"chooser {name} (condition 3/6) needs --conceptnet FILE")
     root = Path(out_root)
     frozen = _resolve_items(
         root,
@@ -176,6 +240,7 @@ def run_signalling(
         n_items=n_items,
         n_candidates=n_candidates,
         allow_loss=allow_loss,
+        swow=swow,
     )
     queries = frozen.render(conditions=conditions, formats=formats, label_forms=label_forms)
     base = {
@@ -205,7 +270,11 @@ def run_signalling(
             jobs.append((_dir_name("", name), {**base, "model": name}, lambda s=spec: s))  # type: ignore[misc]
     for name in choosers:
         jobs.append(
-            (_dir_name("", name), {**base, "chooser": name}, lambda n=name: make_chooser(n, frozen))  # type: ignore[misc]
+            (
+                _dir_name("", name),
+                {**base, "chooser": name, "condition": chooser_condition(name)},
+                lambda n=name: make_chooser(n, frozen, swow=swow, conceptnet=conceptnet),  # type: ignore[misc]
+            )
         )
     run_dirs = []
     for dirname, config, factory in jobs:
@@ -218,6 +287,7 @@ def run_signalling(
 
         def copy_items(directory: Path) -> None:
             frozen.copy_to(directory / "instrument")
+
         label = str(config.get("model") or config.get("chooser"))
 
         def advance(done: int, total: int, label: str = label) -> None:

@@ -20,11 +20,19 @@ choice made where the paper is silent.
 from choiceaudit.instruments.signalling._build import (
     build_signalling_items,
 )
+from choiceaudit.instruments.signalling._chooser_factory import (
+    chooser_condition,
+    signalling_chooser,
+)
 from choiceaudit.instruments.signalling._choosers import (
     BayesOracleChooser,
     CosineChooser,
     SalienceChooser,
     UniformChooser,
+)
+from choiceaudit.instruments.signalling._conformance import (
+    ConformanceReport,
+    check_conformance,
 )
 from choiceaudit.instruments.signalling._fetch import (
     ChecksumError,
@@ -40,6 +48,7 @@ from choiceaudit.instruments.signalling._freeze import (
     read_amendments,
 )
 from choiceaudit.instruments.signalling._items import (
+    RobustnessConfig,
     generate_candidates,
 )
 from choiceaudit.instruments.signalling._lancaster import (
@@ -56,6 +65,7 @@ from choiceaudit.instruments.signalling._run_analysis import (
     analyse_signalling_runs,
 )
 from choiceaudit.instruments.signalling._selection import (
+    candidate_columns,
     conflict_rates,
     select_items,
 )
@@ -70,10 +80,12 @@ __all__ = [
     "INSTRUMENT_FILE",
     "BayesOracleChooser",
     "ChecksumError",
+    "ConformanceReport",
     "CoordinateCell",
     "CosineChooser",
     "FrozenInstrument",
     "InstrumentMismatchError",
+    "RobustnessConfig",
     "SalienceChooser",
     "SignallingAnalysis",
     "UniformChooser",
@@ -81,6 +93,9 @@ __all__ = [
     "analyse_signalling_runs",
     "build_pool",
     "build_signalling_items",
+    "candidate_columns",
+    "check_conformance",
+    "chooser_condition",
     "conflict_rates",
     "fetch_things",
     "freeze_instrument",
@@ -91,4 +106,5 @@ __all__ = [
     "load_tiles",
     "read_amendments",
     "select_items",
+    "signalling_chooser",
 ]
