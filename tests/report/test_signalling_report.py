@@ -99,10 +99,25 @@ def test_table1_values(report: Path) -> None:
     assert float(b["o_bayes"]) == 1.0 and float(b["o_fit"]) == 0.0  # conflict items
     assert float(s["o_fit"]) == 1.0
     assert b["sig"] == "True" and b["sig_bonf"] == "True"
+    # Bonferroni counts the model x rule cells only (the fake model's one cell), never the
+    # reference choosers (§I-H2)
     assert (
-        "level 0.9875 (Bonferroni across the 4 cells)"
+        "level 0.9500 (Bonferroni across the 1 model x rule cells"
         in (report / "tables" / "signalling_table1.md").read_text()
     )
+    assert (cells["fake"]["condition"], cells["bayes"]["condition"]) == ("4", "7")
+    assert cells["uniform"]["condition"] == cells["salience"]["condition"] == "reference"
+    # the fit axis has its own interval (§IV-B): salience is the top of it, Bayes gives fit up
+    assert float(s["delta_fit"]) > float(b["delta_fit"]) and s["sig_fit"] == "True"
+    assert float(s["delta_fit"]) - float(b["delta_fit"]) == pytest.approx(
+        float(s["fit_mean"]) - float(b["fit_mean"])
+    )
+    assert float(s["o_fit_both"]) == 1.0 and float(b["o_fit_both"]) == 0.0
+    assert float(s["r_to_s"]) == pytest.approx(1.0) and float(b["s_to_b"]) == pytest.approx(1.0)
+    comparison = {
+        r["axis"]: r for r in _csv(report / "tables" / "signalling_random_comparison.csv")
+    }
+    assert comparison["post_norm"]["n_cells"] == "1"
     assert float(b["excess"]) > 0.5  # item-determined choices are consistent across orders
     # the fake scorer scores option text only: the same option on every item, so its
     # consistency is perfect and its excess over the marginal null exactly zero (§IV-A)

@@ -40,7 +40,16 @@ from choiceaudit.instruments.signalling._associations import AssociationStrength
 from choiceaudit.instruments.signalling._choosers import ItemLookup
 from choiceaudit.types import Decision, Item, Query
 
-__all__ = ["STOPWORDS", "ConceptNetPathChooser", "SwowWalkChooser", "option_content_words"]
+__all__ = [
+    "DECAY_SWEEP",
+    "STOPWORDS",
+    "ConceptNetPathChooser",
+    "SwowWalkChooser",
+    "option_content_words",
+]
+
+#: Decay bases recorded beside the primary one (scores ``path@d=<value>``), §IV-H5.
+DECAY_SWEEP: tuple[float, ...] = (0.25, 0.5, 0.75, 0.9)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -91,10 +100,15 @@ def _uncovered(q: Query, rule: str) -> Decision:
     )
 
 
-def _argmax_decision(q: Query, rule: str, scores: FloatArray) -> Decision:
+def _argmax_decision(
+    q: Query, rule: str, scores: FloatArray, extra: dict[str, FloatArray] | None = None
+) -> Decision:
     top = scores == scores.max()
     return Decision(
-        query_id=q.id, probs=top / top.sum(), scores={rule: scores}, aux={"covered": True}
+        query_id=q.id,
+        probs=top / top.sum(),
+        scores={rule: scores, **(extra or {})},
+        aux={"covered": True},
     )
 
 
@@ -205,8 +219,14 @@ class ConceptNetPathChooser:
             if not np.isfinite(k).any():
                 out.append(_uncovered(q, "path"))
                 continue
-            scores = np.where(np.isfinite(k), self.decay ** np.where(np.isfinite(k), k, 0), 0.0)
-            out.append(_argmax_decision(q, "path", scores))
+            finite = np.isfinite(k)
+            scores = np.where(finite, self.decay ** np.where(finite, k, 0), 0.0)
+            # §IV-H5: d cannot move the argmax; the sweep is recorded to show it
+            sweep = {
+                f"path@d={d:g}": np.where(finite, d ** np.where(finite, k, 0), 0.0)
+                for d in DECAY_SWEEP
+            }
+            out.append(_argmax_decision(q, "path", scores, sweep))
         return out
 
 

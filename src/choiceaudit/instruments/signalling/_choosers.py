@@ -153,8 +153,6 @@ class BayesOracleChooser(_ItemChooser):
         return out
 
 
-
-
 class CosineChooser:
     """Condition 1: embedding cosine with no pragmatics (a mandatory literal baseline, §I-K).
 
