@@ -240,7 +240,8 @@ def _inert(group: Sequence[AnalysedArm]) -> tuple[InertParameter, ...]:
     out = []
     for a in group:
         sweeps: dict[str, list[tuple[float, str]]] = {}
-        for _, d in a.arm.rows[:1]:
+        first = next((d for _, d in a.arm.rows if d.aux.get("covered", True)), None)
+        for d in [first] if first is not None else []:
             for key in d.scores:
                 if "@" in key and "=" in key:
                     param, value = key.split("@", 1)[1].split("=", 1)
