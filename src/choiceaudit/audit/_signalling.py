@@ -207,7 +207,7 @@ def run_signalling(
     seed: int = DEFAULT_SEED,
     conditions: Sequence[str] = ("4", "5"),
     formats: Sequence[str] = ("V", "L"),
-    label_forms: Sequence[str] = ("bare",),
+    label_forms: Sequence[str] = ("bare", "paren"),
     chunk_size: int = 32,
     scorer_options: dict[str, Any] | None = None,
     command: Sequence[str] | None = None,

@@ -289,7 +289,11 @@ def run_signalling_command(
         list[str] | None, typer.Option("--format", help="Formats (default V and L).")
     ] = None,
     label_form: Annotated[
-        list[str] | None, typer.Option("--label-form", help="Format-L labels (default bare).")
+        list[str] | None,
+        typer.Option(
+            "--label-form",
+            help="Format-L label forms (default both: bare A and (A), §IV-H4).",
+        ),
     ] = None,
     option: OptionOpt = None,
     allow_loss: AllowLossOpt = False,
@@ -322,7 +326,7 @@ def run_signalling_command(
             seed=seed,
             conditions=condition or ("4", "5"),
             formats=fmt or ("V", "L"),
-            label_forms=label_form or ("bare",),
+            label_forms=label_form or ("bare", "paren"),
             chunk_size=chunk_size,
             scorer_options=parse_options(option or []),
             command=["choiceaudit", *sys.argv[1:]],
