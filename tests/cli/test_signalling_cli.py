@@ -83,8 +83,9 @@ def test_run_scores_each_chooser_into_its_own_run(items: Path, tmp_path: Path) -
         config = _manifest(run)["config"]
         assert config["instrument"] == "signalling"
         assert config["items_hash"] == frozen.hash
-        # 40 items x conditions 4, 5 x (format V + format L bare) x 2 permutations
-        assert _manifest(run)["rows"] == 40 * 2 * 2 * 2
+        # 40 items x conditions 4, 5 x (format V + format L bare + format L "(A)") x 2
+        # permutations: both label forms by default (§IV-H4)
+        assert _manifest(run)["rows"] == 40 * 2 * 3 * 2
         assert load_instrument(run / "instrument").hash == frozen.hash
     lines = {line.split()[0]: line.split() for line in result.output.splitlines() if line}
     # chooser, rule, n, post, fit: the salience chooser at fit 1, the oracle at post 1

@@ -12,6 +12,7 @@ analysis refuses a run whose hash differs from it.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from choiceaudit.scorers import Scorer, load_embedder, load_scorer
 from choiceaudit.store import RunStore
 
 __all__ = [
+    "BFLOAT16_WARNING",
     "CHOOSERS",
     "DEFAULT_SEED",
     "build_instrument",
@@ -43,6 +45,14 @@ __all__ = [
     "make_chooser",
     "run_signalling",
 ]
+
+#: Why bfloat16 is warned about (§I-J rules it out), with the noise floor this project measured
+#: (README, ``benchmarks/noise_floor.py``: SmolLM2 on CPU, 32 signalling-like queries).
+BFLOAT16_WARNING = (
+    "bfloat16 scoring: the paper rules it out (§I-J: every rung at one precision, fp16). "
+    "Measured noise floor against fp32: max |delta| of the summed log-probability 0.92 under "
+    "bfloat16 against 0.093 under float16 (PMI 0.45 against 0.075); use -o dtype=float16"
+)
 
 #: Choosers by their command-line name (§I-K): conditions 1 (cosine), 2 (swow), 3 (conceptnet),
 #: 6 (rsa:swow, rsa:conceptnet; any other rsa:<base> is refused with the reason), 7 (bayes) and
@@ -230,6 +240,9 @@ def run_signalling(
             raise InputError(f"chooser {name} (condition 2/6) needs --swow FILE")
         if name in ("conceptnet", "rsa:conceptnet") and conceptnet is None:
             raise InputError(f"chooser {name} (condition 3/6) needs --conceptnet FILE")
+    options = dict(scorer_options or {})
+    if str(options.get("dtype", "")).lower() in ("bfloat16", "bf16"):
+        warnings.warn(BFLOAT16_WARNING, UserWarning, stacklevel=2)
     root = Path(out_root)
     frozen = _resolve_items(
         root,

@@ -244,3 +244,17 @@ def test_unselected_candidates_and_user_filters_are_recorded(tmp_path: Path) -> 
     # the per-item robustness report travels with every item
     items = pq.read_table(tmp_path / "plain" / "items.parquet").to_pylist()
     assert all(r["bayes_margin"] is not None and r["decay_agrees"] is not None for r in items)
+
+
+def test_bfloat16_warns_with_the_measured_noise_floor(tmp_path: Path) -> None:
+    with pytest.warns(UserWarning, match=r"bfloat16 .* 0\.92 .* 0\.093"):
+        run_signalling(
+            [],
+            ["uniform"],
+            tmp_path,
+            n_items=8,
+            n_candidates=2_000,
+            formats=("V",),
+            conditions=("4",),
+            scorer_options={"dtype": "bfloat16"},
+        )
