@@ -268,6 +268,13 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
             "the paper: 64.9 % agreement.",
         ),
         (
+            "cosine_sign",
+            "signalling_cosine_sign",
+            "Condition 1: share of negative cosine hypothesis entries (§IV-H1)",
+            "a literal listener needs a non-negative compatibility; the paper: 12.1 %, which is "
+            "why cosine is refused as an RSA base.",
+        ),
+        (
             "inert",
             "signalling_inert_parameters",
             "Parameters that cannot move an argmax (§IV-H5)",

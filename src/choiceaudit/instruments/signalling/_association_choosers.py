@@ -27,7 +27,6 @@ them, so coverage is always stated.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -38,6 +37,7 @@ from scipy import sparse
 
 from choiceaudit.instruments.signalling._associations import AssociationStrengths, ConceptNetEdges
 from choiceaudit.instruments.signalling._choosers import ItemLookup
+from choiceaudit.instruments.signalling._words import STOPWORDS, option_content_words
 from choiceaudit.types import Decision, Item, Query
 
 __all__ = [
@@ -52,45 +52,6 @@ __all__ = [
 DECAY_SWEEP: tuple[float, ...] = (0.25, 0.5, 0.75, 0.9)
 
 FloatArray = npt.NDArray[np.float64]
-
-#: Function words never used to relate an option to a concept.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "by",
-        "is",
-        "are",
-        "be",
-        "it",
-        "its",
-        "and",
-        "or",
-        "for",
-        "in",
-        "on",
-        "at",
-        "as",
-        "with",
-        "from",
-        "can",
-        "very",
-    ]
-)
-
-
-def option_content_words(options: Sequence[str]) -> list[tuple[str, ...]]:
-    """Content words of each option phrase (see module docstring), in phrase order."""
-    tokens = [re.findall(r"[a-z]+", o.lower()) for o in options]
-    shared = set.intersection(*(set(t) for t in tokens)) if len(tokens) > 1 else set()
-    out = []
-    for toks in tokens:
-        words = tuple(dict.fromkeys(t for t in toks if t not in STOPWORDS and t not in shared))
-        out.append(words)
-    return out
 
 
 def _uncovered(q: Query, rule: str) -> Decision:

@@ -18,6 +18,7 @@ __all__ = [
     "ConditionAgreement",
     "CoordinateCell",
     "CoordinatePoint",
+    "CosineSign",
     "DecayComparison",
     "ExcessCorrelation",
     "ExcessPoint",
@@ -144,6 +145,16 @@ class InertParameter:
     values: tuple[float, ...]
     n_cells: int
     identical_share: float
+
+
+@dataclass(frozen=True)
+class CosineSign:
+    """§IV-H1: the share of negative entries in condition 1's cosine hypothesis matrix
+    (option x (Means, Clue) pair, pair minimum), over the renderings scored; the paper: 12.1 %."""
+
+    chooser: str
+    n_renderings: int
+    negative_share: float
 
 
 @dataclass(frozen=True)
@@ -351,5 +362,6 @@ class SignallingAnalysis:
     tile_excess: tuple[TileExcess, ...] = ()
     label_forms: tuple[LabelFormAgreement, ...] = ()
     inert: tuple[InertParameter, ...] = ()
+    cosine_sign: tuple[CosineSign, ...] = ()
     fit_cost_gaussian: tuple[FitCostBin, ...] = ()
     slopes_gaussian: tuple[FitCostSlope, ...] = ()

@@ -44,6 +44,7 @@ from choiceaudit.instruments.signalling._results import (
     ArmSummary,
     CoordinateCell,
     CoordinatePoint,
+    CosineSign,
     DecayComparison,
     ExcessCorrelation,
     ExcessPoint,
@@ -233,6 +234,20 @@ def _gaussian_items(items: Sequence[Item]) -> list[Item]:
     return out
 
 
+def _cosine_sign(group: Sequence[AnalysedArm]) -> tuple[CosineSign, ...]:
+    """§IV-H1: mean share of negative cosine hypothesis entries over an arm's renderings."""
+    out = []
+    for a in group:
+        shares = [
+            float(d.aux["negative_hypothesis_share"])
+            for _, d in a.arm.rows
+            if "negative_hypothesis_share" in d.aux
+        ]
+        if shares:
+            out.append(CosineSign(a.label, len(shares), float(sum(shares) / len(shares))))
+    return tuple(out)
+
+
 def _inert(group: Sequence[AnalysedArm]) -> tuple[InertParameter, ...]:
     """§IV-H5: for a chooser that records a parameter sweep in its scores
     (``<score>@<param>=<value>``: the RSA layer's α, the ConceptNet decay base ``d``), the share
@@ -412,6 +427,7 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         tile_excess=tuple(tile_excess_records(group)),
         label_forms=tuple(label_form_records(group)),
         inert=_inert(group),
+        cosine_sign=_cosine_sign(group),
         fit_cost_gaussian=bins_gaussian,
         slopes_gaussian=slopes_gaussian,
     )
