@@ -128,7 +128,15 @@ def test_conformance_reports_swow_dependent_numbers_as_unavailable(
     conformance: ConformanceReport,
 ) -> None:
     unavailable = {r.quantity for r in conformance.rows if r.status == "unavailable"}
-    assert unavailable == {"pool size", "SWOW overlap", "natural-kind retention gap (pp)"}
+    assert unavailable == {
+        "pool size",
+        "SWOW overlap",
+        "natural-kind retention gap (pp)",
+        "pool concepts in the football bin",
+        "pool concepts in the chicken egg bin",
+    }
+    football = conformance.by_quantity("pool concepts in the football bin")
+    assert "of the 1393 concepts of a pool without SWOW" in football.note
     assert not conformance.swow
     steps = [r for r in conformance.rows if r.quantity.startswith("pool step")]
     assert [r.measured for r in steps] == [1854, 1850, 1792, 1393]

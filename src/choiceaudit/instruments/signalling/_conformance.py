@@ -70,6 +70,8 @@ PAPER: dict[str, PaperValue] = {
     "Fig. 1 fit, football": PaperValue("§I-F1, Fig. 1", 1.00, 0.005, "f = 1.00"),
     "Fig. 1 fit, chicken egg": PaperValue("§I-F1, Fig. 1", 0.58, 0.01, "f = 0.58"),
     "Fig. 1 fit_cost": PaperValue("§I-F1, Fig. 1", 0.423, 0.01, "0.423"),
+    "pool concepts in the football bin": PaperValue("§I-F1", 468, 20, "468 of the 1,118"),
+    "pool concepts in the chicken egg bin": PaperValue("§I-F1", 231, 20, "its bin holds 231"),
     "size conflict items": PaperValue("§IV", 125, 0, "the 125 size conflict items"),
     "random fit_norm mean": PaperValue("§I-H1", 0.3985, 0.01, "fit_norm = 0.3985"),
     "random fit_norm SD": PaperValue("§I-H1", 0.0294, 0.006, "(SD 0.0294 across items)"),
@@ -166,11 +168,33 @@ def _fig1(result: BuildResult) -> list[ConformanceRow]:
     if football is None or egg is None:
         return [_row(k, None, "the size tile lacks the two quoted anchor phrases") for k in keys]
     note = f"grapefruit {g:.1f}, faucet {f:.1f} on the size slider"
-    return [
+    rows = [
         _row(keys[0], float(fit[football]), note),
         _row(keys[1], float(fit[egg]), note),
         _row(keys[2], float(fit[football] - fit[egg]), note),
     ]
+    pool_sizes = size[result.pool.indices]
+    for key, k in (
+        ("pool concepts in the football bin", football),
+        ("pool concepts in the chicken egg bin", egg),
+    ):
+        n = int(((pool_sizes >= tile.edges[k]) & (pool_sizes <= tile.edges[k + 1])).sum())
+        if "swow" in result.pool.sources:
+            rows.append(_row(key, float(n), f"of the {len(result.pool)} pool concepts"))
+        else:
+            rows.append(
+                ConformanceRow(
+                    PAPER[key].section,
+                    key,
+                    PAPER[key].value,
+                    None,
+                    PAPER[key].tolerance,
+                    "unavailable",
+                    f"the paper counts its 1,118-concept SWOW pool; here {n} of the "
+                    f"{len(result.pool)} concepts of a pool without SWOW",
+                )
+            )
+    return rows
 
 
 def _screen(result: BuildResult) -> list[ConformanceRow]:
