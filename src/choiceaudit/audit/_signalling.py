@@ -11,6 +11,7 @@ analysis refuses a run whose hash differs from it.
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -42,6 +43,7 @@ __all__ = [
     "DEFAULT_SEED",
     "build_instrument",
     "check_signalling",
+    "default_chat_template",
     "make_chooser",
     "run_signalling",
 ]
@@ -164,6 +166,42 @@ def make_chooser(
     )
 
 
+def _has_chat_template(directory: Path) -> bool:
+    if (directory / "chat_template.jinja").is_file() or (
+        directory / "chat_template.json"
+    ).is_file():
+        return True
+    config = directory / "tokenizer_config.json"
+    if not config.is_file():
+        return False
+    try:
+        return bool(json.loads(config.read_text(encoding="utf-8")).get("chat_template"))
+    except (json.JSONDecodeError, OSError):
+        return False
+
+
+def default_chat_template(spec: str) -> tuple[str | None, str]:
+    """The paper's scoring environment (§I-J) for a local ``hf:<dir>`` model: an instruct
+    model is scored with its own chat template (``"own"``); a base model (directory name ending
+    ``-Base``) with its instruct sibling's, applied verbatim (the sibling directory beside it,
+    name without ``-Base``). Returns ``(chat_template option or None, why)``; anything else
+    (built-in GGUF models, hub ids, a base model without a sibling on disk) keeps no template,
+    and the reason says so. Always recorded in the run's config."""
+    if not spec.startswith("hf:"):
+        return None, "not a local hf: directory; no template unless -o chat_template=… is given"
+    path = Path(spec.removeprefix("hf:"))
+    if not path.is_dir():
+        return None, f"{path} is not a local directory; no template unless -o chat_template=…"
+    if path.name.lower().endswith("-base"):
+        sibling = path.with_name(path.name[: -len("-Base")])
+        if sibling.is_dir() and _has_chat_template(sibling):
+            return str(sibling), f"base model: its instruct sibling {sibling}'s template, verbatim"
+        return None, f"base model without an instruct sibling with a template at {sibling}"
+    if _has_chat_template(path):
+        return "own", "instruct model: its own chat template"
+    return None, f"{path} ships no chat template"
+
+
 def _dir_name(prefix: str, spec: str) -> str:
     return prefix + re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
 
@@ -270,11 +308,18 @@ def run_signalling(
     jobs: list[tuple[str, dict[str, Any], Callable[[], Scorer]]] = []
     for spec in models:
         if isinstance(spec, str):
+            model_options = dict(scorer_options or {})
+            template_note: dict[str, Any] = {}
+            if "chat_template" not in model_options and spec.startswith("hf:"):
+                template, why = default_chat_template(spec)
+                if template is not None:
+                    model_options["chat_template"] = template
+                template_note = {"chat_template_default": {"chat_template": template, "why": why}}
             jobs.append(
                 (
                     _dir_name("", spec),
-                    {**base, "model": spec},
-                    lambda spec=spec: load_scorer(spec, **(scorer_options or {})),  # type: ignore[misc]
+                    {**base, "model": spec, **template_note},
+                    lambda spec=spec, o=model_options: load_scorer(spec, **o),  # type: ignore[misc]
                 )
             )
         else:  # an already-loaded scorer, named by its description

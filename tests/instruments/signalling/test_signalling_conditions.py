@@ -258,3 +258,25 @@ def test_bfloat16_warns_with_the_measured_noise_floor(tmp_path: Path) -> None:
             conditions=("4",),
             scorer_options={"dtype": "bfloat16"},
         )
+
+
+def test_default_chat_template_follows_the_papers_scoring_environment(tmp_path: Path) -> None:
+    from choiceaudit.audit._signalling import default_chat_template
+
+    instruct = tmp_path / "Qwen3-1.7B"
+    base = tmp_path / "Qwen3-1.7B-Base"
+    orphan = tmp_path / "Other-Base"
+    for d in (instruct, base, orphan):
+        d.mkdir()
+    (instruct / "tokenizer_config.json").write_text(
+        json.dumps({"chat_template": "{{ messages[0]['content'] }}"}), encoding="utf-8"
+    )
+    (base / "tokenizer_config.json").write_text("{}", encoding="utf-8")
+    assert default_chat_template(f"hf:{instruct}") == (
+        "own",
+        "instruct model: its own chat template",
+    )
+    template, why = default_chat_template(f"hf:{base}")
+    assert template == str(instruct) and "instruct sibling" in why and "verbatim" in why
+    assert default_chat_template(f"hf:{orphan}")[0] is None
+    assert default_chat_template("smollm2")[0] is None
