@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from sig_helpers import shared_data
@@ -140,3 +141,29 @@ def test_conformance_reports_swow_dependent_numbers_as_unavailable(
     assert not conformance.swow
     steps = [r for r in conformance.rows if r.quantity.startswith("pool step")]
     assert [r.measured for r in steps] == [1854, 1850, 1792, 1393]
+
+
+def test_conformance_with_a_swow_file_compares_the_pool_and_appendix_a(tmp_path: Path) -> None:
+    # a SWOW-EN strength table (published format) whose cues are every THINGS word but the
+    # first 300 (exact case): the pool, the overlap and Appendix A become comparable
+    from choiceaudit.instruments.signalling import load_things
+
+    words = sorted(set(load_things(shared_data()).words))[300:]
+    swow = tmp_path / "strength.SWOW-EN.R123.csv"
+    swow.write_text(
+        "cue\tresponse\tR123\tN\tR123.Strength\n"
+        + "".join(f"{w}\tthing\t2\t4\t0.5\n" for w in words),
+        encoding="utf-8",
+    )
+    result = build_signalling_items(
+        "things", data=shared_data(), seed=3, n_candidates=20_000, n_items=200, swow=swow
+    )
+    report = check_conformance(result, seed=0, n_resamples=100)
+    assert report.swow
+    pool = report.by_quantity("pool size")
+    assert pool.measured == len(result.pool) and pool.status in ("within", "outside")
+    matched = result.items.config["pool"]["swow"]["concepts_matched"]
+    assert report.by_quantity("SWOW overlap").measured == pytest.approx(matched / 1854)
+    retention = report.by_quantity("natural-kind retention gap (pp)")
+    assert retention.measured == pytest.approx(result.items.config["retention"]["all"]["gap_pp"])
+    assert report.by_quantity("pool concepts in the football bin").measured is not None
