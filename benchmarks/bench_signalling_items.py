@@ -18,14 +18,15 @@ from pathlib import Path
 import numpy as np
 
 from choiceaudit.instruments.signalling import (
-    build_pool,
-    conflict_rates,
-    generate_candidates,
-    load_lancaster,
-    load_things,
-    load_tiles,
-    select_items,
+    candidate_columns,
 )
+from choiceaudit.instruments.signalling._items import generate_candidates
+from choiceaudit.instruments.signalling._lancaster import load_lancaster
+from choiceaudit.instruments.signalling._pool import build_pool
+from choiceaudit.instruments.signalling._selection import conflict_rates, select_items
+from choiceaudit.instruments.signalling._things import load_things
+from choiceaudit.instruments.signalling._ties import tie_readings
+from choiceaudit.instruments.signalling._tiles import load_tiles
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -56,14 +57,28 @@ def main() -> None:
         f"over {args.repeat} runs"
     )
     t0 = time.perf_counter()
-    select_items(blocks, n_items=1000, seed=args.seed)
+    selection = select_items(blocks, n_items=1000, seed=args.seed)
     print(f"robustness pass + selection of 1,000 items: {time.perf_counter() - t0:.2f} s")
+    t0 = time.perf_counter()
+    columns = candidate_columns(selection)
+    print(
+        f"candidate table ({len(columns['candidate']):,} rows, written as candidates.parquet): "
+        f"{time.perf_counter() - t0:.2f} s"
+    )
+    t0 = time.perf_counter()
+    readings = {b.tile.name: tie_readings(b) for b in blocks}
+    print(f"Appendix B tie readings: {time.perf_counter() - t0:.2f} s")
     for name, row in conflict_rates(blocks).items():
         print(
             f"  {name:10s} conflict {100 * row['conflict_rate']:6.2f}%  "
             f"ties {100 * row['tie_rate']:5.2f}%  "
             f"median competition ratio {row['median_competition_ratio_conflict']:.3f}"
         )
+        for reading, cell in readings[name].items():
+            if reading != "candidates" and cell["geometric_share"] is not None:
+                print(
+                    f"    geometric share of ties [{reading}] {100 * cell['geometric_share']:.1f}%"
+                )
 
 
 if __name__ == "__main__":

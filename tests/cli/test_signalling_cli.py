@@ -83,8 +83,9 @@ def test_run_scores_each_chooser_into_its_own_run(items: Path, tmp_path: Path) -
         config = _manifest(run)["config"]
         assert config["instrument"] == "signalling"
         assert config["items_hash"] == frozen.hash
-        # 40 items x conditions 4, 5 x (format V + format L bare) x 2 permutations
-        assert _manifest(run)["rows"] == 40 * 2 * 2 * 2
+        # 40 items x conditions 4, 5 x (format V + format L bare + format L "(A)") x 2
+        # permutations: both label forms by default (§IV-H4)
+        assert _manifest(run)["rows"] == 40 * 2 * 3 * 2
         assert load_instrument(run / "instrument").hash == frozen.hash
     lines = {line.split()[0]: line.split() for line in result.output.splitlines() if line}
     # chooser, rule, n, post, fit: the salience chooser at fit 1, the oracle at post 1
@@ -137,3 +138,30 @@ def test_smollm2_and_cosine_end_to_end(tmp_path: Path) -> None:
     assert _manifest(out / "cosine")["scorer"]["model"] == "minilm"
     rules = {line.split()[1] for line in result.output.splitlines() if line.startswith("smollm2 ")}
     assert rules == {"pmi", "sum", "mean"}  # one cell per scoring rule of the battery
+
+
+def test_check_signalling_prints_paper_against_measured_with_tolerances() -> None:
+    args = ["check", "signalling", "--norms", "things", "--data", str(_shared())]
+    result = runner.invoke(app, [*args, "--n-candidates", "20000", "--n-items", "200"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    for header in ("paper", "measured", "gap", "tol", "status"):
+        assert header in text
+    # every Appendix B reading is printed, and the SWOW-dependent numbers say unavailable
+    for reading in ("bayes_optimum, listed_concepts", "any_two_options, target_pair"):
+        assert f"geometric share of ties ({reading})" in text
+    assert "natural-kind retention gap (pp): no SWOW file was given" in text
+    assert "rater ratio moves" in text and "0.735" in text and "0.811" in text
+    assert "outside" in text and "unavailable" in text
+    # --strict fails on the documented gaps (the data release's moves ratio among them)
+    strict = runner.invoke(app, [*args, "--n-candidates", "20000", "--n-items", "200", "--strict"])
+    assert strict.exit_code == 1
+
+
+def test_demo_names_the_variant_and_needs_data_for_things() -> None:
+    from choiceaudit.cli._demo import SIGNALLING_VARIANTS
+
+    assert "other norms" in SIGNALLING_VARIANTS["lancaster"]
+    assert "THINGS" in SIGNALLING_VARIANTS["things"]
+    result = runner.invoke(app, ["demo", "--norms", "things", "--size", "small"])
+    assert result.exit_code != 0 and "--data DIR" in result.output

@@ -99,10 +99,25 @@ def test_table1_values(report: Path) -> None:
     assert float(b["o_bayes"]) == 1.0 and float(b["o_fit"]) == 0.0  # conflict items
     assert float(s["o_fit"]) == 1.0
     assert b["sig"] == "True" and b["sig_bonf"] == "True"
+    # Bonferroni counts the model x rule cells only (the fake model's one cell), never the
+    # reference choosers (§I-H2)
     assert (
-        "level 0.9875 (Bonferroni across the 4 cells)"
+        "level 0.9500 (Bonferroni across the 1 model x rule cells"
         in (report / "tables" / "signalling_table1.md").read_text()
     )
+    assert (cells["fake"]["condition"], cells["bayes"]["condition"]) == ("4", "7")
+    assert cells["uniform"]["condition"] == cells["salience"]["condition"] == "reference"
+    # the fit axis has its own interval (§IV-B): salience is the top of it, Bayes gives fit up
+    assert float(s["delta_fit"]) > float(b["delta_fit"]) and s["sig_fit"] == "True"
+    assert float(s["delta_fit"]) - float(b["delta_fit"]) == pytest.approx(
+        float(s["fit_mean"]) - float(b["fit_mean"])
+    )
+    assert float(s["o_fit_both"]) == 1.0 and float(b["o_fit_both"]) == 0.0
+    assert float(s["r_to_s"]) == pytest.approx(1.0) and float(b["s_to_b"]) == pytest.approx(1.0)
+    comparison = {
+        r["axis"]: r for r in _csv(report / "tables" / "signalling_random_comparison.csv")
+    }
+    assert comparison["post_norm"]["n_cells"] == "1"
     assert float(b["excess"]) > 0.5  # item-determined choices are consistent across orders
     # the fake scorer scores option text only: the same option on every item, so its
     # consistency is perfect and its excess over the marginal null exactly zero (§IV-A)
@@ -138,6 +153,24 @@ def test_fig3_values(report: Path) -> None:
     slopes = {r["chooser"]: r for r in _csv(report / "tables" / "signalling_fit_cost_slopes.csv")}
     assert float(slopes["salience"]["slope"]) == 0.0
     assert slopes["bayes"]["slope"] == slopes["bayes"]["bayes_slope"]  # the oracle is its line
+    # intervals use the frozen battery's resamples (400 in this freeze), never a fixed 1,000
+    assert {r["n_resamples"] for r in slopes.values()} == {"400"}
+    # §IV-E: the Bayes oracle's coordinate is 1 on every item, so its post slope is 0 and its
+    # predicted change over the fit_cost range is 0, against the smallest effect of interest
+    assert float(slopes["bayes"]["post_slope"]) == pytest.approx(0.0, abs=1e-12)
+    assert float(slopes["bayes"]["predicted_change"]) == pytest.approx(0.0, abs=1e-12)
+    assert slopes["bayes"]["sesoi"] == "0.05"
+    # both axes by decile (§IV-D): the fit-axis separation is 1 - the Bayes pole's fit, the
+    # posterior-axis one 1 - the salience pole's post_norm; salience never departs from o_fit
+    deciles = _csv(report / "tables" / "signalling_fit_cost_deciles.csv")
+    for r in deciles:
+        assert float(r["fit_separation"]) == pytest.approx(1 - float(r["bayes_fit_norm"]))
+        assert float(r["post_separation"]) == pytest.approx(1 - float(r["salience_post_norm"]))
+    sal_bins = [r for r in deciles if r["chooser"] == "salience"]
+    assert all(float(r["departure_from_o_fit"]) == 0.0 for r in sal_bins)
+    assert all(float(r["achieved_post_norm"]) == float(r["salience_post_norm"]) for r in sal_bins)
+    gauss = _csv(report / "tables" / "signalling_fit_cost_slopes_gaussian.csv")
+    assert {r["chooser"] for r in gauss} == set(slopes)  # the whole battery under both families
 
 
 def test_excess_against_distance(report: Path) -> None:

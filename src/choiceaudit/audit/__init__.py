@@ -26,6 +26,7 @@ from choiceaudit.audit._signalling import (
     CHOOSERS,
     DEFAULT_SEED,
     build_instrument,
+    check_signalling,
     make_chooser,
     run_signalling,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "ScoreFileResult",
     "analyse_runs",
     "build_instrument",
+    "check_signalling",
     "gate_runs",
     "import_human",
     "import_inspect",

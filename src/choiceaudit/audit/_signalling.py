@@ -11,7 +11,9 @@ analysis refuses a run whose hash differs from it.
 
 from __future__ import annotations
 
+import json
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,29 +22,53 @@ from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
     INSTRUMENT_FILE,
-    BayesOracleChooser,
-    CosineChooser,
+    ConformanceReport,
     FrozenInstrument,
     InstrumentMismatchError,
-    SalienceChooser,
-    UniformChooser,
+    RobustnessConfig,
     build_signalling_items,
+    candidate_columns,
+    check_conformance,
+    chooser_condition,
     freeze_instrument,
     load_instrument,
+    signalling_chooser,
 )
 from choiceaudit.scorers import Scorer, load_embedder, load_scorer
 from choiceaudit.store import RunStore
 
 __all__ = [
+    "BFLOAT16_WARNING",
     "CHOOSERS",
     "DEFAULT_SEED",
     "build_instrument",
+    "check_signalling",
+    "default_chat_template",
     "make_chooser",
     "run_signalling",
 ]
 
-#: Reference choosers by their command-line name (§I-K).
-CHOOSERS: tuple[str, ...] = ("cosine", "uniform", "salience", "bayes")
+#: Why bfloat16 is warned about (§I-J rules it out), with the noise floor this project measured
+#: (README, ``benchmarks/noise_floor.py``: SmolLM2 on CPU, 32 signalling-like queries).
+BFLOAT16_WARNING = (
+    "bfloat16 scoring: the paper rules it out (§I-J: every rung at one precision, fp16). "
+    "Measured noise floor against fp32: max |delta| of the summed log-probability 0.92 under "
+    "bfloat16 against 0.093 under float16 (PMI 0.45 against 0.075); use -o dtype=float16"
+)
+
+#: Choosers by their command-line name (§I-K): conditions 1 (cosine), 2 (swow), 3 (conceptnet),
+#: 6 (rsa:swow, rsa:conceptnet; any other rsa:<base> is refused with the reason), 7 (bayes) and
+#: the uniform and salience references. Conditions 4 and 5 are models (``--model``).
+CHOOSERS: tuple[str, ...] = (
+    "cosine",
+    "swow",
+    "conceptnet",
+    "rsa:swow",
+    "rsa:conceptnet",
+    "bayes",
+    "uniform",
+    "salience",
+)
 DEFAULT_SEED = 20260901
 ITEMS_DIR = ".items"
 
@@ -64,10 +90,17 @@ def build_instrument(
     n_candidates: int | None = None,
     tiles: str | None = None,
     allow_loss: bool = False,
+    swow: Path | str | None = None,
+    override_tile_screen: bool = False,
+    filters: RobustnessConfig | None = None,
 ) -> FrozenInstrument:
-    """Build the item set from the norms and freeze it into ``out_dir``. A THINGS loader that
-    loses more concepts than its threshold refuses unless ``allow_loss``; any loss is warned
-    about and recorded in the frozen configuration (``pool.norms_loss``)."""
+    """Build the item set from the norms and freeze it into ``out_dir``, with every generated
+    candidate (selected or not) in ``candidates.parquet``. A THINGS loader that loses more
+    concepts than its threshold refuses unless ``allow_loss``; any loss is warned about and
+    recorded in the frozen configuration (``pool.norms_loss``). ``swow`` enters the pool
+    intersection (§I-B); a tile file the §I-C screen disagrees with is refused unless
+    ``override_tile_screen`` (recorded); ``filters`` are optional selection filters (none by
+    default; recorded)."""
     if norms not in ("things", "lancaster"):
         raise InputError(f"unknown norms {norms!r}; use things or lancaster")
     if (Path(out_dir) / INSTRUMENT_FILE).exists():  # refuse before spending the build
@@ -82,22 +115,91 @@ def build_instrument(
         n_candidates=n_candidates or _n_candidates(n_items),
         n_items=n_items,
         allow_loss=allow_loss,
+        swow=swow,
+        override_tile_screen=override_tile_screen,
+        robustness=filters,
     )
-    return freeze_instrument(result.items, out_dir)
+    return freeze_instrument(result.items, out_dir, candidates=candidate_columns(result.selection))
 
 
-def make_chooser(name: str, frozen: FrozenInstrument) -> Scorer:
-    """A reference chooser over the frozen items: cosine (MiniLM), uniform, salience, bayes."""
-    items = frozen.items
-    if name == "uniform":
-        return UniformChooser()
-    if name == "salience":
-        return SalienceChooser(items)
-    if name == "bayes":
-        return BayesOracleChooser(items)
-    if name == "cosine":
-        return CosineChooser(items, load_embedder("minilm"), model="minilm")
-    raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
+def check_signalling(
+    norms: str = "things",
+    *,
+    data: Path | str | None = None,
+    seed: int = DEFAULT_SEED,
+    n_candidates: int = 200_000,
+    n_items: int = 1000,
+    swow: Path | str | None = None,
+    allow_loss: bool = False,
+) -> ConformanceReport:
+    """The model-free conformance check (``choiceaudit check signalling``): build the paper's
+    design (200,000 candidates, 1,000 items by default) and compare every number the paper
+    reports that needs no model with the measured one."""
+    result = build_signalling_items(
+        norms,  # type: ignore[arg-type]
+        seed=seed,
+        data=data,
+        n_candidates=n_candidates,
+        n_items=n_items,
+        allow_loss=allow_loss,
+        swow=swow,
+    )
+    return check_conformance(result, seed=seed)
+
+
+def make_chooser(
+    name: str,
+    frozen: FrozenInstrument,
+    *,
+    swow: Path | str | None = None,
+    conceptnet: Path | str | None = None,
+) -> Scorer:
+    """A chooser over the frozen items by its command-line name (:data:`CHOOSERS`; cosine
+    uses MiniLM). An RSA layer over an ineligible base is refused with the reason."""
+    return signalling_chooser(
+        name,
+        frozen.items,
+        embed=lambda: load_embedder("minilm"),
+        embed_model="minilm",
+        swow=swow,
+        conceptnet=conceptnet,
+    )
+
+
+def _has_chat_template(directory: Path) -> bool:
+    if (directory / "chat_template.jinja").is_file() or (
+        directory / "chat_template.json"
+    ).is_file():
+        return True
+    config = directory / "tokenizer_config.json"
+    if not config.is_file():
+        return False
+    try:
+        return bool(json.loads(config.read_text(encoding="utf-8")).get("chat_template"))
+    except (json.JSONDecodeError, OSError):
+        return False
+
+
+def default_chat_template(spec: str) -> tuple[str | None, str]:
+    """The paper's scoring environment (§I-J) for a local ``hf:<dir>`` model: an instruct
+    model is scored with its own chat template (``"own"``); a base model (directory name ending
+    ``-Base``) with its instruct sibling's, applied verbatim (the sibling directory beside it,
+    name without ``-Base``). Returns ``(chat_template option or None, why)``; anything else
+    (built-in GGUF models, hub ids, a base model without a sibling on disk) keeps no template,
+    and the reason says so. Always recorded in the run's config."""
+    if not spec.startswith("hf:"):
+        return None, "not a local hf: directory; no template unless -o chat_template=… is given"
+    path = Path(spec.removeprefix("hf:"))
+    if not path.is_dir():
+        return None, f"{path} is not a local directory; no template unless -o chat_template=…"
+    if path.name.lower().endswith("-base"):
+        sibling = path.with_name(path.name[: -len("-Base")])
+        if sibling.is_dir() and _has_chat_template(sibling):
+            return str(sibling), f"base model: its instruct sibling {sibling}'s template, verbatim"
+        return None, f"base model without an instruct sibling with a template at {sibling}"
+    if _has_chat_template(path):
+        return "own", "instruct model: its own chat template"
+    return None, f"{path} ships no chat template"
 
 
 def _dir_name(prefix: str, spec: str) -> str:
@@ -114,6 +216,7 @@ def _resolve_items(
     n_items: int,
     n_candidates: int | None,
     allow_loss: bool = False,
+    swow: Path | str | None = None,
 ) -> FrozenInstrument:
     if items is not None:
         return load_instrument(items)
@@ -127,6 +230,7 @@ def _resolve_items(
             n_items=n_items,
             n_candidates=n_candidates,
             allow_loss=allow_loss,
+            swow=swow,
         )
     frozen = load_instrument(item_dir)
     want = {"norms": norms, "seed": seed, "n_items": n_items}
@@ -151,12 +255,14 @@ def run_signalling(
     seed: int = DEFAULT_SEED,
     conditions: Sequence[str] = ("4", "5"),
     formats: Sequence[str] = ("V", "L"),
-    label_forms: Sequence[str] = ("bare",),
+    label_forms: Sequence[str] = ("bare", "paren"),
     chunk_size: int = 32,
     scorer_options: dict[str, Any] | None = None,
     command: Sequence[str] | None = None,
     progress: ProgressCallback | None = None,
     allow_loss: bool = False,
+    swow: Path | str | None = None,
+    conceptnet: Path | str | None = None,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
@@ -164,8 +270,17 @@ def run_signalling(
     if not models and not choosers:
         raise InputError("give at least one --model or --chooser")
     for name in choosers:
+        if name.startswith("rsa:") and name not in CHOOSERS:
+            signalling_chooser(name, [])  # raises the refusal with its reason (§IV-H1)
         if name not in CHOOSERS:
             raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
+        if name in ("swow", "rsa:swow") and swow is None:
+            raise InputError(f"chooser {name} (condition 2/6) needs --swow FILE")
+        if name in ("conceptnet", "rsa:conceptnet") and conceptnet is None:
+            raise InputError(f"chooser {name} (condition 3/6) needs --conceptnet FILE")
+    options = dict(scorer_options or {})
+    if str(options.get("dtype", "")).lower() in ("bfloat16", "bf16"):
+        warnings.warn(BFLOAT16_WARNING, UserWarning, stacklevel=2)
     root = Path(out_root)
     frozen = _resolve_items(
         root,
@@ -176,6 +291,7 @@ def run_signalling(
         n_items=n_items,
         n_candidates=n_candidates,
         allow_loss=allow_loss,
+        swow=swow,
     )
     queries = frozen.render(conditions=conditions, formats=formats, label_forms=label_forms)
     base = {
@@ -192,11 +308,18 @@ def run_signalling(
     jobs: list[tuple[str, dict[str, Any], Callable[[], Scorer]]] = []
     for spec in models:
         if isinstance(spec, str):
+            model_options = dict(scorer_options or {})
+            template_note: dict[str, Any] = {}
+            if "chat_template" not in model_options and spec.startswith("hf:"):
+                template, why = default_chat_template(spec)
+                if template is not None:
+                    model_options["chat_template"] = template
+                template_note = {"chat_template_default": {"chat_template": template, "why": why}}
             jobs.append(
                 (
                     _dir_name("", spec),
-                    {**base, "model": spec},
-                    lambda spec=spec: load_scorer(spec, **(scorer_options or {})),  # type: ignore[misc]
+                    {**base, "model": spec, **template_note},
+                    lambda spec=spec, o=model_options: load_scorer(spec, **o),  # type: ignore[misc]
                 )
             )
         else:  # an already-loaded scorer, named by its description
@@ -205,7 +328,11 @@ def run_signalling(
             jobs.append((_dir_name("", name), {**base, "model": name}, lambda s=spec: s))  # type: ignore[misc]
     for name in choosers:
         jobs.append(
-            (_dir_name("", name), {**base, "chooser": name}, lambda n=name: make_chooser(n, frozen))  # type: ignore[misc]
+            (
+                _dir_name("", name),
+                {**base, "chooser": name, "condition": chooser_condition(name)},
+                lambda n=name: make_chooser(n, frozen, swow=swow, conceptnet=conceptnet),  # type: ignore[misc]
+            )
         )
     run_dirs = []
     for dirname, config, factory in jobs:
@@ -218,6 +345,7 @@ def run_signalling(
 
         def copy_items(directory: Path) -> None:
             frozen.copy_to(directory / "instrument")
+
         label = str(config.get("model") or config.get("chooser"))
 
         def advance(done: int, total: int, label: str = label) -> None:

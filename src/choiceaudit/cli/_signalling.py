@@ -1,5 +1,6 @@
-"""``choiceaudit build signalling`` and ``choiceaudit run signalling``: parse options, call
-:func:`choiceaudit.audit.build_instrument` / :func:`choiceaudit.audit.run_signalling`, print."""
+"""``choiceaudit build signalling``, ``choiceaudit run signalling`` and ``choiceaudit check
+signalling``: parse options, call :func:`choiceaudit.audit.build_instrument` /
+:func:`choiceaudit.audit.run_signalling` / :func:`choiceaudit.audit.check_signalling`, print."""
 
 from __future__ import annotations
 
@@ -11,19 +12,33 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
-from choiceaudit.audit import DEFAULT_SEED, analyse_runs, build_instrument, run_signalling
-from choiceaudit.cli import console, guarded, out, parse_options, progress_bar
+from choiceaudit.audit import (
+    DEFAULT_SEED,
+    analyse_runs,
+    build_instrument,
+    check_signalling,
+    run_signalling,
+)
+from choiceaudit.cli import app, console, guarded, out, parse_options, progress_bar
 from choiceaudit.cli._groups import build_app, run_app
 from choiceaudit.instruments.signalling import (
+    ConformanceReport,
+    RobustnessConfig,
     SignallingAnalysis,
     amend_instrument,
     load_instrument,
     read_amendments,
 )
 
-__all__ = ["print_signalling_summary", "signalling_summary"]
+__all__ = ["check_app", "print_conformance", "print_signalling_summary", "signalling_summary"]
+
+check_app = typer.Typer(
+    help="Check an instrument against its paper without any model.", no_args_is_help=True
+)
+app.add_typer(check_app, name="check")
 
 
 def signalling_summary(run_dirs: Sequence[Path]) -> tuple[SignallingAnalysis, ...]:
@@ -110,7 +125,28 @@ AllowLossOpt = Annotated[
     ),
 ]
 OptionOpt = Annotated[
-    list[str] | None, typer.Option("--option", "-o", help="Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.")
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.",
+    ),
+]
+SwowOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--swow",
+        help="SWOW-EN strength file (strength.SWOW-EN.R123.csv): enters the pool intersection "
+        "before any filtering (§I-B) and feeds conditions 2 and 6.",
+    ),
+]
+ConceptNetOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--conceptnet",
+        help="ConceptNet assertions dump (conceptnet-assertions-5.x.csv[.gz]) for conditions 3 "
+        "and 6.",
+    ),
 ]
 NCandOpt = Annotated[
     int | None,
@@ -141,6 +177,27 @@ def build_signalling(
     ] = None,
     author: Annotated[str | None, typer.Option(help="Author recorded with --amend.")] = None,
     allow_loss: AllowLossOpt = False,
+    swow: SwowOpt = None,
+    override_tile_screen: Annotated[
+        bool,
+        typer.Option(
+            "--override-tile-screen",
+            help="Build from the tile file although the §I-C screen selects other dimensions "
+            "(recorded in the frozen item set).",
+        ),
+    ] = False,
+    min_fit_cost: Annotated[
+        float | None,
+        typer.Option(help="Optional filter: conflict items give up at least this fit (recorded)."),
+    ] = None,
+    min_bayes_margin: Annotated[
+        float | None,
+        typer.Option(help="Optional filter: relative lead of o_bayes over the next option."),
+    ] = None,
+    require_decay_agreement: Annotated[
+        bool,
+        typer.Option(help="Optional filter: conflict status equal under both decay families."),
+    ] = False,
 ) -> None:
     """Build the signalling item set and freeze it (items, prompts, tiles, hash), or append a
     dated amendment to an existing freeze with --amend."""
@@ -163,6 +220,13 @@ def build_signalling(
         n_candidates=n_candidates,
         tiles=tiles,
         allow_loss=allow_loss,
+        swow=swow,
+        override_tile_screen=override_tile_screen,
+        filters=RobustnessConfig(
+            min_fit_cost=min_fit_cost,
+            min_bayes_margin=min_bayes_margin,
+            require_decay_agreement=require_decay_agreement,
+        ),
     )
     rec = frozen.record
     tiles_count: dict[str, list[int]] = {}
@@ -182,6 +246,15 @@ def build_signalling(
     )
     for name, why in missing.items():
         out.print(f"covariate {name} unavailable: {why}")
+    config = frozen.items.config
+    filters = config.get("selection_filters") or {}
+    out.print(
+        "selection filters: "
+        + (", ".join(f"{k}={v}" for k, v in filters.items()) if filters else "none (the paper's)")
+        + f"; tiles decided by {config['tile_screen']['decision']['decided_by']}; "
+        f"{rec['candidates']['unselected']:,} unselected candidates in candidates.parquet",
+        highlight=False,
+    )
 
 
 @run_app.command("signalling")
@@ -194,7 +267,11 @@ def run_signalling_command(
     chooser: Annotated[
         list[str] | None,
         typer.Option(
-            "--chooser", help="Reference chooser (repeatable): cosine, uniform, salience, bayes."
+            "--chooser",
+            help="Chooser (repeatable), by condition: cosine (1), swow (2), conceptnet (3), "
+            "rsa:swow / rsa:conceptnet (6; rsa:cosine and rsa:<model> are refused with the "
+            "reason), bayes (7), and the uniform and salience references. Conditions 4 and 5 "
+            "are --model runs.",
         ),
     ] = None,
     items: Annotated[
@@ -212,10 +289,16 @@ def run_signalling_command(
         list[str] | None, typer.Option("--format", help="Formats (default V and L).")
     ] = None,
     label_form: Annotated[
-        list[str] | None, typer.Option("--label-form", help="Format-L labels (default bare).")
+        list[str] | None,
+        typer.Option(
+            "--label-form",
+            help="Format-L label forms (default both: bare A and (A), §IV-H4).",
+        ),
     ] = None,
     option: OptionOpt = None,
     allow_loss: AllowLossOpt = False,
+    swow: SwowOpt = None,
+    conceptnet: ConceptNetOpt = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part.")] = 32,
 ) -> None:
     """Score the signalling items with models and reference choosers, then summarise."""
@@ -243,12 +326,14 @@ def run_signalling_command(
             seed=seed,
             conditions=condition or ("4", "5"),
             formats=fmt or ("V", "L"),
-            label_forms=label_form or ("bare",),
+            label_forms=label_form or ("bare", "paren"),
             chunk_size=chunk_size,
             scorer_options=parse_options(option or []),
             command=["choiceaudit", *sys.argv[1:]],
             progress=advance,
             allow_loss=allow_loss,
+            swow=swow,
+            conceptnet=conceptnet,
         )
     start = time.perf_counter()
     print_signalling_summary(signalling_summary(run_dirs))
@@ -263,3 +348,81 @@ def run_signalling_command(
         )
     out.print(f"analysis {analysis_s:.1f} s; runs: {' '.join(str(p) for p in run_dirs)}")
     console.print(f"report: choiceaudit report {out_dir}/* --out REPORT_DIR", highlight=False)
+
+
+def print_conformance(report: ConformanceReport) -> None:
+    """Paper against measured for every model-free number (formatting only)."""
+    table = Table(
+        title=f"signalling conformance: {report.norms}, seed {report.seed}, "
+        f"{report.n_candidates:,} candidates, {report.n_items} items"
+        + ("" if report.swow else ", no SWOW"),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+    )
+    for col in ("section", "quantity", "paper", "measured", "gap", "tol", "status"):
+        table.add_column(
+            col, justify="left" if col in ("section", "quantity", "status") else "right"
+        )
+
+    def g(x: float | None) -> str:
+        if x is None:
+            return "–"
+        return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.4g}"
+
+    for r in report.rows:
+        table.add_row(
+            r.section,
+            escape(r.quantity),
+            g(r.paper),
+            g(r.measured),
+            "–" if r.gap is None else f"{r.gap:+.4g}",
+            g(r.tolerance),
+            r.status,
+        )
+    out.print(table)
+    for r in report.rows:
+        if r.note and r.status in ("outside", "unavailable"):
+            out.print(escape(f"{r.quantity}: {r.note}"), highlight=False)
+    counts = {
+        s: sum(r.status == s for r in report.rows) for s in ("within", "outside", "unavailable")
+    }
+    out.print(
+        f"{counts['within']} within tolerance, {counts['outside']} outside, "
+        f"{counts['unavailable']} unavailable; every gap is explained in "
+        "instruments/signalling/README.md",
+        highlight=False,
+    )
+
+
+@check_app.command("signalling")
+@guarded
+def check_signalling_command(
+    norms: NormsOpt = "things",
+    data: DataOpt = None,
+    seed: SeedOpt = DEFAULT_SEED,
+    n_candidates: Annotated[
+        int, typer.Option("--n-candidates", help="Candidates (paper: 200,000).")
+    ] = 200_000,
+    n_items: NItemsOpt = 1000,
+    swow: SwowOpt = None,
+    allow_loss: AllowLossOpt = False,
+    strict: Annotated[
+        bool, typer.Option(help="Exit with status 1 when any number is outside its tolerance.")
+    ] = False,
+) -> None:
+    """Print the paper against the measured value, with its tolerance, for every number the
+    paper reports that needs no model (pool, tile screen, conflict and tie rates, references,
+    deciles, slopes)."""
+    report = check_signalling(
+        norms,
+        data=data,
+        seed=seed,
+        n_candidates=n_candidates,
+        n_items=n_items,
+        swow=swow,
+        allow_loss=allow_loss,
+    )
+    print_conformance(report)
+    if strict and report.outside:
+        raise typer.Exit(1)

@@ -46,6 +46,7 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
         {
             "run": a.run,
             "chooser": a.chooser,
+            "condition": a.condition,
             "kind": a.kind,
             "rules": ", ".join(a.rules),
             "rows": a.n_rows,
@@ -54,11 +55,22 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
         }
         for a in analysis.arms
     ]
-    return ReportTable.from_records(f"signalling_runs{key}", "Signalling runs", records)
+    return ReportTable.from_records(
+        f"signalling_runs{key}",
+        "Signalling runs and the conditions they hold (§I-K)",
+        records,
+        note=(
+            "condition: 1 cosine, 2 SWOW walk, 3 ConceptNet path, 4 LM zero-shot, 5 LM with the "
+            "hypothesis-space sentence, 6 RSA layer over an eligible base, 7 exact oracle; "
+            "reference = the uniform and salience references. Only model runs are model x rule "
+            "cells."
+        ),
+    )
 
 
 _TABLE1 = {
     "chooser": "chooser",
+    "condition": "condition",
     "rule": "rule",
     "n": "n_items",
     "post_mean": "post_norm_mean",
@@ -69,6 +81,14 @@ _TABLE1 = {
     "hi": "delta_high",
     "sig": "delta_excludes_zero",
     "sig_bonf": "delta_excludes_zero_bonferroni",
+    "delta_fit": "delta_fit_vs_random",
+    "lo_fit": "delta_fit_low",
+    "hi_fit": "delta_fit_high",
+    "sig_fit": "delta_fit_excludes_zero",
+    "sig_fit_bonf": "delta_fit_excludes_zero_bonferroni",
+    "r_to_s": "random_to_salience",
+    "s_to_b": "salience_to_bayes",
+    "o_fit_both": "share_o_fit_both",
     "consist": "consistency",
     "excess": "excess",
     "o_fit": "agree_o_fit",
@@ -81,6 +101,7 @@ def _table1(analysis: SignallingAnalysis, key: str) -> ReportTable:
     cells, set_label = analysis.cells, analysis.set_label
     records = [{short: getattr(c, name) for short, name in _TABLE1.items()} for c in cells]
     level = cells[0].bonferroni_level
+    n_models = sum(c.kind == "model" for c in cells)
     return ReportTable.from_records(
         f"signalling_table1{key}",
         f"Table I: coordinate per chooser x rule ({set_label})",
@@ -89,7 +110,12 @@ def _table1(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "post/fit = post_norm/fit_norm over items; delta = paired per-item difference of "
             "post_norm from the random reference with its 95 % interval [lo, hi]; sig = that "
             "interval excludes 0; sig_bonf = the interval at level "
-            f"{level:.4f} (Bonferroni across the {len(cells)} cells) excludes 0; consist = "
+            f"{level:.4f} (Bonferroni across the {n_models} model x rule cells; reference "
+            "choosers and conditions 1-3, 6, 7 are not tested cells) excludes 0; delta_fit, "
+            "lo_fit, hi_fit, sig_fit, sig_fit_bonf = the same on the fit axis (§IV-B); r_to_s = "
+            "fraction of the way from random to the salience pole, s_to_b = from salience to "
+            "Bayes (secondary, §IV-B); o_fit_both = share of items on o_fit under both stored "
+            "permutations; consist = "
             "permutation consistency; excess = permutation consistency minus the marginal null (§IV-A); o_fit / "
             "o_bayes = share of choices on the salience / Bayes option; ties = renderings whose "
             "choice is a tied set."
@@ -127,8 +153,41 @@ def _slope_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
         f"Slope of achieved fit_norm on fit_cost ({analysis.set_label}; §IV-D)",
         _records(analysis.slopes),
         note=(
-            "Least squares over items with a 95 % item-bootstrap interval; a salience chooser's "
-            "slope is 0, the Bayes oracle's is bayes_slope (paper: about -0.90)."
+            "Least squares over items with an item-bootstrap interval of the frozen battery's "
+            "n_resamples; a salience chooser's slope is 0, the Bayes oracle's is bayes_slope "
+            "(paper: about -0.90). post_slope: slope of the mean coordinate post_norm on "
+            "fit_cost (§IV-E); predicted_change = post_slope x the observed fit_cost range, "
+            "against the pre-registered smallest effect of interest sesoi."
+        ),
+    )
+
+
+def _deciles_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
+    cols = (
+        "facet",
+        "chooser",
+        "bin",
+        "fit_cost",
+        "achieved_fit_norm",
+        "bayes_fit_norm",
+        "fit_separation",
+        "achieved_post_norm",
+        "salience_post_norm",
+        "post_separation",
+        "random_fit_norm",
+        "random_post_norm",
+        "departure_from_o_fit",
+    )
+    records = [{c: getattr(b, c) for c in cols} for b in analysis.fit_cost]
+    return ReportTable.from_records(
+        f"signalling_fit_cost_deciles{key}",
+        f"Both axes by fit_cost decile ({analysis.set_label}; §IV-D, §IV-E)",
+        records,
+        note=(
+            "fit axis: the salience pole is 1, fit_separation = 1 - Bayes pole fit_norm (paper: "
+            "0.028 to 0.597); posterior axis: the Bayes pole is 1, post_separation = 1 - salience "
+            "pole post_norm (paper: 0.128 to 0.415); departure_from_o_fit = share of choices "
+            "off o_fit (uninformative where fit_cost is small, §IV-E)."
         ),
     )
 
@@ -151,9 +210,33 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
         tables.append(_table1(analysis, key))
         tables.append(_references_table(analysis, key))
         tables.append(_decay_table(analysis, key))
+        if analysis.random_comparison:
+            tables.append(
+                ReportTable.from_records(
+                    f"signalling_random_comparison{key}",
+                    f"Model x rule cells against random, both axes ({set_label}; §IV-B)",
+                    _records(analysis.random_comparison),
+                    note=(
+                        "indistinguishable = 95 % interval of the paired difference includes 0; "
+                        "worse = interval entirely below 0; *_bonferroni = at the Bonferroni "
+                        "level across the model x rule cells only; below_random_mean = point "
+                        "estimate below the random reference."
+                    ),
+                )
+            )
         if analysis.fit_cost:
             figures.append(fit_cost_figure(_records(analysis.fit_cost), set_label))
             tables.append(_slope_table(analysis, key))
+            tables.append(_deciles_table(analysis, key))
+        if analysis.slopes_gaussian:
+            tables.append(
+                ReportTable.from_records(
+                    f"signalling_fit_cost_slopes_gaussian{key}",
+                    f"Slopes under the Gaussian decay family ({set_label}; §I-A, §IV-D, §IV-E)",
+                    _records(analysis.slopes_gaussian),
+                    note="fit_cost, fit_norm and post_norm recomputed under f = exp(-(d/w)^2).",
+                )
+            )
         if analysis.excess and analysis.excess_r is not None:
             figures.append(excess_figure(_records(analysis.excess), _r_text(analysis)))
     if analysis.conditions:
@@ -165,6 +248,45 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                 _records(analysis.conditions),
             )
         )
+    for attr, name, title, note in (
+        (
+            "rule_agreement",
+            "signalling_rule_agreement",
+            f"Agreement between scoring rules on the chosen option ({set_label}; §I-H)",
+            "tied choices count |A ∩ B| / (|A| |B|); the paper: 58.0 % and 63.4 %.",
+        ),
+        (
+            "tile_excess",
+            "signalling_tile_excess",
+            "Excess over the marginal null per tile (condition 4, format V, all items; §IV-H3)",
+            "n = items with an untied choice under both permutations.",
+        ),
+        (
+            "label_forms",
+            "signalling_label_forms",
+            "Format L: agreement between the (A) and bare A label forms (§IV-H4)",
+            "the paper: 64.9 % agreement.",
+        ),
+        (
+            "cosine_sign",
+            "signalling_cosine_sign",
+            "Condition 1: share of negative cosine hypothesis entries (§IV-H1)",
+            "a literal listener needs a non-negative compatibility; the paper: 12.1 %, which is "
+            "why cosine is refused as an RSA base.",
+        ),
+        (
+            "inert",
+            "signalling_inert_parameters",
+            "Parameters that cannot move an argmax (§IV-H5)",
+            "identical_share = share of covered renderings whose chosen option is identical at "
+            "every swept value; 1.0 is the algebraic expectation, not convergent evidence.",
+        ),
+    ):
+        records = getattr(analysis, attr)
+        if records:
+            tables.append(
+                ReportTable.from_records(f"{name}{key}", title, _records(records), note=note)
+            )
     if analysis.format_l:
         tables.append(
             ReportTable.from_records(

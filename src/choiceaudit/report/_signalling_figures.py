@@ -110,7 +110,8 @@ def coordinate_figure(records: list[dict[str, Any]], set_label: str) -> ReportFi
 
 
 def fit_cost_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigure:
-    """Fig. 3: achieved fit_norm by fit_cost bin, with the three reference lines."""
+    """Fig. 3: achieved fit_norm (top) and post_norm (bottom) by fit_cost bin, with the three
+    reference lines on each axis."""
     table = ReportTable.from_records(
         "signalling_fit_cost", f"Achieved fit by fit_cost bin ({set_label})", records
     )
@@ -118,45 +119,64 @@ def fit_cost_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigu
     choosers = list(dict.fromkeys(r["chooser"] for r in records))
     style = _style(choosers)
 
+    # the fit axis (Fig. 3) above, the posterior axis (§IV-D) below
+    def one(_: dict[str, Any]) -> float:
+        return 1.0
+
+    def bayes_fit(r: dict[str, Any]) -> float:
+        return float(r["bayes_fit_norm"])
+
+    def salience_post(r: dict[str, Any]) -> float:
+        return float(r["salience_post_norm"])
+
+    panels = (
+        ("fit_norm", "achieved_fit_norm", one, bayes_fit),
+        ("post_norm", "achieved_post_norm", salience_post, one),
+    )
+
     def draw(fig: Figure) -> None:
-        axes = fig.subplots(1, len(facets), sharex=True, sharey=True, squeeze=False)[0]
-        for ax, facet in zip(axes, facets, strict=True):
-            here = [r for r in records if r["facet"] == facet]
-            ref = [r for r in here if r["chooser"] == here[0]["chooser"]]
-            x = [r["fit_cost"] for r in ref]
-            rand = [r["random_fit_norm"] for r in ref]
-            sd = [r["random_fit_norm_sd"] for r in ref]
-            ax.plot(x, [1.0] * len(x), ":", color="black", label="salience")
-            ax.plot(x, [r["bayes_fit_norm"] for r in ref], "--", color="black", label="Bayes")
-            ax.plot(x, rand, "-.", color="grey", label="random ±1 SD")
-            ax.fill_between(
-                x,
-                [m - s for m, s in zip(rand, sd, strict=True)],
-                [m + s for m, s in zip(rand, sd, strict=True)],
-                color="grey",
-                alpha=0.15,
-            )
-            for chooser in choosers:
-                rows = [r for r in here if r["chooser"] == chooser]
-                if rows:
-                    marker, colour = style[chooser]
-                    ax.plot(
-                        [r["fit_cost"] for r in rows],
-                        [r["achieved_fit_norm"] for r in rows],
-                        marker=marker,
-                        color=colour,
-                        lw=1.2,
-                        ms=5,
-                        alpha=0.85,
-                        label=chooser,
-                    )
-            ax.set_title(f"rule: {facet}")
-            ax.set_xlabel("fit_cost (bin mean)")
-            ax.set_ylim(-0.05, 1.1)
-            ax.grid(alpha=0.3)
-        axes[0].set_ylabel("achieved fit_norm")
+        grid = fig.subplots(2, len(facets), sharex=True, sharey=True, squeeze=False)
+        for row, (axis, achieved, salience, bayes) in enumerate(panels):
+            for ax, facet in zip(grid[row], facets, strict=True):
+                here = [r for r in records if r["facet"] == facet]
+                ref = [r for r in here if r["chooser"] == here[0]["chooser"]]
+                x = [r["fit_cost"] for r in ref]
+                rand = [r[f"random_{axis}"] for r in ref]
+                sd = [r[f"random_{axis}_sd"] for r in ref]
+                ax.plot(x, [salience(r) for r in ref], ":", color="black", label="salience")
+                ax.plot(x, [bayes(r) for r in ref], "--", color="black", label="Bayes")
+                ax.plot(x, rand, "-.", color="grey", label="random ±1 SD")
+                ax.fill_between(
+                    x,
+                    [m - s for m, s in zip(rand, sd, strict=True)],
+                    [m + s for m, s in zip(rand, sd, strict=True)],
+                    color="grey",
+                    alpha=0.15,
+                )
+                for chooser in choosers:
+                    rows = [r for r in here if r["chooser"] == chooser]
+                    if rows:
+                        marker, colour = style[chooser]
+                        ax.plot(
+                            [r["fit_cost"] for r in rows],
+                            [r[achieved] for r in rows],
+                            marker=marker,
+                            color=colour,
+                            lw=1.2,
+                            ms=5,
+                            alpha=0.85,
+                            label=chooser,
+                        )
+                if row == 0:
+                    ax.set_title(f"rule: {facet}")
+                else:
+                    ax.set_xlabel("fit_cost (bin mean)")
+                ax.set_ylim(-0.05, 1.1)
+                ax.grid(alpha=0.3)
+            grid[row][0].set_ylabel(f"achieved {axis}")
+        axes = grid[0]
         handles, labels = [], []
-        for ax in axes:
+        for ax in axes:  # the legend of the top row covers every panel
             for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
                 if lab not in labels:
                     handles.append(h)
@@ -165,16 +185,16 @@ def fit_cost_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigu
 
     return ReportFigure(
         "signalling_fit_cost",
-        "Achieved fit by fit_cost bin (paper Fig. 3)",
+        "Achieved fit and posterior by fit_cost bin (paper Fig. 3, §IV-D)",
         table,
         draw,
         caption=(
-            "Dotted: a salience chooser (fit_norm 1 at every fit_cost); dashed: the Bayes "
-            "oracle; dash-dot band: uniform random ±1 SD across items. The slopes of achieved "
-            "fit on fit_cost are in the table below."
+            "Top: achieved fit_norm (Fig. 3); bottom: achieved post_norm (§IV-D). Dotted: a "
+            "salience chooser; dashed: the Bayes oracle; dash-dot band: uniform random ±1 SD "
+            "across items. The slopes on fit_cost are in the table below."
         ),
         width=3.2 * len(facets) + 2.8,
-        height=3.6,
+        height=6.4,
     )
 
 

@@ -6,16 +6,14 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from choiceaudit.instruments.signalling import (
-    build_pool,
-    generate_candidates,
-    load_things,
-    load_tiles,
-    select_items,
-)
+from choiceaudit.instruments.signalling._items import generate_candidates
+from choiceaudit.instruments.signalling._pool import build_pool
 from choiceaudit.instruments.signalling._selection import (
     build_item_set,
+    select_items,
 )
+from choiceaudit.instruments.signalling._things import load_things
+from choiceaudit.instruments.signalling._tiles import load_tiles
 from choiceaudit.types import ItemSet
 from shared_paths import require_shared_data
 

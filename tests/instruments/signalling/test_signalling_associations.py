@@ -9,10 +9,6 @@ import numpy as np
 import pytest
 from sig_helpers import shared_data
 
-from choiceaudit.instruments.signalling import (
-    build_pool,
-    load_things,
-)
 from choiceaudit.instruments.signalling._associations import (
     conceptnet_coverage,
     read_conceptnet_assertions,
@@ -23,6 +19,8 @@ from choiceaudit.instruments.signalling._associations import (
 from choiceaudit.instruments.signalling._norms import (
     NormsFormatError,
 )
+from choiceaudit.instruments.signalling._pool import build_pool
+from choiceaudit.instruments.signalling._things import load_things
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SWOW = FIXTURES / "swow_strength_R123_sample.tsv"

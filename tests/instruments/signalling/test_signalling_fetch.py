@@ -17,13 +17,13 @@ from sig_helpers import shared_data
 from choiceaudit.instruments.signalling import (
     ChecksumError,
     fetch_things,
-    load_things,
 )
 from choiceaudit.instruments.signalling._fetch import (
     CHECKSUM_FILE,
     THINGS_FILES,
     THINGS_SHA256,
 )
+from choiceaudit.instruments.signalling._things import load_things
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):

@@ -7,22 +7,22 @@ import pytest
 
 from choiceaudit.instruments.signalling import (
     BayesOracleChooser,
-    build_pool,
-    generate_candidates,
-    load_lancaster,
-    load_tiles,
-    select_items,
 )
 from choiceaudit.instruments.signalling._analysis import (
     cell_summary,
     coordinate_table,
 )
+from choiceaudit.instruments.signalling._items import generate_candidates
+from choiceaudit.instruments.signalling._lancaster import load_lancaster
+from choiceaudit.instruments.signalling._pool import build_pool
 from choiceaudit.instruments.signalling._render import (
     render_queries,
 )
 from choiceaudit.instruments.signalling._selection import (
     build_item_set,
+    select_items,
 )
+from choiceaudit.instruments.signalling._tiles import load_tiles
 
 
 def test_lancaster_items_render_and_score() -> None:

@@ -10,15 +10,13 @@ import numpy as np
 import pytest
 from sig_helpers import shared_data
 
-from choiceaudit.instruments.signalling import (
-    load_lancaster,
-    load_things,
-)
+from choiceaudit.instruments.signalling._lancaster import load_lancaster
 from choiceaudit.instruments.signalling._norms import (
     NormsBundle,
     NormsFormatError,
 )
 from choiceaudit.instruments.signalling._things import (
+    load_things,
     read_property_ratings,
     read_size_ratings,
     read_things_concepts,

@@ -8,9 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from choiceaudit.instruments.signalling import (
-    load_tiles,
-)
 from choiceaudit.instruments.signalling._fit import (
     concept_fit,
     pair_fit,
@@ -20,6 +17,7 @@ from choiceaudit.instruments.signalling._oracle import (
 )
 from choiceaudit.instruments.signalling._tiles import (
     Tile,
+    load_tiles,
 )
 
 SIZE = {t.name: t for t in load_tiles("things")}["size"]

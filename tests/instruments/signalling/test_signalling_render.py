@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from choiceaudit.instruments.signalling import (
@@ -123,10 +124,11 @@ def test_cosine_chooser_uses_the_pair_minimum_and_caches_embeddings() -> None:
 
     def embed(texts: list[str]) -> list[list[float]]:
         calls.append(list(texts))
-        return [vectors[t] for t in texts]
+        # listed concepts other than the targets (for the hypothesis matrix) share one vector
+        return [vectors.get(t, [0.0, 0.0, 1.0]) for t in texts]
 
     item = _item(target_words=["kettle", "lemon"])
-    chooser = CosineChooser([item], embed, model="fake")  # type: ignore[arg-type]
+    chooser = CosineChooser([item], embed, model="fake", word_level=False)  # type: ignore[arg-type]
     queries = render_queries([item])
     decisions = chooser.score(queries)
     # min(cos(o, kettle), cos(o, lemon)): stays still 0, moves a little 0.6, moves 0
@@ -134,5 +136,46 @@ def test_cosine_chooser_uses_the_pair_minimum_and_caches_embeddings() -> None:
     assert q.options == ("moves", "stays still", "moves a little")
     assert decisions[0].scores["cosine"].tolist() == pytest.approx([0.0, 0.0, 0.6])
     assert decisions[0].choice() == (2,)
-    assert sorted(t for c in calls for t in c) == sorted(vectors)  # each text embedded once
+    embedded = [t for c in calls for t in c]
+    assert len(embedded) == len(set(embedded)) and set(vectors) <= set(embedded)  # once each
     assert chooser.describe()["model"] == "fake"
+
+
+def test_cosine_chooser_word_level_matches_conditions_2_and_3_and_counts_negative_entries() -> None:
+    # word level (the default): the option's best content word, the tile frame stripped, as in
+    # the SWOW and ConceptNet choosers (§I-K); "moves" is not shared by all three options
+    vectors = {
+        "stays": [1.0, 0.0, 0.0],
+        "still": [0.0, 0.0, 1.0],
+        "moves": [0.0, 1.0, 0.0],
+        "little": [0.6, 0.8, 0.0],
+        "kettle": [1.0, 0.0, 0.0],
+        "lemon": [0.0, 1.0, 0.0],
+        "rope": [-1.0, 0.0, 0.0],
+        "cloud": [0.0, -1.0, 0.0],
+    }
+    item = _item(means=["kettle", "rope"], clues=["lemon", "cloud"], target=[0, 0])
+    chooser = CosineChooser([item], lambda texts: [vectors[t] for t in texts])  # type: ignore[arg-type]
+    q = render_queries([item])[0]
+    assert q.options == ("moves", "stays still", "moves a little")
+    d = chooser.score([q])[0]
+    # moves: min(0, 1) = 0; stays still: min(max(1, 0), max(0, 0)) = 0; moves a little:
+    # min(max(0, 0.6), max(1, 0.8)) = 0.6
+    assert d.scores["cosine"].tolist() == pytest.approx([0.0, 0.0, 0.6])
+    # hypothesis matrix: 3 options x (kettle, rope) x (lemon, cloud), pair minimum; the
+    # negative entries are the ones with rope or cloud whose best word is not opposite
+    sims = {
+        "moves": {"kettle": 0, "rope": 0, "lemon": 1, "cloud": -1},
+        "stays still": {"kettle": 1, "rope": 0, "lemon": 0, "cloud": 0},
+        "moves a little": {"kettle": 0.6, "rope": 0, "lemon": 1, "cloud": -0.8},
+    }
+    expected = np.mean(
+        [
+            min(sims[o][m], sims[o][c]) < 0
+            for o in q.options
+            for m in ("kettle", "rope")
+            for c in ("lemon", "cloud")
+        ]
+    )
+    assert d.aux["negative_hypothesis_share"] == pytest.approx(expected)
+    assert 0 < expected < 1

@@ -5,9 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from choiceaudit.instruments.signalling import (
-    load_tiles,
-)
 from choiceaudit.instruments.signalling._fit import (
     pair_fit,
 )
@@ -18,6 +15,7 @@ from choiceaudit.instruments.signalling._rsa import (
     IneligibleBaseError,
     rsa_speaker,
 )
+from choiceaudit.instruments.signalling._tiles import load_tiles
 
 SIZE = {t.name: t for t in load_tiles("things")}["size"]
 

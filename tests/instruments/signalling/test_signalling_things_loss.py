@@ -15,13 +15,16 @@ from pathlib import Path
 import pytest
 from sig_helpers import shared_data
 
-from choiceaudit.instruments.signalling import build_signalling_items, load_things
+from choiceaudit.instruments.signalling import (
+    build_signalling_items,
+)
 from choiceaudit.instruments.signalling._norms import NormsFormatError
 from choiceaudit.instruments.signalling._things import (
     _THINGS_FILES,
     MAX_CONCEPT_LOSS,
     PROPERTY_DIMENSIONS,
     THINGS_CONCEPTS,
+    load_things,
 )
 
 # -- synthetic files in the real formats ---------------------------------------------------------

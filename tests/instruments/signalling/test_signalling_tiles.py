@@ -9,20 +9,18 @@ from pathlib import Path
 import pytest
 from sig_helpers import shared_data
 
-from choiceaudit.instruments.signalling import (
-    build_pool,
-    load_lancaster,
-    load_things,
-    load_tiles,
-)
+from choiceaudit.instruments.signalling._lancaster import load_lancaster
 from choiceaudit.instruments.signalling._norms import (
     NormsBundle,
 )
 from choiceaudit.instruments.signalling._pool import (
+    build_pool,
     retention_report,
 )
+from choiceaudit.instruments.signalling._things import load_things
 from choiceaudit.instruments.signalling._tiles import (
     Tile,
+    load_tiles,
     rater_disagreement_ratio,
     redundancy_clusters,
     select_tile_dimensions,

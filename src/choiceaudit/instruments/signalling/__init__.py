@@ -20,11 +20,19 @@ choice made where the paper is silent.
 from choiceaudit.instruments.signalling._build import (
     build_signalling_items,
 )
+from choiceaudit.instruments.signalling._chooser_factory import (
+    chooser_condition,
+    signalling_chooser,
+)
 from choiceaudit.instruments.signalling._choosers import (
     BayesOracleChooser,
     CosineChooser,
     SalienceChooser,
     UniformChooser,
+)
+from choiceaudit.instruments.signalling._conformance import (
+    ConformanceReport,
+    check_conformance,
 )
 from choiceaudit.instruments.signalling._fetch import (
     ChecksumError,
@@ -41,13 +49,7 @@ from choiceaudit.instruments.signalling._freeze import (
 )
 from choiceaudit.instruments.signalling._human import HumanAnalysis, analyse_human_runs
 from choiceaudit.instruments.signalling._items import (
-    generate_candidates,
-)
-from choiceaudit.instruments.signalling._lancaster import (
-    load_lancaster,
-)
-from choiceaudit.instruments.signalling._pool import (
-    build_pool,
+    RobustnessConfig,
 )
 from choiceaudit.instruments.signalling._results import (
     CoordinateCell,
@@ -57,41 +59,33 @@ from choiceaudit.instruments.signalling._run_analysis import (
     analyse_signalling_runs,
 )
 from choiceaudit.instruments.signalling._selection import (
-    conflict_rates,
-    select_items,
-)
-from choiceaudit.instruments.signalling._things import (
-    load_things,
-)
-from choiceaudit.instruments.signalling._tiles import (
-    load_tiles,
+    candidate_columns,
 )
 
 __all__ = [
     "INSTRUMENT_FILE",
     "BayesOracleChooser",
     "ChecksumError",
+    "ConformanceReport",
     "CoordinateCell",
     "CosineChooser",
     "FrozenInstrument",
     "HumanAnalysis",
     "InstrumentMismatchError",
+    "RobustnessConfig",
     "SalienceChooser",
     "SignallingAnalysis",
     "UniformChooser",
     "amend_instrument",
     "analyse_human_runs",
     "analyse_signalling_runs",
-    "build_pool",
     "build_signalling_items",
-    "conflict_rates",
+    "candidate_columns",
+    "check_conformance",
+    "chooser_condition",
     "fetch_things",
     "freeze_instrument",
-    "generate_candidates",
     "load_instrument",
-    "load_lancaster",
-    "load_things",
-    "load_tiles",
     "read_amendments",
-    "select_items",
+    "signalling_chooser",
 ]

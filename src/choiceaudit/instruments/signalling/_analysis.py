@@ -217,7 +217,20 @@ def cell_summary(
                 "excludes_zero": bool(diff.low > 0 or diff.high < 0),
             }
     out["excess_consistency"] = _excess(use)
+    out["share_o_fit_both"] = _o_fit_both(use)
     return out
+
+
+def _o_fit_both(rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """§IV-B: share of items whose choice is ``o_fit`` under both stored permutations (a tied
+    choice counts only when every tied option is ``o_fit``), over items with both renderings."""
+    pairs: dict[str, dict[int, float]] = {}
+    for r in rows:
+        pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = float(r["agree_fit"])
+    both = [p for p in pairs.values() if 0 in p and 1 in p]
+    if not both:
+        return None
+    return float(np.mean([p[0] == 1.0 and p[1] == 1.0 for p in both]))
 
 
 def _excess(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -267,9 +280,11 @@ def summarise_cells(
     seed: int,
     n_resamples: int = 4000,
     level: float = 0.95,
+    bonferroni_cells: int | None = None,
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
     """:func:`cell_summary` for every group of rows sharing the ``by`` fields (rule required),
-    with the Bonferroni interval across all the groups returned."""
+    with the Bonferroni interval across ``bonferroni_cells`` cells (default: all the groups
+    returned; the battery passes the number of model x rule cells, §I-H2)."""
     if "rule" not in by:
         raise ValueError("group by 'rule': a cell holds one scoring rule")
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
@@ -281,7 +296,7 @@ def summarise_cells(
             seed=seed,
             n_resamples=n_resamples,
             level=level,
-            bonferroni_cells=len(groups),
+            bonferroni_cells=bonferroni_cells if bonferroni_cells else len(groups),
         )
         for key, group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))
     }

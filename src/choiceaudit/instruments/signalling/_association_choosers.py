@@ -27,7 +27,6 @@ them, so coverage is always stated.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -38,50 +37,21 @@ from scipy import sparse
 
 from choiceaudit.instruments.signalling._associations import AssociationStrengths, ConceptNetEdges
 from choiceaudit.instruments.signalling._choosers import ItemLookup
+from choiceaudit.instruments.signalling._words import STOPWORDS, option_content_words
 from choiceaudit.types import Decision, Item, Query
 
-__all__ = ["STOPWORDS", "ConceptNetPathChooser", "SwowWalkChooser", "option_content_words"]
+__all__ = [
+    "DECAY_SWEEP",
+    "STOPWORDS",
+    "ConceptNetPathChooser",
+    "SwowWalkChooser",
+    "option_content_words",
+]
+
+#: Decay bases recorded beside the primary one (scores ``path@d=<value>``), §IV-H5.
+DECAY_SWEEP: tuple[float, ...] = (0.25, 0.5, 0.75, 0.9)
 
 FloatArray = npt.NDArray[np.float64]
-
-#: Function words never used to relate an option to a concept.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "by",
-        "is",
-        "are",
-        "be",
-        "it",
-        "its",
-        "and",
-        "or",
-        "for",
-        "in",
-        "on",
-        "at",
-        "as",
-        "with",
-        "from",
-        "can",
-        "very",
-    ]
-)
-
-
-def option_content_words(options: Sequence[str]) -> list[tuple[str, ...]]:
-    """Content words of each option phrase (see module docstring), in phrase order."""
-    tokens = [re.findall(r"[a-z]+", o.lower()) for o in options]
-    shared = set.intersection(*(set(t) for t in tokens)) if len(tokens) > 1 else set()
-    out = []
-    for toks in tokens:
-        words = tuple(dict.fromkeys(t for t in toks if t not in STOPWORDS and t not in shared))
-        out.append(words)
-    return out
 
 
 def _uncovered(q: Query, rule: str) -> Decision:
@@ -91,10 +61,15 @@ def _uncovered(q: Query, rule: str) -> Decision:
     )
 
 
-def _argmax_decision(q: Query, rule: str, scores: FloatArray) -> Decision:
+def _argmax_decision(
+    q: Query, rule: str, scores: FloatArray, extra: dict[str, FloatArray] | None = None
+) -> Decision:
     top = scores == scores.max()
     return Decision(
-        query_id=q.id, probs=top / top.sum(), scores={rule: scores}, aux={"covered": True}
+        query_id=q.id,
+        probs=top / top.sum(),
+        scores={rule: scores, **(extra or {})},
+        aux={"covered": True},
     )
 
 
@@ -205,8 +180,14 @@ class ConceptNetPathChooser:
             if not np.isfinite(k).any():
                 out.append(_uncovered(q, "path"))
                 continue
-            scores = np.where(np.isfinite(k), self.decay ** np.where(np.isfinite(k), k, 0), 0.0)
-            out.append(_argmax_decision(q, "path", scores))
+            finite = np.isfinite(k)
+            scores = np.where(finite, self.decay ** np.where(finite, k, 0), 0.0)
+            # §IV-H5: d cannot move the argmax; the sweep is recorded to show it
+            sweep = {
+                f"path@d={d:g}": np.where(finite, d ** np.where(finite, k, 0), 0.0)
+                for d in DECAY_SWEEP
+            }
+            out.append(_argmax_decision(q, "path", scores, sweep))
         return out
 
 

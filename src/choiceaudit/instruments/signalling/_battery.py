@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._analysis import summarise_cells
 from choiceaudit.instruments.signalling._divergence import (
@@ -24,7 +26,12 @@ from choiceaudit.instruments.signalling._results import (
     ConditionAgreement,
     CoordinateCell,
     FitCostBin,
+    FitCostSlope,
     FormatLRecord,
+    LabelFormAgreement,
+    RandomComparison,
+    RuleAgreement,
+    TileExcess,
 )
 from choiceaudit.types import Item, Skipped
 
@@ -36,6 +43,10 @@ __all__ = [
     "fit_cost_records",
     "format_l_records",
     "in_analysis_set",
+    "label_form_records",
+    "random_comparison",
+    "rule_agreement_records",
+    "tile_excess_records",
 ]
 
 
@@ -48,6 +59,9 @@ class ChooserRows:
     kind: str
     rules: list[str]
     rows: list[dict[str, Any]]
+    #: the paper's condition (§I-K): "4" for a model on the analysis set, "1"-"3", "6", "7"
+    #: for conditions run as choosers, "reference" for uniform and salience
+    condition: str = "4"
 
 
 def in_analysis_set(row: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
@@ -62,7 +76,8 @@ def battery_cells(
     n_resamples: int | None = None,
 ) -> list[CoordinateCell]:
     """Table I: one record per chooser x rule on the frozen analysis set, with the paired
-    bootstrap against random (and its Bonferroni interval across all the cells), excess over
+    bootstrap against random on both axes (and its Bonferroni interval across the model x rule
+    cells only: reference choosers are not tested cells, §I-H2), excess over
     the marginal null and agreement with ``o_fit`` / ``o_bayes``."""
     if not choosers:
         return []
@@ -76,19 +91,26 @@ def battery_cells(
     ]
     if not rows:
         return []
+    kinds = {a.label: a.kind for a in choosers}
+    conditions = {a.label: a.condition for a in choosers}
+    model_cells = {(r["chooser"], r["rule"]) for r in rows if kinds[r["chooser"]] == "model"}
     cells = summarise_cells(
         rows,
         by=("chooser", "rule"),
         seed=int(battery["seed"]),
         n_resamples=n_resamples or int(boot["n_resamples"]),
         level=float(boot["level"]),
+        bonferroni_cells=max(len(model_cells), 1),
     )
-    kinds = {a.label: a.kind for a in choosers}
     out = []
     for (chooser, rule), c in cells.items():
         d = c["post_norm_minus_random"]
         db = c["post_norm_minus_random_bonferroni"]
+        df = c["fit_norm_minus_random"]
+        dfb = c["fit_norm_minus_random_bonferroni"]
         ex = c["excess_consistency"]
+        post, rand = c["post_norm"]["mean"], c["random_post_norm"]["mean"]
+        sal = c["salience_post_norm"]["mean"]
         out.append(
             CoordinateCell(
                 chooser=chooser,
@@ -117,8 +139,144 @@ def battery_cells(
                 bayes_fit_norm=c["bayes_fit_norm"]["mean"],
                 n_tied_renderings=c["n_tied_renderings"],
                 n_uncovered_rows=c["n_uncovered_rows"],
+                condition=conditions[chooser],
+                delta_fit_vs_random=df["estimate"],
+                delta_fit_low=df["low"],
+                delta_fit_high=df["high"],
+                delta_fit_excludes_zero=df["excludes_zero"],
+                delta_fit_excludes_zero_bonferroni=dfb["excludes_zero"],
+                random_to_salience=(post - rand) / (sal - rand) if sal != rand else float("nan"),
+                salience_to_bayes=(post - sal) / (1.0 - sal) if sal != 1.0 else float("nan"),
+                share_o_fit_both=c["share_o_fit_both"],
+                n_covered_items=c["n_items"],
             )
         )
+    return out
+
+
+def random_comparison(cells: Sequence[CoordinateCell]) -> list[RandomComparison]:
+    """§IV-B: counts of model x rule cells indistinguishable from and worse than random on
+    each axis, at 95 % and under Bonferroni across the model cells only."""
+    models = [c for c in cells if c.kind == "model"]
+    if not models:
+        return []
+    level = models[0].bonferroni_level
+    out = []
+    for axis, est, sig, sig_b in (
+        (
+            "post_norm",
+            "delta_post_vs_random",
+            "delta_excludes_zero",
+            "delta_excludes_zero_bonferroni",
+        ),
+        (
+            "fit_norm",
+            "delta_fit_vs_random",
+            "delta_fit_excludes_zero",
+            "delta_fit_excludes_zero_bonferroni",
+        ),
+    ):
+        out.append(
+            RandomComparison(
+                axis=axis,
+                n_cells=len(models),
+                bonferroni_level=level,
+                indistinguishable=sum(not getattr(c, sig) for c in models),
+                indistinguishable_bonferroni=sum(not getattr(c, sig_b) for c in models),
+                worse=sum(getattr(c, sig) and getattr(c, est) < 0 for c in models),
+                worse_bonferroni=sum(getattr(c, sig_b) and getattr(c, est) < 0 for c in models),
+                below_random_mean=sum(getattr(c, est) < 0 for c in models),
+            )
+        )
+    return out
+
+
+def _set_agreement(a: Sequence[int], b: Sequence[int]) -> float:
+    sa, sb = set(a), set(b)
+    return len(sa & sb) / (len(sa) * len(sb))
+
+
+def rule_agreement_records(
+    choosers: Sequence[ChooserRows], battery: Mapping[str, Any]
+) -> list[RuleAgreement]:
+    """§I-H: per model, agreement between every two scoring rules on the chosen option over
+    the renderings of the analysis set."""
+    spec = battery["analysis_set"]
+    out = []
+    for a in choosers:
+        if a.kind != "model" or len(a.rules) < 2:
+            continue
+        by_rule: dict[str, dict[tuple[str, int], list[int]]] = {}
+        for r in a.rows:
+            if in_analysis_set(r, spec):
+                by_rule.setdefault(r["rule"], {})[(r["item_id"], int(r["perm_index"]))] = r[
+                    "chosen"
+                ]
+        rules = [r for r in a.rules if r in by_rule]
+        for i, ra in enumerate(rules):
+            for rb in rules[i + 1 :]:
+                keys = sorted(set(by_rule[ra]) & set(by_rule[rb]))
+                if not keys:
+                    continue
+                agree = [_set_agreement(by_rule[ra][k], by_rule[rb][k]) for k in keys]
+                out.append(RuleAgreement(a.label, ra, rb, len(keys), float(np.mean(agree))))
+    return out
+
+
+def tile_excess_records(choosers: Sequence[ChooserRows]) -> list[TileExcess]:
+    """§IV-H3: excess over the marginal null per tile, condition 4, format V, every item of
+    the tile (conflict and control), per chooser x rule."""
+    out = []
+    for a in choosers:
+        for rule in a.rules:
+            tiles: dict[str, dict[str, dict[int, Mapping[str, Any]]]] = {}
+            for r in a.rows:
+                if (
+                    r["rule"] == rule
+                    and r["condition"] == "4"
+                    and r["format"] == "V"
+                    and r["covered"]
+                ):
+                    tiles.setdefault(str(r["tile"]), {}).setdefault(r["item_id"], {})[
+                        int(r["perm_index"])
+                    ] = r
+            for tile, pairs in sorted(tiles.items()):
+                both = [p for p in pairs.values() if 0 in p and 1 in p]
+                untied = [p for p in both if p[0]["n_tied"] == 1 and p[1]["n_tied"] == 1]
+                consistency = null = excess = None
+                if untied:
+                    k = int(untied[0][0]["n_options"])
+                    ca = [p[0]["chosen"][0] for p in untied]
+                    cb = [p[1]["chosen"][0] for p in untied]
+                    consistency = stats.permutation_consistency(ca, cb, k)
+                    null = stats.marginal_null(ca, cb, k)
+                    excess = stats.excess_consistency(ca, cb, k)
+                out.append(TileExcess(a.label, rule, tile, len(untied), consistency, null, excess))
+    return out
+
+
+def label_form_records(choosers: Sequence[ChooserRows]) -> list[LabelFormAgreement]:
+    """§IV-H4: agreement of the canonical choice between label forms ``paren`` and ``bare``
+    of format L (condition 4), per model x rule x tile."""
+    out = []
+    for a in choosers:
+        if a.kind != "model":
+            continue
+        forms: dict[tuple[str, str, str], dict[tuple[str, int], list[int]]] = {}
+        for r in a.rows:
+            if r["format"] == "L" and r["condition"] == "4":
+                key = (r["rule"], str(r["tile"]), str(r["label_form"]))
+                forms.setdefault(key, {})[(r["item_id"], int(r["perm_index"]))] = r["chosen"]
+        for (rule, tile, form), rows in sorted(forms.items()):
+            if form != "paren" or (rule, tile, "bare") not in forms:
+                continue
+            bare = forms[(rule, tile, "bare")]
+            keys = sorted(set(rows) & set(bare))
+            if keys:
+                agree = [_set_agreement(rows[k], bare[k]) for k in keys]
+                out.append(
+                    LabelFormAgreement(a.label, rule, tile, len(keys), float(np.mean(agree)))
+                )
     return out
 
 
@@ -136,9 +294,10 @@ def fit_cost_records(
     *,
     facets: Sequence[str],
     skipped: list[Skipped],
-) -> list[FitCostBin]:
-    """Achieved fit by ``fit_cost`` bin per chooser x facet (§IV-D, Fig. 3); what cannot be
-    binned is appended to ``skipped``."""
+) -> tuple[list[FitCostBin], list[FitCostSlope]]:
+    """Achieved fit and posterior by ``fit_cost`` bin per chooser x facet (§IV-D, Fig. 3) and
+    the slopes with intervals of the frozen battery's ``n_resamples`` (§IV-D, §IV-E); what
+    cannot be binned is appended to ``skipped``."""
     spec = battery["analysis_set"]
     items = list(items)
     n_set = len({r["item_id"] for a in choosers for r in a.rows if in_analysis_set(r, spec)})
@@ -150,7 +309,7 @@ def fit_cost_records(
                 f"the analysis set has {n_set} items (at least 4 needed for two bins of two)",
             )
         )
-        return []
+        return [], []
     if n_bins < int(battery["fit_cost_bins"]):
         skipped.append(
             Skipped(
@@ -159,8 +318,12 @@ def fit_cost_records(
                 f"instead of {battery['fit_cost_bins']}",
             )
         )
-    records = []
+    records: list[FitCostBin] = []
+    slopes: list[FitCostSlope] = []
     seed = int(battery["seed"])
+    boot = battery["bootstrap"]
+    n_resamples = int(boot["n_resamples"])
+    sesoi = float(battery.get("sesoi", 0.05))
     for a in choosers:
         for rule in a.rules:
             rows = [
@@ -171,7 +334,35 @@ def fit_cost_records(
                     Skipped(f"fit_cost bins for {a.label}/{rule}", "too few covered items")
                 )
                 continue
-            res = fit_cost_deciles(rows, items, n_bins=n_bins, seed=seed, n_resamples=1000)
+            res = fit_cost_deciles(
+                rows,
+                items,
+                n_bins=n_bins,
+                seed=seed,
+                n_resamples=n_resamples,
+                level=float(boot["level"]),
+            )
+            sl, ps, pc = res["slope"], res["post_slope"], res["post_predicted_change"]
+            slopes.append(
+                FitCostSlope(
+                    chooser=a.label,
+                    rule=rule,
+                    slope=sl["estimate"],
+                    low=sl["low"],
+                    high=sl["high"],
+                    bayes_slope=res["bayes_slope"]["estimate"],
+                    excludes_zero=bool(sl["low"] > 0 or sl["high"] < 0),
+                    post_slope=ps["estimate"],
+                    post_low=ps["low"],
+                    post_high=ps["high"],
+                    post_excludes_zero=bool(ps["low"] > 0 or ps["high"] < 0),
+                    predicted_change=pc["estimate"],
+                    predicted_low=pc["low"],
+                    predicted_high=pc["high"],
+                    sesoi=sesoi,
+                    n_resamples=n_resamples,
+                )
+            )
             for facet in facets if a.kind == "reference" else [rule]:
                 for b, row in enumerate(res["bins"], start=1):
                     records.append(
@@ -186,13 +377,21 @@ def fit_cost_records(
                             bayes_fit_norm=row["bayes_fit_norm"],
                             random_fit_norm=row["random_fit_norm"],
                             random_fit_norm_sd=row["random_fit_norm_sd"],
-                            slope=res["slope"]["estimate"],
-                            slope_low=res["slope"]["low"],
-                            slope_high=res["slope"]["high"],
+                            slope=sl["estimate"],
+                            slope_low=sl["low"],
+                            slope_high=sl["high"],
                             bayes_slope=res["bayes_slope"]["estimate"],
+                            fit_separation=row["fit_separation"],
+                            achieved_post_norm=row["achieved_post_norm"],
+                            salience_post_norm=row["salience_post_norm"],
+                            bayes_post_norm=row["bayes_post_norm"],
+                            post_separation=row["post_separation"],
+                            random_post_norm=row["random_post_norm"],
+                            random_post_norm_sd=row["random_post_norm_sd"],
+                            departure_from_o_fit=row["departure_from_o_fit"],
                         )
                     )
-    return records
+    return records, slopes
 
 
 def condition_records(choosers: Sequence[ChooserRows]) -> list[ConditionAgreement]:

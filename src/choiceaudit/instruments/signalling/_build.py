@@ -18,6 +18,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.signalling._associations import (
+    read_swow_strengths,
+    swow_coverage,
+    with_coverage,
+)
 from choiceaudit.instruments.signalling._item_tables import item_set_hash
 from choiceaudit.instruments.signalling._items import RobustnessConfig, generate_candidates
 from choiceaudit.instruments.signalling._lancaster import load_lancaster
@@ -34,7 +39,20 @@ from choiceaudit.instruments.signalling._tiles import (
 )
 from choiceaudit.types import ItemSet
 
-__all__ = ["BuildResult", "build_signalling_items", "load_norms", "tile_screen"]
+__all__ = [
+    "BuildResult",
+    "TileScreenMismatchError",
+    "build_signalling_items",
+    "check_tile_screen",
+    "load_norms",
+    "swow_retention_report",
+    "tile_screen",
+]
+
+
+class TileScreenMismatchError(InputError):
+    """The tile file's dimensions are not the ones the §I-C screen selects."""
+
 
 NormsName = Literal["things", "lancaster"]
 
@@ -74,6 +92,51 @@ def tile_screen(norms: NormsBundle, pool: Pool | None = None) -> dict[str, Any]:
     }
 
 
+def check_tile_screen(
+    screen: dict[str, Any], tile_dimensions: list[str], *, override: bool = False, label: str = ""
+) -> dict[str, Any]:
+    """The §I-C screen decides the tiles: compare the dimensions it selects with the tile
+    file's. A disagreement raises :class:`TileScreenMismatchError` unless ``override`` (then the
+    tile file is used and the override recorded). Where the screen cannot run (no rater SD), the
+    tile file is used as given and that is recorded."""
+    chosen = sorted(set(tile_dimensions))
+    if screen.get("unavailable"):
+        return {
+            "decided_by": "tile file (screen unavailable)",
+            "reason": screen["unavailable"],
+            "tile_file_dimensions": chosen,
+            "overridden": False,
+        }
+    selected = sorted(screen["selected"])
+    agrees = selected == chosen
+    if not agrees and not override:
+        raise TileScreenMismatchError(
+            f"{label or 'the tile file'} uses dimensions {chosen}, but the rater-disagreement "
+            f"and redundancy screen (§I-C) selects {selected}; fix the tile file or pass "
+            "override_tile_screen=True (--override-tile-screen), which is recorded"
+        )
+    return {
+        "decided_by": "screen" if agrees else "tile file (screen overridden)",
+        "screen_selected": selected,
+        "tile_file_dimensions": chosen,
+        "agrees": agrees,
+        "overridden": not agrees,
+    }
+
+
+def swow_retention_report(pool: Pool) -> dict[str, Any]:
+    """Appendix A's retention report, which measures what the SWOW cue match keeps: reported
+    as unavailable when the pool was built without SWOW, rather than a figure of another pool."""
+    if "swow" not in pool.sources:
+        return {
+            "available": False,
+            "reason": "no SWOW file was given (--swow FILE): Appendix A measures retention "
+            "through the SWOW cue match, so a figure computed without SWOW would describe a "
+            "different pool",
+        }
+    return retention_report(pool)
+
+
 @dataclass(frozen=True)
 class BuildResult:
     """The item set and the intermediate objects (for reports and tests)."""
@@ -101,6 +164,8 @@ def build_signalling_items(
     n_items: int = 1000,
     robustness: RobustnessConfig | None = None,
     allow_loss: bool = False,
+    swow: str | Path | None = None,
+    override_tile_screen: bool = False,
 ) -> BuildResult:
     """Norms → pool → candidates → selection → item set (see module docstring).
 
@@ -108,16 +173,39 @@ def build_signalling_items(
     norms). A bundle may be passed directly (e.g. with SWOW coverage added), in which case its
     ``name`` picks the default tile file. ``allow_loss`` is passed to :func:`load_norms`; what the
     loader lost against its sources' promise is in ``config["pool"]["norms_loss"]`` and in
-    :attr:`BuildResult.loss_lines` (print them).
+    :attr:`BuildResult.loss_lines` (print them). ``swow`` (a SWOW-EN strength file) adds the
+    SWOW cue match to the pool intersection before any filtering (§I-B). The tile screen
+    (§I-C) decides the tiles: a tile file that disagrees raises unless
+    ``override_tile_screen`` (recorded in ``config["tile_screen"]["decision"]``).
+    ``robustness`` holds optional selection filters (none by default; recorded).
     """
     bundle = (
         norms
         if isinstance(norms, NormsBundle)
         else load_norms(norms, data=data, allow_loss=allow_loss)
     )
+    swow_record: dict[str, Any] | None = None
+    if swow is not None:
+        strengths = read_swow_strengths(swow)
+        mask = swow_coverage(bundle, strengths)
+        bundle = with_coverage(bundle, "swow", mask, origin=str(swow))
+        swow_record = {
+            "file": str(swow),
+            "response_set": strengths.response_set,
+            "cues": len(strengths),
+            "concepts_matched": int(mask.sum()),
+            "matching": "exact-case string equality on the concept word (§I-B)",
+        }
     tile_source = tiles if tiles is not None else bundle.name
     tile_defs = load_tiles(tile_source, norms=bundle)
     pool = build_pool(bundle, dimensions=[t.dimension for t in tile_defs])
+    screen = tile_screen(bundle, pool)
+    screen["decision"] = check_tile_screen(
+        screen,
+        [t.dimension for t in tile_defs],
+        override=override_tile_screen,
+        label=str(tile_source),
+    )
     blocks = generate_candidates(pool, tile_defs, n_candidates=n_candidates, seed=seed)
     selection = select_items(blocks, n_items=n_items, seed=seed, config=robustness)
     base = build_item_set(selection, seed=seed)
@@ -133,9 +221,10 @@ def build_signalling_items(
             "sources": list(pool.sources),
             "norms_skipped": dict(bundle.skipped),
             **({"norms_loss": bundle.loss.to_dict()} if bundle.loss is not None else {}),
+            **({"swow": swow_record} if swow_record is not None else {}),
         },
-        "retention": retention_report(pool),
-        "tile_screen": tile_screen(bundle, pool),
+        "retention": swow_retention_report(pool),
+        "tile_screen": screen,
     }
     items = ItemSet(name=base.name, items=base.items, config=config)
     return BuildResult(items, pool, selection, item_set_hash(items))

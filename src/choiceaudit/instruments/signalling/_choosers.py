@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
+from choiceaudit.instruments.signalling._words import option_content_words
 from choiceaudit.scorers import Embedder
 from choiceaudit.types import Decision, Item, Query
 
@@ -153,30 +154,40 @@ class BayesOracleChooser(_ItemChooser):
         return out
 
 
-
-
 class CosineChooser:
     """Condition 1: embedding cosine with no pragmatics (a mandatory literal baseline, §I-K).
 
-    ``embed`` maps texts to vectors (MiniLM in production; any function in tests). The score of
-    option ``o`` is the cosine between the option phrase and each target concept's bare word,
-    aggregated over the pair by the minimum — the same pair aggregation as the fit function, so a
-    comparison with the oracle isolates the similarity source. All probability goes to the
-    highest score (ties split equally). Embeddings are cached per text.
+    ``embed`` maps texts to vectors (MiniLM in production; any function in tests). With
+    ``word_level`` (the default) the option relates to a concept through its best content word
+    (:func:`option_content_words`: the tile's shared frame stripped), the same word-level
+    aggregation as conditions 2 and 3, so comparing the three isolates the similarity source
+    (§I-K); ``word_level=False`` embeds the whole option phrase. Over the pair the score is the
+    minimum — the fit function's pair aggregation. All probability goes to the highest score
+    (ties split equally). Each decision's ``aux["negative_hypothesis_share"]`` is the share of
+    the item's ``K x M·C`` hypothesis entries (option x (Means, Clue) pair) whose cosine is
+    negative (§IV-H1: why cosine cannot be an RSA base). Embeddings are cached per text.
     """
 
     name = "cosine"
     #: Refused as an RSA base (§IV-H1): cosine is signed and has no probabilistic reading.
     rsa_kind = "cosine"
 
-    def __init__(self, items: Iterable[Item], embed: Embedder, *, model: str = "") -> None:
+    def __init__(
+        self, items: Iterable[Item], embed: Embedder, *, model: str = "", word_level: bool = True
+    ) -> None:
         self.lookup = ItemLookup(items)
         self._embed = embed
         self._cache: dict[str, FloatArray] = {}
         self.model = model
+        self.word_level = word_level
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": "reference", "name": self.name, "model": self.model}
+        return {
+            "backend": "reference",
+            "name": self.name,
+            "model": self.model,
+            "word_level": self.word_level,
+        }
 
     def _vectors(self, texts: Sequence[str]) -> FloatArray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
@@ -191,17 +202,44 @@ class CosineChooser:
                 self._cache[text] = vec
         return np.stack([self._cache[t] for t in texts])
 
+    def _option_units(self, options: Sequence[str]) -> list[tuple[str, ...]]:
+        if not self.word_level:
+            return [(o,) for o in options]
+        words = option_content_words(options)
+        # an option whose words are all frame or stopwords falls back to its phrase
+        return [ws if ws else (o,) for ws, o in zip(words, options, strict=True)]
+
+    def concept_scores(self, query: Query, concepts: Sequence[str]) -> FloatArray:
+        """Cosine of each displayed option with each concept (best unit), ``(K, len)``."""
+        units = self._option_units(list(query.options))
+        cvec = self._vectors(list(concepts))
+        return np.array([np.max(self._vectors(list(u)) @ cvec.T, axis=0) for u in units])
+
     def pair_scores(self, query: Query) -> FloatArray:
         """Cosine of each displayed option with the target pair (minimum over the two words)."""
         item = self.lookup.item(query)
         words = [str(w) for w in item.meta["target_words"]]
-        opts = self._vectors(list(query.options))
-        targets = self._vectors(words)
-        return np.asarray((opts @ targets.T).min(axis=1), dtype=np.float64)
+        return np.asarray(self.concept_scores(query, words).min(axis=1), dtype=np.float64)
+
+    def negative_share(self, query: Query) -> float:
+        """Share of negative entries of the item's ``K x M·C`` cosine hypothesis matrix."""
+        item = self.lookup.item(query)
+        means, clues = list(item.meta["means"]), list(item.meta["clues"])
+        sim = self.concept_scores(query, [str(w) for w in (*means, *clues)])
+        m = len(means)
+        pair = np.minimum(sim[:, :m, None], sim[:, None, m:])
+        return float(np.mean(pair < 0))
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
         out = []
         for q in queries:
             s = self.pair_scores(q)
-            out.append(Decision(query_id=q.id, probs=_split(s == s.max()), scores={"cosine": s}))
+            out.append(
+                Decision(
+                    query_id=q.id,
+                    probs=_split(s == s.max()),
+                    scores={"cosine": s},
+                    aux={"negative_hypothesis_share": self.negative_share(q)},
+                )
+            )
         return out

@@ -40,6 +40,18 @@ def _interval(result: stats.BootstrapResult) -> dict[str, float]:
     return {"estimate": result.estimate, "low": result.low, "high": result.high}
 
 
+#: Per-item fields of a coordinate row averaged over renderings for the decile analysis.
+_DECILE_FIELDS = (
+    "fit_norm",
+    "post_norm",
+    "bayes_fit_norm",
+    "random_fit_norm",
+    "random_post_norm",
+    "salience_post_norm",
+    "agree_fit",
+)
+
+
 def fit_cost_deciles(
     rows: Sequence[Mapping[str, Any]],
     items: Iterable[Item],
@@ -47,56 +59,88 @@ def fit_cost_deciles(
     n_bins: int = 10,
     seed: int,
     n_resamples: int = 4000,
+    level: float = 0.95,
 ) -> dict[str, Any]:
-    """Achieved fit by ``fit_cost`` bin for one cell (rows of a single rule).
+    """Achieved fit and posterior by ``fit_cost`` bin for one cell (rows of a single rule).
 
     Items are averaged over their renderings, sorted by ``fit_cost`` and cut into ``n_bins``
-    bins of (near-)equal size. Per bin: mean ``fit_cost``, the chooser's mean ``fit_norm``, the
-    salience pole (1), the Bayes pole's mean ``fit_norm`` and the random reference's mean and SD.
-    Slopes are least squares over items (not bins), with item-resampled intervals.
+    bins of (near-)equal size. Per bin, on the fit axis (§IV-D, Fig. 3): mean ``fit_cost``, the
+    chooser's mean ``fit_norm``, the salience pole (1), the Bayes pole's mean ``fit_norm``, the
+    random reference's mean and SD and the salience–Bayes separation; on the posterior axis:
+    the chooser's mean ``post_norm``, the salience pole's mean ``post_norm``, the Bayes pole (1),
+    the random reference and the separation; and the rate of departure from ``o_fit`` (§IV-E).
+    Slopes are least squares over items (not bins), with item-resampled intervals
+    (``n_resamples``, ``level``): achieved ``fit_norm`` on ``fit_cost`` (§IV-D), the Bayes
+    pole's, and the mean coordinate ``post_norm`` on ``fit_cost`` (§IV-E) with its predicted
+    change over the observed ``fit_cost`` range.
     """
     rules = {r["rule"] for r in rows}
     if len(rules) != 1:
         raise ValueError(f"fit_cost deciles take one scoring rule, got {sorted(rules)}")
     cost = {i.id: float(i.meta["fit_cost"]) for i in items}
     sums: dict[str, list[float]] = {}
+    width = len(_DECILE_FIELDS)
     for r in rows:
-        if not np.isfinite(r["fit_norm"]):
+        if not (np.isfinite(r["fit_norm"]) and np.isfinite(r["post_norm"])):
             continue
         if r["item_id"] not in cost:
             raise KeyError(f"row for unknown item {r['item_id']!r}")
-        acc = sums.setdefault(r["item_id"], [0.0, 0.0, 0.0, 0.0])
-        acc[0] += r["fit_norm"]
-        acc[1] += r["bayes_fit_norm"]
-        acc[2] += r["random_fit_norm"]
-        acc[3] += 1
+        acc = sums.setdefault(r["item_id"], [0.0] * (width + 1))
+        for j, f in enumerate(_DECILE_FIELDS):
+            acc[j] += float(r[f])
+        acc[width] += 1
     if len(sums) < n_bins:
         raise ValueError(f"{len(sums)} items cannot fill {n_bins} bins")
     ids = sorted(sums, key=lambda i: (cost[i], i))
     x = np.array([cost[i] for i in ids])
-    achieved = np.array([sums[i][0] / sums[i][3] for i in ids])
-    bayes = np.array([sums[i][1] / sums[i][3] for i in ids])
-    random = np.array([sums[i][2] / sums[i][3] for i in ids])
+    per = {
+        f: np.array([sums[i][j] / sums[i][width] for i in ids])
+        for j, f in enumerate(_DECILE_FIELDS)
+    }
     bins = []
     for part in np.array_split(np.arange(len(ids)), n_bins):
+        bayes_fit = float(per["bayes_fit_norm"][part].mean())
+        salience_post = float(per["salience_post_norm"][part].mean())
+        random_fit = per["random_fit_norm"][part]
+        random_post = per["random_post_norm"][part]
         bins.append(
             {
                 "n_items": int(part.size),
                 "fit_cost": float(x[part].mean()),
-                "achieved_fit_norm": float(achieved[part].mean()),
+                "fit_cost_low": float(x[part].min()),
+                "fit_cost_high": float(x[part].max()),
+                "achieved_fit_norm": float(per["fit_norm"][part].mean()),
                 "salience_fit_norm": 1.0,
-                "bayes_fit_norm": float(bayes[part].mean()),
-                "random_fit_norm": float(random[part].mean()),
-                "random_fit_norm_sd": float(random[part].std(ddof=1)) if part.size > 1 else 0.0,
+                "bayes_fit_norm": bayes_fit,
+                "fit_separation": 1.0 - bayes_fit,
+                "random_fit_norm": float(random_fit.mean()),
+                "random_fit_norm_sd": float(random_fit.std(ddof=1)) if part.size > 1 else 0.0,
+                "achieved_post_norm": float(per["post_norm"][part].mean()),
+                "salience_post_norm": salience_post,
+                "bayes_post_norm": 1.0,
+                "post_separation": 1.0 - salience_post,
+                "random_post_norm": float(random_post.mean()),
+                "random_post_norm_sd": float(random_post.std(ddof=1)) if part.size > 1 else 0.0,
+                "departure_from_o_fit": float(1.0 - per["agree_fit"][part].mean()),
             }
         )
-    kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed}
+    kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "level": level}
+    post_slope = stats.ols_slope(x, per["post_norm"], **kw)
+    span = float(x.max() - x.min())
     return {
         "rule": next(iter(rules)),
         "n_items": len(ids),
+        "n_resamples": n_resamples,
         "bins": bins,
-        "slope": _interval(stats.ols_slope(x, achieved, **kw)),
-        "bayes_slope": _interval(stats.ols_slope(x, bayes, **kw)),
+        "slope": _interval(stats.ols_slope(x, per["fit_norm"], **kw)),
+        "bayes_slope": _interval(stats.ols_slope(x, per["bayes_fit_norm"], **kw)),
+        "post_slope": _interval(post_slope),
+        "fit_cost_range": [float(x.min()), float(x.max())],
+        "post_predicted_change": {
+            "estimate": post_slope.estimate * span,
+            "low": post_slope.low * span,
+            "high": post_slope.high * span,
+        },
     }
 
 

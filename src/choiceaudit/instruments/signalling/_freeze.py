@@ -8,6 +8,9 @@ not"; issue 5 items 9–10).
   reports): the source every analysis reads;
 * ``items.parquet`` — one row per item: id, tile, conflict flag, both permutations, lists,
   target pair, oracle summary and the concreteness / word-frequency covariates of both targets;
+* ``candidates.parquet`` — every generated candidate, selected or not, with the item properties
+  selection could see and the per-candidate robustness report (§I-F: the unselected
+  distribution is published alongside the selected one), when the build hands them over;
 * ``prompts.parquet`` — every rendered prompt (and neutral prompt) of the frozen rendering;
 * ``tiles/<file>.toml`` — the tile file the items were built from;
 * ``instrument.json`` — the freeze record: the content hash, fit family, pool, rendering and
@@ -49,6 +52,7 @@ from choiceaudit.types import DEFAULT_TEMPLATE, Item, ItemSet, Query
 
 __all__ = [
     "AMENDMENTS_FILE",
+    "CANDIDATES_FILE",
     "COVARIATES",
     "FIT_FAMILY",
     "INSTRUMENT_FILE",
@@ -70,6 +74,7 @@ INSTRUMENT_FILE = "instrument.json"
 AMENDMENTS_FILE = "amendments.jsonl"
 ITEMS_FILE = "items.parquet"
 PROMPTS_FILE = "prompts.parquet"
+CANDIDATES_FILE = "candidates.parquet"
 FORMAT_VERSION = 1
 
 #: Covariates of both target concepts (§I-E), with why each may be missing from a norms bundle.
@@ -176,6 +181,10 @@ def _item_table(items: ItemSet) -> pa.Table:
                 value = item.meta.get(f"target_{role}_{name}")
                 row[f"target_{role}_{name}"] = None if value is None else float(value)
         row["conflict_gaussian"] = bool(item.meta.get("conflict_gaussian"))
+        margin = item.meta.get("bayes_margin")
+        row["bayes_margin"] = None if margin is None else float(margin)
+        agrees = item.meta.get("decay_agrees")
+        row["decay_agrees"] = None if agrees is None else bool(agrees)
         row["o_bayes_gaussian"] = int(item.meta.get("o_bayes_gaussian", -1))
     return pa.Table.from_pylist(rows)
 
@@ -272,10 +281,13 @@ def freeze_instrument(
     *,
     rendering: Mapping[str, Any] | None = None,
     analysis: Mapping[str, Any] | None = None,
+    candidates: Mapping[str, Sequence[Any]] | None = None,
     now: dt.datetime | None = None,
 ) -> FrozenInstrument:
-    """Write the item directory (see module docstring). An existing freeze is never
-    overwritten: amend it with :func:`amend_instrument` or freeze into a new directory."""
+    """Write the item directory (see module docstring). ``candidates`` (columns, e.g.
+    :func:`~choiceaudit.instruments.signalling._selection.candidate_columns`) are written to
+    ``candidates.parquet``. An existing freeze is never overwritten: amend it with
+    :func:`amend_instrument` or freeze into a new directory."""
     out = Path(out_dir)
     if (out / INSTRUMENT_FILE).exists():
         raise InputError(
@@ -302,6 +314,18 @@ def freeze_instrument(
     pq.write_table(pa.Table.from_pylist(prompts), out / PROMPTS_FILE)
     (out / AMENDMENTS_FILE).touch()
     files = [ITEM_SET_FILE, ITEMS_FILE, PROMPTS_FILE, f"tiles/{tiles_name}"]
+    candidate_record: dict[str, Any] | None = None
+    if candidates is not None:
+        table = pa.table({k: list(v) for k, v in candidates.items()})
+        pq.write_table(table, out / CANDIDATES_FILE)
+        files.append(CANDIDATES_FILE)
+        selected = sum(bool(x) for x in candidates.get("selected", []))
+        candidate_record = {
+            "file": CANDIDATES_FILE,
+            "n": table.num_rows,
+            "selected": selected,
+            "unselected": table.num_rows - selected,
+        }
     record: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "instrument": "signalling",
@@ -318,6 +342,7 @@ def freeze_instrument(
         "n_prompts": len(prompts),
         "pool": items.config.get("pool"),
         "covariates": _covariate_report(items),
+        "candidates": candidate_record,
         "files": {name: _sha((out / name).read_bytes()) for name in files},
         "frozen_at": (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds"),
     }

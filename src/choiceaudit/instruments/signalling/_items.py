@@ -11,11 +11,16 @@ Determinism: candidates come in blocks of ``BLOCK`` per tile, and each block dra
 generator seeded by ``(experiment seed, crc32(tile name), block index)``, so candidate ``j`` of a
 tile is the same on any machine, whatever other tiles or counts are requested.
 
-Robustness is a separate pass over the scored candidates (so a threshold change never forces
-regeneration): a candidate is robust when its conflict status is the same under the exponential
-and Gaussian families, its target-fit and posterior are not flat across options, a conflict
-item gives up at least ``min_fit_cost`` of fit, and the Bayes choice leads the best option
-outside its exact-tie class by a relative margin of at least ``min_bayes_margin``.
+Robustness is a separate, declared pass over the scored candidates (so a threshold change never
+forces regeneration, §I-F). It *reports* per candidate — is the conflict status the same under
+the exponential and Gaussian families, how much fit a conflict item gives up, by what relative
+margin the Bayes choice leads the best option outside its exact-tie class — and it removes
+nothing by default: the paper keeps items whose salience–Bayes separation is 0.028 (its lowest
+``fit_cost`` decile), so a fit-cost floor, a margin floor or a decay-agreement requirement is
+not the paper's selection. A user may add any of them (:class:`RobustnessConfig`); the filters
+applied are recorded in the frozen item set. The one requirement that always applies is
+definitional: an item whose target fit or posterior is flat across its options has no
+coordinate (eqs. 5–6 divide by the span), so it cannot be scored; such candidates are counted.
 """
 
 from __future__ import annotations
@@ -158,30 +163,55 @@ def generate_candidates(
 
 @dataclass(frozen=True)
 class RobustnessConfig:
-    """Declared thresholds of the robustness pass (item properties only, never model output)."""
+    """Optional selection filters (item properties only, never model output). Every default
+    is off: the paper's selection draws from every candidate with a defined coordinate. A
+    filter a user sets is applied and recorded (:meth:`filters`)."""
 
-    min_fit_cost: float = 0.05
-    min_bayes_margin: float = 0.01
-    require_decay_agreement: bool = True
+    min_fit_cost: float | None = None
+    min_bayes_margin: float | None = None
+    require_decay_agreement: bool = False
+
+    def filters(self) -> dict[str, float | bool]:
+        """The filters in force (empty by default), as recorded in the frozen item set."""
+        out: dict[str, float | bool] = {}
+        if self.min_fit_cost is not None:
+            out["min_fit_cost"] = float(self.min_fit_cost)
+        if self.min_bayes_margin is not None:
+            out["min_bayes_margin"] = float(self.min_bayes_margin)
+        if self.require_decay_agreement:
+            out["require_decay_agreement"] = True
+        return out
 
 
 def assess_robustness(
     block: CandidateBlock, config: RobustnessConfig | None = None
 ) -> dict[str, BoolArray]:
-    """Per-candidate robustness flags (see module docstring); ``"robust"`` is their conjunction."""
+    """Per-candidate robustness flags (see module docstring). ``"defined"`` marks candidates
+    with a coordinate; ``"decay_agrees"``, ``"fit_cost_ok"`` and ``"margin_ok"`` are reported
+    whatever the config (``fit_cost_ok``/``margin_ok`` are all True when that filter is off);
+    ``"selectable"`` is ``defined`` and every filter the config turns on."""
     config = config if config is not None else RobustnessConfig()
     ex, ga = block.oracle, block.oracle_gaussian
-    flat = ~(np.isfinite(ex.fit_norm()).all(axis=1) & np.isfinite(ex.post_norm()).all(axis=1))
+    defined = np.isfinite(ex.fit_norm()).all(axis=1) & np.isfinite(ex.post_norm()).all(axis=1)
     decay_agrees = ex.conflict == ga.conflict
-    fit_cost_ok = ~ex.conflict | (ex.fit_cost >= config.min_fit_cost)
-    margin_ok = ex.bayes_margin >= config.min_bayes_margin
-    robust = ~flat & fit_cost_ok & margin_ok
+    n = len(block)
+    fit_cost_ok = (
+        ~ex.conflict | (ex.fit_cost >= config.min_fit_cost)
+        if config.min_fit_cost is not None
+        else np.ones(n, dtype=bool)
+    )
+    margin_ok = (
+        ex.bayes_margin >= config.min_bayes_margin
+        if config.min_bayes_margin is not None
+        else np.ones(n, dtype=bool)
+    )
+    selectable = defined & fit_cost_ok & margin_ok
     if config.require_decay_agreement:
-        robust &= decay_agrees
+        selectable &= decay_agrees
     return {
-        "not_flat": ~flat,
+        "defined": defined,
         "decay_agrees": decay_agrees,
         "fit_cost_ok": fit_cost_ok,
         "margin_ok": margin_ok,
-        "robust": robust,
+        "selectable": selectable,
     }

@@ -18,14 +18,20 @@ __all__ = [
     "ConditionAgreement",
     "CoordinateCell",
     "CoordinatePoint",
+    "CosineSign",
     "DecayComparison",
     "ExcessCorrelation",
     "ExcessPoint",
     "FitCostBin",
     "FitCostSlope",
     "FormatLRecord",
+    "InertParameter",
+    "LabelFormAgreement",
+    "RandomComparison",
     "ReferencePoint",
+    "RuleAgreement",
     "SignallingAnalysis",
+    "TileExcess",
 ]
 
 
@@ -62,6 +68,93 @@ class CoordinateCell:
     bayes_fit_norm: float
     n_tied_renderings: int
     n_uncovered_rows: int
+    condition: str = "4"
+    delta_fit_vs_random: float = float("nan")
+    delta_fit_low: float = float("nan")
+    delta_fit_high: float = float("nan")
+    delta_fit_excludes_zero: bool = False
+    delta_fit_excludes_zero_bonferroni: bool = False
+    random_to_salience: float = float("nan")
+    salience_to_bayes: float = float("nan")
+    share_o_fit_both: float | None = None
+    n_covered_items: int = 0
+
+
+@dataclass(frozen=True)
+class RandomComparison:
+    """§IV-B counts over the model x rule cells only (reference choosers and conditions 1-3,
+    6, 7 are not tested cells): how many are indistinguishable from random (95 % interval of
+    the paired difference includes 0) and how many worse than random (interval entirely below
+    0), on each axis, at 95 % and under Bonferroni across the ``n_cells`` model cells."""
+
+    axis: str
+    n_cells: int
+    bonferroni_level: float
+    indistinguishable: int
+    indistinguishable_bonferroni: int
+    worse: int
+    worse_bonferroni: int
+    below_random_mean: int
+
+
+@dataclass(frozen=True)
+class RuleAgreement:
+    """§I-H: agreement between two scoring rules on the chosen option, one model, over the
+    renderings of the analysis set (tied choices count as |A ∩ B| / (|A| |B|))."""
+
+    chooser: str
+    rule_a: str
+    rule_b: str
+    n_renderings: int
+    agreement: float
+
+
+@dataclass(frozen=True)
+class TileExcess:
+    """§IV-H3: excess over the marginal null per tile (conflict and control items, condition
+    4, format V) for one chooser x rule."""
+
+    chooser: str
+    rule: str
+    tile: str
+    n_items: int
+    consistency: float | None
+    null: float | None
+    excess: float | None
+
+
+@dataclass(frozen=True)
+class LabelFormAgreement:
+    """§IV-H4: agreement between the two label forms of format L, ``(A)`` and bare ``A``, on
+    the canonical choice, per model x rule x tile."""
+
+    chooser: str
+    rule: str
+    tile: str
+    n_renderings: int
+    agreement: float
+
+
+@dataclass(frozen=True)
+class InertParameter:
+    """§IV-H5: a parameter swept over ``values`` whose argmax cannot move: the share of
+    (rendering) cells whose chosen option is identical across the sweep."""
+
+    chooser: str
+    parameter: str
+    values: tuple[float, ...]
+    n_cells: int
+    identical_share: float
+
+
+@dataclass(frozen=True)
+class CosineSign:
+    """§IV-H1: the share of negative entries in condition 1's cosine hypothesis matrix
+    (option x (Means, Clue) pair, pair minimum), over the renderings scored; the paper: 12.1 %."""
+
+    chooser: str
+    n_renderings: int
+    negative_share: float
 
 
 @dataclass(frozen=True)
@@ -126,12 +219,23 @@ class FitCostBin:
     slope_low: float
     slope_high: float
     bayes_slope: float
+    fit_separation: float = float("nan")
+    achieved_post_norm: float = float("nan")
+    salience_post_norm: float = float("nan")
+    bayes_post_norm: float = 1.0
+    post_separation: float = float("nan")
+    random_post_norm: float = float("nan")
+    random_post_norm_sd: float = float("nan")
+    departure_from_o_fit: float = float("nan")
 
 
 @dataclass(frozen=True)
 class FitCostSlope:
-    """Least-squares slope of achieved ``fit_norm`` on ``fit_cost`` over items, with its 95 %
-    item-bootstrap interval and the Bayes oracle's slope (§IV-D)."""
+    """Least-squares slope of achieved ``fit_norm`` on ``fit_cost`` over items, with its
+    item-bootstrap interval (``n_resamples`` of the frozen battery) and the Bayes oracle's slope
+    (§IV-D); and §IV-E: the slope of the mean coordinate ``post_norm`` on ``fit_cost``, its
+    predicted change over the observed ``fit_cost`` range against the pre-registered smallest
+    effect of interest ``sesoi`` (0.05)."""
 
     chooser: str
     rule: str
@@ -139,6 +243,16 @@ class FitCostSlope:
     low: float
     high: float
     bayes_slope: float
+    excludes_zero: bool = False
+    post_slope: float = float("nan")
+    post_low: float = float("nan")
+    post_high: float = float("nan")
+    post_excludes_zero: bool = False
+    predicted_change: float = float("nan")
+    predicted_low: float = float("nan")
+    predicted_high: float = float("nan")
+    sesoi: float = 0.05
+    n_resamples: int = 0
 
 
 @dataclass(frozen=True)
@@ -215,6 +329,7 @@ class ArmSummary:
     status: str | None
     items_hash: str
     manifest: Mapping[str, Any]
+    condition: str = "4"
 
 
 @dataclass(frozen=True)
@@ -242,3 +357,11 @@ class SignallingAnalysis:
     conditions: tuple[ConditionAgreement, ...]
     format_l: tuple[FormatLRecord, ...]
     skipped: tuple[Skipped, ...]
+    random_comparison: tuple[RandomComparison, ...] = ()
+    rule_agreement: tuple[RuleAgreement, ...] = ()
+    tile_excess: tuple[TileExcess, ...] = ()
+    label_forms: tuple[LabelFormAgreement, ...] = ()
+    inert: tuple[InertParameter, ...] = ()
+    cosine_sign: tuple[CosineSign, ...] = ()
+    fit_cost_gaussian: tuple[FitCostBin, ...] = ()
+    slopes_gaussian: tuple[FitCostSlope, ...] = ()

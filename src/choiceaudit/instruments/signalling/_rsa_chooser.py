@@ -26,7 +26,11 @@ from choiceaudit.instruments.signalling._rsa import (
 )
 from choiceaudit.types import Decision, Query
 
-__all__ = ["LiteralBase", "RSAChooser"]
+__all__ = ["ALPHA_SWEEP", "LiteralBase", "RSAChooser"]
+
+#: α values recorded beside the primary α (scores ``s1@alpha=<value>``) for the §IV-H5 check
+#: that α cannot move the argmax.
+ALPHA_SWEEP: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 10.0)
 
 
 @runtime_checkable
@@ -83,9 +87,13 @@ class RSAChooser:
                 )
                 continue
             top = s1 == s1.max()
-            out.append(
-                Decision(
-                    query_id=q.id, probs=top / top.sum(), scores={"s1": s1}, aux={"covered": True}
+            scores = {"s1": s1}
+            assert base is not None  # s1 is defined only where the base is
+            for a in ALPHA_SWEEP:
+                scores[f"s1@alpha={a:g}"] = rsa_speaker(
+                    base, h_star, alpha=a, kind=self.base.rsa_kind
                 )
+            out.append(
+                Decision(query_id=q.id, probs=top / top.sum(), scores=scores, aux={"covered": True})
             )
         return out

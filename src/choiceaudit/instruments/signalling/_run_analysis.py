@@ -27,7 +27,12 @@ from choiceaudit.instruments.signalling._battery import (
     condition_records,
     fit_cost_records,
     format_l_records,
+    label_form_records,
+    random_comparison,
+    rule_agreement_records,
+    tile_excess_records,
 )
+from choiceaudit.instruments.signalling._chooser_factory import chooser_condition
 from choiceaudit.instruments.signalling._freeze import (
     FrozenInstrument,
     InstrumentMismatchError,
@@ -39,15 +44,17 @@ from choiceaudit.instruments.signalling._results import (
     ArmSummary,
     CoordinateCell,
     CoordinatePoint,
+    CosineSign,
     DecayComparison,
     ExcessCorrelation,
     ExcessPoint,
     FitCostBin,
     FitCostSlope,
+    InertParameter,
     ReferencePoint,
     SignallingAnalysis,
 )
-from choiceaudit.types import Arm, Skipped
+from choiceaudit.types import Arm, Item, Skipped
 
 __all__ = [
     "MIN_CELLS_CI",
@@ -62,7 +69,7 @@ REFERENCE_RULE = "probs"
 MIN_CELLS_CI = 6
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AnalysedArm(ChooserRows):
     """One arm's coordinate rows (primary, exponential decay), with the arm, its verified
     frozen instrument and the same rows under the Gaussian decay family (§I-A)."""
@@ -123,7 +130,10 @@ def analyse_arm(arm: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm
     forms = [q.meta.get("label_form") for q in picked for _ in rules]
     for row, row_g, form in zip(rows, gaussian, forms, strict=True):
         row["label_form"] = row_g["label_form"] = form
-    return AnalysedArm(label, kind, rules, rows, arm, frozen, gaussian)
+    condition = chooser_condition(str(config["chooser"])) if kind == "reference" else "4"
+    return AnalysedArm(
+        label, kind, rules, rows, condition, arm=arm, frozen=frozen, rows_gaussian=gaussian
+    )
 
 
 def _facets(group: Sequence[AnalysedArm]) -> list[str]:
@@ -190,7 +200,7 @@ def _decay(
     """Table I's coordinates under both decay families side by side (§I-A: the family is a
     reported dimension; the analysis runs under both)."""
     gaussian = battery_cells(
-        [ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian) for a in group],
+        [ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition) for a in group],
         group[0].frozen.analysis,
     )
     by_cell = {(g.chooser, g.rule): g for g in gaussian}
@@ -214,15 +224,55 @@ def _decay(
     return tuple(out)
 
 
-def _slopes(bins: Sequence[FitCostBin]) -> tuple[FitCostSlope, ...]:
-    seen: dict[tuple[str, str], FitCostSlope] = {}
-    for b in bins:
-        rule = b.facet if b.kind == "model" else REFERENCE_RULE
-        seen.setdefault(
-            (b.chooser, rule),
-            FitCostSlope(b.chooser, rule, b.slope, b.slope_low, b.slope_high, b.bayes_slope),
-        )
-    return tuple(seen.values())
+def _gaussian_items(items: Sequence[Item]) -> list[Item]:
+    """The items with ``fit_cost`` under the Gaussian family (for its fit_cost deciles)."""
+    out = []
+    for i in items:
+        fit = i.meta["fit_gaussian"]
+        cost = max(fit) - fit[int(i.meta["o_bayes_gaussian"])]
+        out.append(Item(id=i.id, options=i.options, gold=i.gold, meta={**i.meta, "fit_cost": cost}))
+    return out
+
+
+def _cosine_sign(group: Sequence[AnalysedArm]) -> tuple[CosineSign, ...]:
+    """§IV-H1: mean share of negative cosine hypothesis entries over an arm's renderings."""
+    out = []
+    for a in group:
+        shares = [
+            float(d.aux["negative_hypothesis_share"])
+            for _, d in a.arm.rows
+            if "negative_hypothesis_share" in d.aux
+        ]
+        if shares:
+            out.append(CosineSign(a.label, len(shares), float(sum(shares) / len(shares))))
+    return tuple(out)
+
+
+def _inert(group: Sequence[AnalysedArm]) -> tuple[InertParameter, ...]:
+    """§IV-H5: for a chooser that records a parameter sweep in its scores
+    (``<score>@<param>=<value>``: the RSA layer's α, the ConceptNet decay base ``d``), the share
+    of renderings whose chosen option set is identical at every swept value."""
+    out = []
+    for a in group:
+        sweeps: dict[str, list[tuple[float, str]]] = {}
+        first = next((d for _, d in a.arm.rows if d.aux.get("covered", True)), None)
+        for d in [first] if first is not None else []:
+            for key in d.scores:
+                if "@" in key and "=" in key:
+                    param, value = key.split("@", 1)[1].split("=", 1)
+                    sweeps.setdefault(param, []).append((float(value), key))
+        for param, keys in sweeps.items():
+            keys.sort()
+            same, n = 0, 0
+            for _, d in a.arm.rows:
+                if not d.aux.get("covered", True):
+                    continue
+                choices = {tuple(d.choice(k)) for _, k in keys}
+                n += 1
+                same += len(choices) == 1
+            if n:
+                out.append(InertParameter(a.label, param, tuple(v for v, _ in keys), n, same / n))
+    return tuple(out)
 
 
 def _excess(
@@ -291,6 +341,7 @@ def _arm_summary(a: AnalysedArm) -> ArmSummary:
         status=a.arm.status,
         items_hash=a.frozen.hash,
         manifest=a.arm.manifest,
+        condition="4 and 5" if a.kind == "model" else a.condition,
     )
 
 
@@ -305,6 +356,9 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
     coordinates: tuple[CoordinatePoint, ...] = ()
     decay: tuple[DecayComparison, ...] = ()
     bins: tuple[FitCostBin, ...] = ()
+    slopes: tuple[FitCostSlope, ...] = ()
+    bins_gaussian: tuple[FitCostBin, ...] = ()
+    slopes_gaussian: tuple[FitCostSlope, ...] = ()
     excess: tuple[ExcessPoint, ...] = ()
     excess_r = None
     if not cells:
@@ -317,7 +371,18 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         coordinates = _coordinates(cells, facets)
         references = _references(cells)
         decay = _decay(group, cells)
-        bins = tuple(fit_cost_records(group, frozen.items, battery, facets=facets, skipped=skipped))
+        fc_bins, fc_slopes = fit_cost_records(
+            group, frozen.items, battery, facets=facets, skipped=skipped
+        )
+        bins, slopes = tuple(fc_bins), tuple(fc_slopes)
+        g_bins, g_slopes = fit_cost_records(
+            [ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition) for a in group],
+            _gaussian_items(list(frozen.items)),
+            battery,
+            facets=facets,
+            skipped=[],
+        )
+        bins_gaussian, slopes_gaussian = tuple(g_bins), tuple(g_slopes)
         excess, excess_r = _excess(cells, battery, skipped)
     conditions = tuple(condition_records(group))
     if not conditions:
@@ -351,12 +416,20 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         coordinates=coordinates,
         decay=decay,
         fit_cost=bins,
-        slopes=_slopes(bins),
+        slopes=slopes,
         excess=excess,
         excess_r=excess_r,
         conditions=conditions,
         format_l=format_l,
         skipped=tuple(skipped),
+        random_comparison=tuple(random_comparison(cells)),
+        rule_agreement=tuple(rule_agreement_records(group, battery)),
+        tile_excess=tuple(tile_excess_records(group)),
+        label_forms=tuple(label_form_records(group)),
+        inert=_inert(group),
+        cosine_sign=_cosine_sign(group),
+        fit_cost_gaussian=bins_gaussian,
+        slopes_gaussian=slopes_gaussian,
     )
 
 

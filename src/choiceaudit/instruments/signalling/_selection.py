@@ -2,7 +2,8 @@
 control, with the unselected distribution reported beside the selected one.
 
 Selection never sees a model: within each (tile, conflict) cell it draws uniformly among the
-robust candidates with a generator seeded by ``(experiment seed, crc32(tile), cell)``. Each
+selectable candidates (every candidate with a defined coordinate, minus what any user filter of
+:class:`RobustnessConfig` removes; by default none) with a generator seeded by ``(experiment seed, crc32(tile), cell)``. Each
 selected item gets two stored permutations of its options from a generator seeded by
 ``(experiment seed, crc32(item id))``; the second is redrawn until it differs from the first
 (an identical pair would make permutation consistency trivially perfect).
@@ -23,12 +24,15 @@ from choiceaudit.instruments.signalling._items import (
     RobustnessConfig,
     assess_robustness,
 )
+from choiceaudit.instruments.signalling._ties import pooled_tie_readings, tie_readings
 from choiceaudit.types import Item, ItemSet, format_perm
 
 __all__ = [
+    "CANDIDATE_FIELDS",
     "SUMMARY_FIELDS",
     "Selection",
     "build_item_set",
+    "candidate_columns",
     "conflict_rates",
     "item_permutations",
     "select_items",
@@ -90,6 +94,55 @@ class Selection:
         return out
 
 
+#: Columns of the candidate table written beside the selected items (§I-F: "the unselected
+#: distribution is published alongside the selected one").
+CANDIDATE_FIELDS: tuple[str, ...] = (
+    "candidate",
+    "tile",
+    "selected",
+    "conflict",
+    "conflict_gaussian",
+    "defined",
+    "decay_agrees",
+    "selectable",
+    "o_fit",
+    "o_bayes",
+    "fit_cost",
+    "competition_ratio",
+    "posterior_ratio",
+    "posterior_gap",
+    "bayes_margin",
+    "tie",
+    "geometric_tie",
+)
+
+
+def candidate_columns(selection: Selection) -> dict[str, list[Any]]:
+    """Every generated candidate, one row each (selected or not), as columns: the item
+    properties selection could see, the per-candidate robustness report and ``selected``."""
+    cols: dict[str, list[Any]] = {f: [] for f in CANDIDATE_FIELDS}
+    for block in selection.blocks:
+        o, ga = block.oracle, block.oracle_gaussian
+        flags = selection.robustness[block.tile.name]
+        chosen = np.zeros(len(block), dtype=bool)
+        chosen[selection.rows(block.tile.name)] = True
+        cols["candidate"].extend(block.ids())
+        cols["tile"].extend([block.tile.name] * len(block))
+        cols["selected"].extend(chosen.tolist())
+        cols["conflict"].extend(o.conflict.tolist())
+        cols["conflict_gaussian"].extend(ga.conflict.tolist())
+        for f in ("defined", "decay_agrees", "selectable"):
+            cols[f].extend(flags[f].tolist())
+        for f in ("o_fit", "o_bayes"):
+            cols[f].extend(np.asarray(getattr(o, f)).astype(int).tolist())
+        for f in ("fit_cost", "competition_ratio", "posterior_ratio", "posterior_gap"):
+            cols[f].extend(np.asarray(getattr(o, f), dtype=np.float64).tolist())
+        cols["bayes_margin"].extend(np.asarray(o.bayes_margin, dtype=np.float64).tolist())
+        cols["tie"].extend(o.tie.tolist())
+        cols["geometric_tie"].extend(o.geometric_tie.tolist())
+    return cols
+
+
 def conflict_rates(blocks: Sequence[CandidateBlock]) -> dict[str, dict[str, float]]:
     """Per tile over all candidates: conflict rate, exact-tie rate, share of ties that are the
     geometric case, and the median local competition ratio among conflict candidates."""
@@ -117,8 +170,8 @@ def select_items(
     seed: int,
     config: RobustnessConfig | None = None,
 ) -> Selection:
-    """Select ``n_items`` robust candidates, equal per tile, half conflict and half control
-    (``config``: the robustness thresholds, default :class:`RobustnessConfig`)."""
+    """Select ``n_items`` candidates, equal per tile, half conflict and half control, among
+    those with a defined coordinate (``config``: optional filters, default none)."""
     config = config if config is not None else RobustnessConfig()
     k = len(blocks)
     if n_items % (2 * k):
@@ -135,16 +188,21 @@ def select_items(
         for cell, (mask, store) in enumerate(
             ((block.oracle.conflict, conflict), (~block.oracle.conflict, control))
         ):
-            pool = np.flatnonzero(flags["robust"] & mask)
+            pool = np.flatnonzero(flags["selectable"] & mask)
             label = "conflict" if cell == 0 else "control"
             if pool.size < per_cell:
                 raise ValueError(
-                    f"tile {name}: only {pool.size} robust {label} candidates for {per_cell} "
-                    "items; generate more candidates or relax the robustness thresholds"
+                    f"tile {name}: only {pool.size} selectable {label} candidates for {per_cell} "
+                    "items; generate more candidates or drop a selection filter"
                 )
             rng = np.random.default_rng([seed, key, cell])
             store[name] = np.sort(rng.choice(pool, size=per_cell, replace=False)).astype(np.int64)
     return Selection(tuple(blocks), conflict, control, robustness, config)
+
+
+def _tie_report(blocks: Sequence[CandidateBlock]) -> dict[str, Any]:
+    per_tile = {b.tile.name: tie_readings(b) for b in blocks}
+    return {"per_tile": per_tile, "pooled": pooled_tie_readings(per_tile)}
 
 
 def item_permutations(item_id: str, n_options: int, seed: int) -> tuple[str, str]:
@@ -165,7 +223,7 @@ def build_item_set(selection: Selection, *, seed: int, name: str = "signalling")
     """The selected items as an :class:`~choiceaudit.types.ItemSet` in canonical option order.
 
     ``config`` records the seed, the norms, the list sizes, candidates and leak exclusions per
-    tile, the per-tile conflict rates, the robustness thresholds, the tile definitions and the
+    tile, the per-tile conflict rates, the selection rule and any user filters, the tile definitions and the
     selected-beside-unselected summary (§I-F: the unselected distribution is published).
 
     ``meta`` carries everything downstream needs without the norms: tile, the bare-word Means
@@ -213,6 +271,8 @@ def build_item_set(selection: Selection, *, seed: int, name: str = "signalling")
                 "bayes_tied": [bool(x) for x in o.bayes_tied[row]],
                 "fit_cost": float(o.fit_cost[row]),
                 "competition_ratio": float(o.competition_ratio[row]),
+                "bayes_margin": float(o.bayes_margin[row]),
+                "decay_agrees": bool(o.conflict[row] == ga.conflict[row]),
                 "fit_gaussian": _floats(ga.fit[row]),
                 "posterior_gaussian": _floats(ga.posterior[row]),
                 "o_bayes_gaussian": int(ga.o_bayes[row]),
@@ -231,11 +291,17 @@ def build_item_set(selection: Selection, *, seed: int, name: str = "signalling")
         "candidates_per_tile": {b.tile.name: len(b) for b in selection.blocks},
         "leak_excluded_per_tile": {b.tile.name: len(b.excluded_by_leak) for b in selection.blocks},
         "conflict_rates": conflict_rates(selection.blocks),
+        "tie_readings": _tie_report(selection.blocks),
         "selection_summary": selection.summary(),
-        "robustness": {
-            "min_fit_cost": selection.config.min_fit_cost,
-            "min_bayes_margin": selection.config.min_bayes_margin,
-            "require_decay_agreement": selection.config.require_decay_agreement,
+        "selection_filters": selection.config.filters(),
+        "selection_rule": (
+            "uniform within each (tile, conflict) cell among candidates with a defined "
+            "coordinate"
+            + (", after the recorded selection_filters" if selection.config.filters() else "")
+        ),
+        "undefined_candidates_per_tile": {
+            b.tile.name: int((~selection.robustness[b.tile.name]["defined"]).sum())
+            for b in selection.blocks
         },
         "tiles": [b.tile.to_dict() for b in selection.blocks],
     }
