@@ -126,6 +126,7 @@ def language_cells(
             seed_base=seed_base,
             view=view,
             perm=perm,
+            block=experiment,
         )
         for view, language, state, perm in cells
     ]

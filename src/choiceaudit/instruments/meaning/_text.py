@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 
 __all__ = [
     "ENGLISH_PARENTHETICAL_MIN_ASCII_SHARE",
@@ -228,9 +229,12 @@ STOPWORDS: dict[str, frozenset[str]] = {
 }
 
 
-def content_words(text: str, language: str) -> set[str]:
-    """Case-folded words of ``text`` minus the language's :data:`STOPWORDS` (none if unknown)."""
-    stop = STOPWORDS.get(language, frozenset())
+def content_words(
+    text: str, language: str, stopwords: Mapping[str, frozenset[str]] | None = None
+) -> set[str]:
+    """Case-folded words of ``text`` minus the language's stopwords (``stopwords``, default
+    :data:`STOPWORDS`; none for a language the mapping lacks)."""
+    stop = (STOPWORDS if stopwords is None else stopwords).get(language, frozenset())
     return {w for w in (w.casefold() for w in words(text)) if w not in stop}
 
 
