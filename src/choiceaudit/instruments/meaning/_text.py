@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 __all__ = [
     "ENGLISH_PARENTHETICAL_MIN_ASCII_SHARE",
@@ -52,10 +52,12 @@ def words(text: str) -> list[str]:
     return out
 
 
-def jaccard(a: str, b: str) -> float:
-    """Jaccard similarity of the case-folded word sets of ``a`` and ``b`` (0 when both empty)."""
-    sa = {w.casefold() for w in words(a)}
-    sb = {w.casefold() for w in words(b)}
+def jaccard(a: str, b: str, *, tokenize: Callable[[str], list[str]] | None = None) -> float:
+    """Jaccard similarity of the case-folded word sets of ``a`` and ``b`` (0 when both empty);
+    words are ``tokenize``'s (default :func:`words`)."""
+    split = words if tokenize is None else tokenize
+    sa = {w.casefold() for w in split(a)}
+    sb = {w.casefold() for w in split(b)}
     union = sa | sb
     return len(sa & sb) / len(union) if union else 0.0
 
