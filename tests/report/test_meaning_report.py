@@ -319,3 +319,94 @@ def test_paired_model_contrasts_and_build_skips(report: dict[str, Any]) -> None:
     assert f"{missing} item(s) not built: no alternative surface form" in page
     cues = {(r["model"], r["cue"]): r for r in _rows(report, "meaning_cue_strata")}
     assert float(cues[(LIT, "longest")]["lar_with"]) == 1.0
+
+
+def test_every_reported_contrast_has_its_p_value(report: dict[str, Any]) -> None:
+    """Issue 12 item 4: wherever a paired contrast is shown, its McNemar p-value is beside it,
+    Bonferroni-adjusted where several are tested together."""
+    checks = {
+        "meaning_ladder": ("minus_d_rand", None),
+        "meaning_model_contrasts": ("a_minus_b", None),
+        "meaning_capture_matrix": ("lar", "bn_minus_en"),
+        "meaning_task_language": ("accuracy", "bn_minus_en"),
+        "meaning_unit_integrity": ("minus_intact", None),
+    }
+    for table, (column, contrast_row) in checks.items():
+        rows = _rows(report, table)
+        shown = [
+            r for r in rows
+            if r.get(column) not in (None, "")
+            and (contrast_row is None or contrast_row in r.values())
+        ]  # fmt: skip
+        assert shown, table
+        assert all(r["mcnemar_p"] not in (None, "") for r in shown), table
+    ladder = [r for r in _rows(report, "meaning_ladder") if r["model"] == LIT and r["mcnemar_p"]]
+    assert len(ladder) == 4  # d-surf, d-sem, d-lit, d-hard against d-rand
+    for r in ladder:
+        assert float(r["mcnemar_p_bonferroni"]) == pytest.approx(
+            min(1.0, 4 * float(r["mcnemar_p"]))
+        )
+    unit = [r for r in _rows(report, "meaning_unit_integrity") if r["mcnemar_p"]]
+    assert all(
+        float(r["mcnemar_p_bonferroni"]) == pytest.approx(min(1.0, 5 * float(r["mcnemar_p"])))
+        for r in unit
+    )
+    contrasts = _rows(report, "meaning_model_contrasts")
+    n_tests = {int(r["n_tests"]) for r in contrasts}
+    assert n_tests == {len(contrasts)}  # one pair of models: all its contrasts tested together
+    assert any(r["family"] == "e6 o4" for r in contrasts)  # §5.3: McNemar between arms under o4
+
+
+def test_a_choice_that_disagrees_with_the_vector_is_flagged(report: dict[str, Any]) -> None:
+    from choiceaudit.report._meaning import meaning_sections
+    from choiceaudit.types import Arm, Decision
+
+    arm = load_run(report["runs"][1]).arm()  # fake-d: always slot D
+    rows = []
+    for query, decision in arm.rows:
+        aux = {**decision.aux, "reported_choice": query.keys[0]}  # the server says A
+        rows.append((query, Decision(query_id=decision.query_id, probs=decision.probs,
+                                     scores=decision.scores, aux=aux)))  # fmt: skip
+    flagged = Arm(arm.label, arm.source, arm.manifest, tuple(rows))
+    analysis = analyse_meaning_runs([flagged], n_resamples=20)
+    (part,) = [a for a in analysis.arms if a.display == D]
+    ladder_rows = [r for r in rows if r[0].meta["experiment"] == "e1"]
+    assert part.n_choice_not_argmax > len(ladder_rows) * 0.5
+    (section,) = meaning_sections(analysis)
+    assert any("returned choice" in s and "not the argmax" in s for s in section.skipped)
+    (table,) = [t for t in section.tables if t.name == "meaning_choice_check"]
+    cells = {r["family"]: r for r in table.records()}
+    d_rand = _metas(report, experiment="e1", family="d-rand")
+    assert cells["d-rand"]["accuracy_argmax"] == pytest.approx(
+        np.mean([m["gold_slot"] == 3 for m in d_rand])
+    )
+    assert cells["d-rand"]["accuracy_choice"] == pytest.approx(
+        np.mean([m["gold_slot"] == 0 for m in d_rand])
+    )
+    assert analysis.summary()[0]["choice≠argmax"] == part.n_choice_not_argmax
+
+
+def test_new_tables_and_figures_are_written(report: dict[str, Any]) -> None:
+    for name in ("meaning_task_language", "meaning_o4_control"):
+        assert (report["out"] / "figures" / f"{name}.png").stat().st_size > 0
+    for name in ("meaning_confidence_literal_pooled",
+                 "meaning_parenthetical_accuracy", "meaning_matrix_hook", "meaning_examples",
+                 "meaning_corpus_steps"):  # fmt: skip
+        assert (report["out"] / "tables" / f"{name}.csv").exists(), name
+    hook = {(r["model"], r["row"]): r for r in _rows(report, "meaning_matrix_hook")}
+    # fake-lit picks the literal everywhere: LAR 1 in both cells with and without the hook
+    # the fixture's literal glosses share no word with their idioms: every item is hook-absent
+    assert int(hook[(LIT, "LAR bn")]["n_hook"]) == 0
+    assert float(hook[(LIT, "LAR bn")]["no_hook"]) == float(hook[(LIT, "LAR en")]["no_hook"]) == 1.0
+    assert float(hook[(LIT, "gap, hook-absent items")]["gap"]) == 0.0
+    assert float(hook[(LIT, "gap, all items")]["gap"]) == 0.0
+    steps = {r["step"]: r for r in _rows(report, "meaning_corpus_steps")}
+    assert (
+        int(steps["loaded"]["count"])
+        == int(steps["usable"]["count"]) + int(steps["usable"]["removed"] or 0)
+        or steps["usable"]["removed"] == "0"
+    )
+    examples = _rows(report, "meaning_examples")
+    e1 = [r for r in examples if r["experiment"] == "e1" and r["model"] == LIT]
+    assert {r["role"] for r in e1} >= {"gold", "literal", "distractor"}
+    assert all(r["choice"] for r in e1)

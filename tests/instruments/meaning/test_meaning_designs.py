@@ -379,3 +379,42 @@ def test_membership_rules_are_parameters(synthetic: Corpus) -> None:
     loose, _ = capture_pool(synthetic, jaccard_max=1.01)
     strict, _ = capture_pool(synthetic, tokenize=lambda text: [text])
     assert set(ids) <= set(loose) and len(strict) >= len(ids)
+
+
+def literal_rows(specs: list[tuple[str, str, int]]) -> MeaningRows:
+    """d-lit rows from ``(state, literal option, chosen slot)``; gold at slot 0, literal at 1."""
+    records = []
+    for i, (state, literal, chosen) in enumerate(specs):
+        probs = [0.1, 0.1, 0.1, 0.1]
+        probs[chosen] = 0.7
+        records.append(
+            {"item_id": str(i), "experiment": "e1", "family": "d-lit", "condition": "d-lit",
+             "language": "bn", "state": state, "perm": "0123", "gold_slot": 0,
+             "literal_slot": 1, "probs": probs,
+             "options": [f"gold {i}", literal, f"other {i}", f"third {i}"]}
+        )  # fmt: skip
+    return MeaningRows.from_records(records)
+
+
+def test_cue_free_subset_and_cue_intervals() -> None:
+    from choiceaudit.instruments.meaning._audits import cue_free, cue_strata
+
+    specs = [
+        ("one", "one two (english gloss)", 1),  # single word, verbatim, parenthetical
+        ("ab cd", "ab cd literal", 1),  # verbatim
+        ("ef gh", "a gloss (english words)", 1),  # parenthetical
+        ("ij kl", "a long literal gloss here", 1),  # cue-free, longest, captured
+        ("mn op", "short", 0),  # cue-free, not longest, correct
+        ("qr st", "another long literal", 1),  # cue-free, longest, captured
+    ]
+    rows = literal_rows(specs)
+    free = cue_free(rows, n_resamples=200)
+    assert free is not None
+    assert free["lar"]["n_items"] == 3 and free["lar"]["estimate"] == pytest.approx(2 / 3)
+    assert free["accuracy"]["estimate"] == pytest.approx(1 / 3)
+    assert free["longest"]["difference"] == pytest.approx(1.0)
+    strata = cue_strata(rows, n_resamples=200)
+    latin = strata["latin"]  # defined by the English parenthetical, as the paper splits it
+    assert latin["with"]["n_rows"] == 2 and latin["without"]["n_rows"] == 4
+    assert latin["difference"] == pytest.approx(1.0 - 3 / 4)
+    assert latin["difference_low"] <= latin["difference"] <= latin["difference_high"]
