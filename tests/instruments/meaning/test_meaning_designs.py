@@ -418,3 +418,20 @@ def test_cue_free_subset_and_cue_intervals() -> None:
     assert latin["with"]["n_rows"] == 2 and latin["without"]["n_rows"] == 4
     assert latin["difference"] == pytest.approx(1.0 - 3 / 4)
     assert latin["difference_low"] <= latin["difference"] <= latin["difference_high"]
+
+
+@pytest.mark.models
+def test_sparrow_moves_with_its_labels_not_its_positions(idioms_en_corpus: Corpus) -> None:
+    """A real measurement (sparrow-decider on 20 idioms-en items, 960 calls): with travelling
+    keys every option's probability stays at fp32 noise across the 24 orderings, with slot-bound
+    keys it travels by more than 0.05 — the paper's E7 measures the label, not the position."""
+    from choiceaudit.scorers import load_scorer
+
+    ids = [e.id for e in idioms_en_corpus.entries][:400:20]
+    queries = list(build_e7(idioms_en_corpus, item_ids=ids).queries)
+    rows = MeaningRows.from_decisions(queries, load_scorer("sparrow").score(queries))
+    e7 = analyse_meaning(rows, n_resamples=20).e7
+    assert e7 is not None and e7.travelling is not None
+    assert e7.permutation_audit.median_travel > 0.05
+    assert e7.travelling.permutation_audit.max_travel < 1e-5
+    assert e7.travelling.answer_instability == 0.0
