@@ -74,6 +74,7 @@ def test_meaning_run_scores_resumes_and_summarises(tmp_path: Path, corpus_file: 
     assert manifest["config"]["skipped_experiments"] == []
     assert manifest["scorer"]["position_bias"] == [0, 0, 0, 50]
     assert "LAR d-lit" in result.output and "d-hard" in result.output
+    assert "fake [bn]" in result.output  # the summary names the test language
     # a bias of 50 on slot D outweighs any hashed content score: accuracy = share of gold at D
     queries = read_queries(run_dir / QUERIES_FILE).queries
     (summary,) = meaning_summary([run_dir])
@@ -178,3 +179,31 @@ def test_choice_not_argmax_is_counted_in_the_manifest(tmp_path: Path) -> None:
     assert record_choice_check(store) == 2
     manifest = store.read_manifest()
     assert manifest["choice_not_argmax_rows"] == 2 and manifest["rows_with_choice"] == 3
+
+
+def test_design_preset_builds_the_commercial_arms_blocks(tmp_path: Path) -> None:
+    """``--design jev`` builds the commercial arm's blocks with the contract's English seeds, and
+    every summary line names its test language (issue 12, items 2 and 3)."""
+    path = tmp_path / "bagdhara.jsonl"
+    records = []
+    for i in range(40):
+        rec = _record(i)
+        rec["literal_meaning"] = f"আক্ষরিক{i} অর্থ (plain literal sense {i})"
+        rec["similar_in_english"] = [f"english equivalent {i}"]
+        rec["figurative_meaning_en"] = f"figurative english gloss {i}"
+        records.append(json.dumps(rec, ensure_ascii=False))
+    path.write_text("\n".join(records) + "\n", encoding="utf-8")
+    args = ["run", "meaning", "--model", "fake", "--corpus", f"bagdhara:{path}",
+            "--out", str(tmp_path / "runs"), "--design", "jev", "--experiments", "e1,e6",
+            "--embedder", "none"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    config = RunStore(meaning_run_dir(tmp_path / "runs", "fake")).read_manifest()["config"]
+    assert config["design"] == "jev"
+    blocks = {b["block"]: b for b in config["blocks"]}
+    assert list(blocks) == ["j2_lit_en", "j3_ceiling_en", "j4_bn_control", "j5_options_en"]
+    assert {b["seed_base"] for b in blocks.values()} == {12000, 11000, 14000, 16000}
+    assert blocks["j2_lit_en"]["n_items"] == blocks["j3_ceiling_en"]["n_items"] == 40
+    assert blocks["j5_options_en"]["n_items"] == 4  # the 10% subset
+    models = [r["model"] for r in meaning_summary([meaning_run_dir(tmp_path / "runs", "fake")])]
+    assert models == ["fake [en, j2_lit_en]", "fake [en, j3_ceiling_en]", "fake [bn]"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from choiceaudit.audit import DEFAULT_MEANING_EXPERIMENTS, analyse_runs, run_meaning
@@ -52,7 +53,7 @@ def print_meaning_summary(records: Sequence[dict[str, Any]]) -> None:
                 if isinstance(value, float)
                 else str(value)
             )
-        table.add_row(*cells)
+        table.add_row(*(escape(c) for c in cells))  # "[en]" is a label, not rich markup
     out.print(table)
 
 

@@ -417,6 +417,11 @@ def _plan_skips(arms: Sequence[ArmInfo]) -> list[Skipped]:
                     "bagdhara)",
                 )
             )
+        elif not have and any(
+            experiment in config.get("not_in_design", []) for _, _, config in runs.values()
+        ):
+            designs = sorted({str(c.get("design")) for _, _, c in runs.values()})
+            skipped.append(Skipped(name, f"not part of the design {', '.join(designs)}"))
         elif not have:
             skipped.append(Skipped(name, "not in any run (add it with --experiments)"))
         else:

@@ -162,10 +162,12 @@ def plan_meaning(
             for b in blocks
             if b.name in builds
         ],
-        "skipped_experiments": sorted(
-            {b.experiment for b in blocks if b.name in skipped}
-            | ({e for e in experiments if design is not None} - {b.experiment for b in blocks}),
-        ),
+        # experiments needing two languages on a one-language corpus, in the order requested
+        "skipped_experiments": [
+            e for e in experiments if e in {b.experiment for b in blocks if b.name in skipped}
+        ],
+        # experiments requested that the design does not run (Appendix R, "Known gaps")
+        "not_in_design": [e for e in experiments if e not in {b.experiment for b in blocks}],
         "n_items": n_sampled,
         "n_order_items": next((len(ids_of[b.name]) for b in blocks if b.experiment == "e7"), 0),
         "sample_seed": sample_seed,
