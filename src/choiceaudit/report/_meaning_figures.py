@@ -89,7 +89,7 @@ def _unit_axis(ax: Axes, *, legend: bool = True, title: str | None = None) -> No
                   title=title, title_fontsize=7)  # fmt: skip
 
 
-def _shared_legend(fig: Figure) -> None:
+def _shared_legend(fig: Figure, *, ncols: int = 4) -> None:
     """One legend for a row of panels, below them: per-panel legends of long model names would
     squeeze the panels to nothing."""
     seen: dict[str, Any] = {}
@@ -98,7 +98,7 @@ def _shared_legend(fig: Figure) -> None:
             seen.setdefault(label, handle)
     if seen:
         fig.legend(list(seen.values()), list(seen), loc="outside lower center",
-                   ncols=min(len(seen), 4), fontsize=7, frameon=False)  # fmt: skip
+                   ncols=min(len(seen), ncols), fontsize=7, frameon=False)  # fmt: skip
 
 
 def _wrap(label: str, width: int = 14) -> str:
@@ -276,19 +276,22 @@ def order_figure(table: ReportTable) -> ReportFigure:
         left, right = fig.subplots(1, 2, width_ratios=[2, 1])
         _grouped_bars(left, long, group="measure", value="value", low=None, high=None)
         left.set_ylabel("share / probability")
-        _unit_axis(left)
+        _unit_axis(left, legend=False)
+        left.tick_params(axis="x", labelsize=7)
         models = _models(long)
+        # one bar per (model, keys) in the left panel's colours; the shared legend names them
         right.bar(range(len(models)), [r["mean_distinct_choices"] for r in records],
                   color=[f"C{i % 10}" for i in range(len(models))])  # fmt: skip
         right.axhline(1, color="k", linestyle="--", linewidth=0.8)
-        right.set_xticks(range(len(models)), [_wrap(m) for m in models], fontsize=7)
+        right.set_xticks(range(len(models)), [str(i + 1) for i in range(len(models))], fontsize=7)
         right.set_ylim(0, 4)
-        right.set_ylabel("distinct glosses chosen (of 24 orderings)")
+        right.set_ylabel("distinct glosses chosen (of 24 orderings)", fontsize=8)
+        _shared_legend(fig, ncols=2)
 
     return ReportFigure(
         "meaning_order_sensitivity", "Order sensitivity (24 orderings per item)", table, draw,
         caption="Left: share of items whose chosen gloss changes across orderings, mean within-item "
-        "range of p(gold), and selection spread. Right: mean number of distinct glosses chosen; "
+        "range of p(gold), and selection spread. Right: mean number of distinct glosses chosen (bars in the legend's order); "
         "1 is perfect stability (§5.4, Figure 12, Table 21). Slot keys (the paper's E7) move a "
         "gloss and relabel it; travelling keys move it only.", width=8.0,
     )  # fmt: skip
