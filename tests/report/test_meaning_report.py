@@ -383,7 +383,10 @@ def test_a_choice_that_disagrees_with_the_vector_is_flagged(report: dict[str, An
     assert cells["d-rand"]["accuracy_choice"] == pytest.approx(
         np.mean([m["gold_slot"] == 0 for m in d_rand])
     )
-    assert analysis.summary()[0]["choice≠argmax"] == part.n_choice_not_argmax
+    summary = analysis.summary()[0]
+    assert summary["choice≠argmax"] == part.n_choice_not_argmax
+    assert summary["d-rand (choice)"] == pytest.approx(cells["d-rand"]["accuracy_choice"])
+    assert summary["LAR d-lit (choice)"] == pytest.approx(cells["d-lit"]["lar_choice"])
 
 
 def test_new_tables_and_figures_are_written(report: dict[str, Any]) -> None:

@@ -595,13 +595,22 @@ class MeaningAnalysis:
     def summary(self) -> list[dict[str, Any]]:
         """Per analysed arm (its display label names the language): ``model``, ``rows``, plain
         accuracy per ladder family and ``"LAR d-lit"`` (NaN without d-lit), and
-        ``"choice≠argmax"`` where the server's choice disagreed with its vector: what
-        ``choiceaudit run meaning`` prints."""
+        ``"choice≠argmax"`` where the server's choice disagreed with its vector, with the
+        accuracy per family and LAR read from the returned choice (``"<family> (choice)"``,
+        ``"LAR d-lit (choice)"``): what ``choiceaudit run meaning`` prints."""
         out = []
         for a in self.analysed:
             record: dict[str, Any] = {"model": a.display, "rows": a.n_rows, **a.ladder_accuracy(),
                                       "LAR d-lit": a.lar_d_lit()}  # fmt: skip
+            checks = (
+                {} if a.analysis is None or a.analysis.e1 is None else a.analysis.e1.choice_check
+            )
             if a.n_choice_not_argmax:
                 record["choice≠argmax"] = a.n_choice_not_argmax
+                # the headline read from the returned choice, beside the argmax reading above
+                for family, check in checks.items():
+                    record[f"{family} (choice)"] = check.accuracy_choice
+                if "d-lit" in checks:
+                    record["LAR d-lit (choice)"] = checks["d-lit"].lar_choice
             out.append(record)
         return out
