@@ -75,7 +75,7 @@ class MeaningPlan:
 def plan_meaning(
     corpus: Corpus,
     *,
-    experiments: Sequence[str] = DEFAULT_EXPERIMENTS,
+    experiments: Sequence[str] | None = None,
     n_items: int | None = None,
     n_order_items: int = 50,
     sample_seed: int = 0,
@@ -90,14 +90,17 @@ def plan_meaning(
     """Build every requested block over the plan's item sets (see the module docstring).
 
     ``design`` (``laya``, ``lod``, ``jev``) builds that arm's blocks exactly (:data:`DESIGNS`);
-    ``experiments`` then selects among them and ``n_items`` (default: none) samples each block's
-    item set for a quick trial. Without a design, ``n_items`` items are sampled from the corpus
+    ``experiments`` (default: all of the design's) then selects among them and ``n_items``
+    (default: none) samples each block's item set for a quick trial. Without a design
+    ``experiments`` defaults to :data:`DEFAULT_EXPERIMENTS`. Without a design, ``n_items`` items are sampled from the corpus
     with ``sample_seed``; ``languages`` (default the corpus language) adds the other language's
     blocks under the contract's English seeds (E1 as ``j2_lit_en`` on pool items and
     ``j3_ceiling_en``, E6 as ``j5_options_en``, E7 as ``j1_order``); E7 asks ``n_order_items``
     drawn at random from the sample with ``order_sample_seed`` (default the E7 seed base), and
     the matrix asks the whole capture pool unless ``matrix_items`` is given. ``e7_keys`` are the
     E7 key bindings (slot-bound and travelling); ``stopwords`` the d-surf content-word rule."""
+    if experiments is None:
+        experiments = EXPERIMENTS if design is not None else DEFAULT_EXPERIMENTS
     unknown = sorted(set(experiments) - set(EXPERIMENTS))
     if unknown:
         raise InputError(f"unknown experiments {unknown}; known: {list(EXPERIMENTS)}")
