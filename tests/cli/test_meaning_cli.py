@@ -66,13 +66,15 @@ def test_meaning_run_scores_resumes_and_summarises(tmp_path: Path, corpus_file: 
     run_dir = meaning_run_dir(out, "fake")
     assert run_dir == out / "meaning-fake"
     manifest = RunStore(run_dir).read_manifest()
-    # 6 items x 5 families (tags give d-sem) + 2 items x 24 orderings
-    assert manifest["rows"] == 6 * 5 + 2 * 24 == manifest["config"]["n_queries"]
+    # 6 items x 5 families (tags give d-sem) + 2 items x 24 orderings x 2 key bindings (slot-bound
+    # and travelling keys, issue 12 item 7)
+    assert manifest["rows"] == 6 * 5 + 2 * 24 * 2 == manifest["config"]["n_queries"]
     assert manifest["config"]["instrument"] == "meaning"
     assert manifest["config"]["families"] == ["d-rand", "d-surf", "d-sem", "d-lit", "d-hard"]
     assert manifest["config"]["skipped_experiments"] == []
     assert manifest["scorer"]["position_bias"] == [0, 0, 0, 50]
     assert "LAR d-lit" in result.output and "d-hard" in result.output
+    assert "fake [bn]" in result.output  # the summary names the test language
     # a bias of 50 on slot D outweighs any hashed content score: accuracy = share of gold at D
     queries = read_queries(run_dir / QUERIES_FILE).queries
     (summary,) = meaning_summary([run_dir])
@@ -153,3 +155,55 @@ def test_a_refused_run_leaves_the_queries_file_as_it_was(tmp_path: Path, corpus_
         locked = _run(out, corpus_file, "--n-items", "3")
     assert locked.exit_code == 1 and "another process" in locked.output
     assert queries.read_bytes() == before
+
+
+def test_choice_not_argmax_is_counted_in_the_manifest(tmp_path: Path) -> None:
+    """Issue 12 item 5: every row whose returned choice is not the argmax of the returned vector
+    is counted in the run's manifest (resume-proof: counted over all stored rows)."""
+    import numpy as np
+
+    from choiceaudit.audit._meaning import record_choice_check
+    from choiceaudit.types import Decision, Query
+
+    store = RunStore(tmp_path / "run")
+    store.write_manifest({"config": {}, "sessions": []})
+    rows = []
+    for i, choice in enumerate(["B", "A", "C", None]):
+        query = Query(state=f"s{i}", options=("w", "x", "y", "z"), meta={"item_id": str(i)})
+        raw = np.array([0.1, 0.6, 0.3, 0.0])
+        aux = {} if choice is None else {"reported_choice": choice}
+        rows.append(
+            (i, query, Decision(query_id=query.id, probs=raw, scores={"prob": raw}, aux=aux))
+        )
+    store.write_part(rows)
+    assert record_choice_check(store) == 2
+    manifest = store.read_manifest()
+    assert manifest["choice_not_argmax_rows"] == 2 and manifest["rows_with_choice"] == 3
+
+
+def test_design_preset_builds_the_commercial_arms_blocks(tmp_path: Path) -> None:
+    """``--design jev`` builds the commercial arm's blocks with the contract's English seeds, and
+    every summary line names its test language (issue 12, items 2 and 3)."""
+    path = tmp_path / "bagdhara.jsonl"
+    records = []
+    for i in range(40):
+        rec = _record(i)
+        rec["literal_meaning"] = f"আক্ষরিক{i} অর্থ (plain literal sense {i})"
+        rec["similar_in_english"] = [f"english equivalent {i}"]
+        rec["figurative_meaning_en"] = f"figurative english gloss {i}"
+        records.append(json.dumps(rec, ensure_ascii=False))
+    path.write_text("\n".join(records) + "\n", encoding="utf-8")
+    args = ["run", "meaning", "--model", "fake", "--corpus", f"bagdhara:{path}",
+            "--out", str(tmp_path / "runs"), "--design", "jev", "--experiments", "e1,e6",
+            "--embedder", "none"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    config = RunStore(meaning_run_dir(tmp_path / "runs", "fake")).read_manifest()["config"]
+    assert config["design"] == "jev"
+    blocks = {b["block"]: b for b in config["blocks"]}
+    assert list(blocks) == ["j2_lit_en", "j3_ceiling_en", "j4_bn_control", "j5_options_en"]
+    assert {b["seed_base"] for b in blocks.values()} == {12000, 11000, 14000, 16000}
+    assert blocks["j2_lit_en"]["n_items"] == blocks["j3_ceiling_en"]["n_items"] == 40
+    assert blocks["j5_options_en"]["n_items"] == 4  # the 10% subset
+    models = [r["model"] for r in meaning_summary([meaning_run_dir(tmp_path / "runs", "fake")])]
+    assert models == ["fake [en, j2_lit_en]", "fake [en, j3_ceiling_en]", "fake [bn]"]

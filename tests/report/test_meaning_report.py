@@ -101,6 +101,9 @@ def literal_content(text: str) -> float:
     return 3.0 if "literal plain" in text else 0.0
 
 
+#: the report's labels: every model label names the test language of its cells (issue 12, item 2)
+LIT, D = "fake-lit [bn]", "fake-d [bn]"
+
 SCORERS = {
     "fake-lit": {"name": "fake-lit", "content": literal_content, "position_bias": [1, 0, 0, 0]},
     "fake-d": {"name": "fake-d", "content": {}, "position_bias": [0, 0, 0, 1]},
@@ -154,18 +157,18 @@ def test_ladder_and_lar_match_the_fake_scorers(report: dict[str, Any]) -> None:
     assert len(d_rand) == 12
     share_a = np.mean([m["gold_slot"] == 0 for m in d_rand])
     share_d = np.mean([m["gold_slot"] == 3 for m in d_rand])
-    assert float(ladder[("fake-lit", "d-rand")]["accuracy"]) == pytest.approx(share_a)
-    assert float(ladder[("fake-d", "d-rand")]["accuracy"]) == pytest.approx(share_d)
-    assert float(ladder[("fake-lit", "d-lit")]["accuracy"]) == 0.0
-    assert float(ladder[("fake-lit", "d-lit")]["chance"]) == 0.25
+    assert float(ladder[(LIT, "d-rand")]["accuracy"]) == pytest.approx(share_a)
+    assert float(ladder[(D, "d-rand")]["accuracy"]) == pytest.approx(share_d)
+    assert float(ladder[(LIT, "d-lit")]["accuracy"]) == 0.0
+    assert float(ladder[(LIT, "d-lit")]["chance"]) == 0.25
     # paired difference d-lit minus d-rand on the same items
-    assert float(ladder[("fake-lit", "d-lit")]["minus_d_rand"]) == pytest.approx(-share_a)
+    assert float(ladder[(LIT, "d-lit")]["minus_d_rand"]) == pytest.approx(-share_a)
     lar = {(r["model"], r["family"]): r for r in _rows(report, "meaning_lar")}
-    assert float(lar[("fake-lit", "d-lit")]["lar"]) == 1.0
-    assert float(lar[("fake-lit", "d-hard")]["literal"]) == 1.0
+    assert float(lar[(LIT, "d-lit")]["lar"]) == 1.0
+    assert float(lar[(LIT, "d-hard")]["literal"]) == 1.0
     d_lit = _metas(report, experiment="e1", family="d-lit")
     expected = np.mean([m["literal_slot"] == 3 for m in d_lit])
-    cell = lar[("fake-d", "d-lit")]
+    cell = lar[(D, "d-lit")]
     assert float(cell["lar"]) == pytest.approx(expected)
     parts = [float(cell[k]) for k in ("gold", "literal", "other")]
     assert sum(parts) == pytest.approx(1.0)
@@ -182,59 +185,61 @@ def test_calibration_of_an_always_wrong_model_is_its_mean_confidence(
     # fake-lit under d-lit: literal at slot A -> logits [4, 0, 0, 0]; elsewhere 3 and 1 and two 0
     e = math.e
     peaks = [e**4 / (e**4 + 3) if m["literal_slot"] == 0 else e**3 / (e**3 + e + 2) for m in d_lit]
-    row = cal[("fake-lit", "d-lit")]
+    row = cal[(LIT, "d-lit")]
     assert float(row["accuracy"]) == 0.0
     assert float(row["ece"]) == pytest.approx(np.mean(peaks))
     assert float(row["brier_uniform"]) == 0.75
-    assert ("fake-lit", "matrix en") in cal and ("fake-lit", "e6 o4") in cal
+    assert (LIT, "matrix en") in cal and (LIT, "e6 o4") in cal
     gates = {(r["model"], r["cell"]): r for r in _rows(report, "meaning_selective_gates")}
-    assert float(gates[("fake-lit", "d-lit")]["aurc"]) == pytest.approx(1.0)
-    assert float(gates[("fake-lit", "d-lit")]["aurc_random"]) == 1.0
+    assert float(gates[(LIT, "d-lit")]["aurc"]) == pytest.approx(1.0)
+    assert float(gates[(LIT, "d-lit")]["aurc_random"]) == 1.0
     # fake-d on d-rand: peak probability is the same on every row, so gating equals the gate
-    d_rand = gates[("fake-d", "d-rand")]
+    d_rand = gates[(D, "d-rand")]
     assert float(d_rand["aurc"]) == pytest.approx(float(d_rand["aurc_random"]))
     selective = {(r["model"], r["cell"]): r for r in _rows(report, "meaning_selective")}
-    assert float(selective[("fake-lit", "d-lit")]["at_0.05"]) == 0.0
-    assert float(selective[("fake-d", "d-rand")]["at_1.00"]) == pytest.approx(
-        float(cal[("fake-d", "d-rand")]["accuracy"])
+    assert float(selective[(LIT, "d-lit")]["at_0.05"]) == 0.0
+    assert float(selective[(D, "d-rand")]["at_1.00"]) == pytest.approx(
+        float(cal[(D, "d-rand")]["accuracy"])
     )
 
 
 def test_order_audit_follows_the_slot_bias(report: dict[str, Any]) -> None:
-    order = {r["model"]: r for r in _rows(report, "meaning_order_audit")}
-    row = order["fake-lit"]  # E7 uses d-rand lists: content is equal, slot A always wins
+    order = {r["model"]: r for r in _rows(report, "meaning_order_audit") if r["keys"] == "slot"}
+    row = order[LIT]  # E7 uses d-rand lists: content is equal, slot A always wins
     assert int(row["n_items"]) == 3
     assert float(row["answer_instability"]) == 1.0
     assert float(row["mean_distinct_choices"]) == 4.0
     assert float(row["selection_spread"]) == 1.0
     e = math.e
     assert float(row["mean_gold_prob_range"]) == pytest.approx((e - 1) / (e + 3))
-    audit = {r["model"]: r for r in _rows(report, "meaning_permutation_audit")}
+    audit = {
+        r["model"]: r for r in _rows(report, "meaning_permutation_audit") if r["keys"] == "slot"
+    }
     # fake-d's probabilities depend on the slot only: each option travels e/(e+3) - 1/(e+3)
-    assert float(audit["fake-d"]["max_travel"]) == pytest.approx((e - 1) / (e + 3))
-    assert float(audit["fake-d"]["share_travel_le_1e-4"]) == 0.0
+    assert float(audit[D]["max_travel"]) == pytest.approx((e - 1) / (e + 3))
+    assert float(audit[D]["share_travel_le_1e-4"]) == 0.0
     slots = _rows(report, "meaning_slot_shares", "figures")
-    e7 = [r for r in slots if r["model"] == "fake-d" and r["source"] == "e7 orderings"]
+    e7 = [r for r in slots if r["model"] == D and r["source"] == "e7 orderings"]
     assert [float(r["share"]) for r in e7] == [0.0, 0.0, 0.0, 1.0]
 
 
 def test_unit_integrity_ablation_and_matrix(report: dict[str, Any]) -> None:
-    unit = [r for r in _rows(report, "meaning_unit_integrity") if r["model"] == "fake-lit"]
+    unit = [r for r in _rows(report, "meaning_unit_integrity") if r["model"] == LIT]
     # the options are byte-identical and the literal gloss wins every time: full agreement
     assert {r["variant"].split()[0] for r in unit} == {"v0", "v1", "v2", "v3", "v4", "v5"}
     assert all(float(r["agreement_with_intact"]) == 1.0 for r in unit)
     assert all(float(r["accuracy"]) == 0.0 for r in unit)
     ablation = {(r["model"], r["variant"].split()[0]): r for r in _rows(report, "meaning_ablation")}
     o4 = _metas(report, experiment="e6", condition="o4")
-    assert float(ablation[("fake-d", "o4")]["accuracy"]) == pytest.approx(
+    assert float(ablation[(D, "o4")]["accuracy"]) == pytest.approx(
         np.mean([m["gold_slot"] == 3 for m in o4])
     )
     matrix = {(r["model"], r["language"]): r for r in _rows(report, "meaning_capture_matrix")}
-    assert float(matrix[("fake-lit", "bn")]["lar"]) == 1.0
-    assert float(matrix[("fake-lit", "en")]["lar"]) == 1.0
-    assert float(matrix[("fake-lit", "bn_minus_en")]["lar"]) == 0.0
+    assert float(matrix[(LIT, "bn")]["lar"]) == 1.0
+    assert float(matrix[(LIT, "en")]["lar"]) == 1.0
+    assert float(matrix[(LIT, "bn_minus_en")]["lar"]) == 0.0
     pairing = _rows(report, "meaning_pairing")[0]
-    assert (pairing["model_a"], pairing["model_b"]) == ("fake-lit", "fake-d")
+    assert (pairing["model_a"], pairing["model_b"]) == (LIT, D)
     assert all(float(pairing[k]) == 1.0 for k in ("gold_slot", "literal_slot", "state", "options"))
 
 
@@ -280,7 +285,7 @@ def test_every_pair_of_arms_is_contrasted_and_pair_checked(report: dict[str, Any
     analysis = analyse_meaning_runs([lit, d, d], n_resamples=20)
     assert isinstance(analysis, MeaningAnalysis)
     labels = [a.display for a in analysis.arms]
-    assert labels[0] == "fake-lit" and labels[1] == labels[2] == "fake-d (meaning-fake)"
+    assert labels[0] == LIT and labels[1] == labels[2] == "fake-d (meaning-fake) [bn]"
     pairs = [(p.model_a, p.model_b) for p in analysis.pairing]
     assert pairs == [(labels[0], labels[1]), (labels[0], labels[2]), (labels[1], labels[2])]
     assert all(p.n_shared and p.gold_slot == 1.0 for p in analysis.pairing)
@@ -290,7 +295,7 @@ def test_every_pair_of_arms_is_contrasted_and_pair_checked(report: dict[str, Any
     with pytest.raises(AttributeError):
         analysis.arms = ()  # type: ignore[misc]
     (summary_lit, *_) = analysis.summary()
-    assert summary_lit["model"] == "fake-lit" and summary_lit["LAR d-lit"] == 1.0
+    assert summary_lit["model"] == LIT and summary_lit["LAR d-lit"] == 1.0
 
 
 def test_paired_model_contrasts_and_build_skips(report: dict[str, Any]) -> None:
@@ -299,7 +304,7 @@ def test_paired_model_contrasts_and_build_skips(report: dict[str, Any]) -> None:
     share_a = np.mean([m["gold_slot"] == 0 for m in d_rand])
     share_d = np.mean([m["gold_slot"] == 3 for m in d_rand])
     cell = rows[("d-rand", "accuracy")]
-    assert (cell["model_a"], cell["model_b"]) == ("fake-lit", "fake-d")
+    assert (cell["model_a"], cell["model_b"]) == (LIT, D)
     assert float(cell["a_minus_b"]) == pytest.approx(share_a - share_d)
     d_lit = _metas(report, experiment="e1", family="d-lit")
     lar_d = np.mean([m["literal_slot"] == 3 for m in d_lit])
@@ -313,4 +318,98 @@ def test_paired_model_contrasts_and_build_skips(report: dict[str, Any]) -> None:
     assert missing > 0
     assert f"{missing} item(s) not built: no alternative surface form" in page
     cues = {(r["model"], r["cue"]): r for r in _rows(report, "meaning_cue_strata")}
-    assert float(cues[("fake-lit", "longest")]["lar_with"]) == 1.0
+    assert float(cues[(LIT, "longest")]["lar_with"]) == 1.0
+
+
+def test_every_reported_contrast_has_its_p_value(report: dict[str, Any]) -> None:
+    """Issue 12 item 4: wherever a paired contrast is shown, its McNemar p-value is beside it,
+    Bonferroni-adjusted where several are tested together."""
+    checks = {
+        "meaning_ladder": ("minus_d_rand", None),
+        "meaning_model_contrasts": ("a_minus_b", None),
+        "meaning_capture_matrix": ("lar", "bn_minus_en"),
+        "meaning_task_language": ("accuracy", "bn_minus_en"),
+        "meaning_unit_integrity": ("minus_intact", None),
+    }
+    for table, (column, contrast_row) in checks.items():
+        rows = _rows(report, table)
+        shown = [
+            r for r in rows
+            if r.get(column) not in (None, "")
+            and (contrast_row is None or contrast_row in r.values())
+        ]  # fmt: skip
+        assert shown, table
+        assert all(r["mcnemar_p"] not in (None, "") for r in shown), table
+    ladder = [r for r in _rows(report, "meaning_ladder") if r["model"] == LIT and r["mcnemar_p"]]
+    assert len(ladder) == 4  # d-surf, d-sem, d-lit, d-hard against d-rand
+    for r in ladder:
+        assert float(r["mcnemar_p_bonferroni"]) == pytest.approx(
+            min(1.0, 4 * float(r["mcnemar_p"]))
+        )
+    unit = [r for r in _rows(report, "meaning_unit_integrity") if r["mcnemar_p"]]
+    assert all(
+        float(r["mcnemar_p_bonferroni"]) == pytest.approx(min(1.0, 5 * float(r["mcnemar_p"])))
+        for r in unit
+    )
+    contrasts = _rows(report, "meaning_model_contrasts")
+    n_tests = {int(r["n_tests"]) for r in contrasts}
+    assert n_tests == {len(contrasts)}  # one pair of models: all its contrasts tested together
+    assert any(r["family"] == "e6 o4" for r in contrasts)  # §5.3: McNemar between arms under o4
+
+
+def test_a_choice_that_disagrees_with_the_vector_is_flagged(report: dict[str, Any]) -> None:
+    from choiceaudit.report._meaning import meaning_sections
+    from choiceaudit.types import Arm, Decision
+
+    arm = load_run(report["runs"][1]).arm()  # fake-d: always slot D
+    rows = []
+    for query, decision in arm.rows:
+        aux = {**decision.aux, "reported_choice": query.keys[0]}  # the server says A
+        rows.append((query, Decision(query_id=decision.query_id, probs=decision.probs,
+                                     scores=decision.scores, aux=aux)))  # fmt: skip
+    flagged = Arm(arm.label, arm.source, arm.manifest, tuple(rows))
+    analysis = analyse_meaning_runs([flagged], n_resamples=20)
+    (part,) = [a for a in analysis.arms if a.display == D]
+    ladder_rows = [r for r in rows if r[0].meta["experiment"] == "e1"]
+    assert part.n_choice_not_argmax > len(ladder_rows) * 0.5
+    (section,) = meaning_sections(analysis)
+    assert any("returned choice" in s and "not the argmax" in s for s in section.skipped)
+    (table,) = [t for t in section.tables if t.name == "meaning_choice_check"]
+    cells = {r["family"]: r for r in table.records()}
+    d_rand = _metas(report, experiment="e1", family="d-rand")
+    assert cells["d-rand"]["accuracy_argmax"] == pytest.approx(
+        np.mean([m["gold_slot"] == 3 for m in d_rand])
+    )
+    assert cells["d-rand"]["accuracy_choice"] == pytest.approx(
+        np.mean([m["gold_slot"] == 0 for m in d_rand])
+    )
+    summary = analysis.summary()[0]
+    assert summary["choice≠argmax"] == part.n_choice_not_argmax
+    assert summary["d-rand (choice)"] == pytest.approx(cells["d-rand"]["accuracy_choice"])
+    assert summary["LAR d-lit (choice)"] == pytest.approx(cells["d-lit"]["lar_choice"])
+
+
+def test_new_tables_and_figures_are_written(report: dict[str, Any]) -> None:
+    for name in ("meaning_task_language", "meaning_o4_control"):
+        assert (report["out"] / "figures" / f"{name}.png").stat().st_size > 0
+    for name in ("meaning_confidence_literal_pooled",
+                 "meaning_parenthetical_accuracy", "meaning_matrix_hook", "meaning_examples",
+                 "meaning_corpus_steps"):  # fmt: skip
+        assert (report["out"] / "tables" / f"{name}.csv").exists(), name
+    hook = {(r["model"], r["row"]): r for r in _rows(report, "meaning_matrix_hook")}
+    # fake-lit picks the literal everywhere: LAR 1 in both cells with and without the hook
+    # the fixture's literal glosses share no word with their idioms: every item is hook-absent
+    assert int(hook[(LIT, "LAR bn")]["n_hook"]) == 0
+    assert float(hook[(LIT, "LAR bn")]["no_hook"]) == float(hook[(LIT, "LAR en")]["no_hook"]) == 1.0
+    assert float(hook[(LIT, "gap, hook-absent items")]["gap"]) == 0.0
+    assert float(hook[(LIT, "gap, all items")]["gap"]) == 0.0
+    steps = {r["step"]: r for r in _rows(report, "meaning_corpus_steps")}
+    assert (
+        int(steps["loaded"]["count"])
+        == int(steps["usable"]["count"]) + int(steps["usable"]["removed"] or 0)
+        or steps["usable"]["removed"] == "0"
+    )
+    examples = _rows(report, "meaning_examples")
+    e1 = [r for r in examples if r["experiment"] == "e1" and r["model"] == LIT]
+    assert {r["role"] for r in e1} >= {"gold", "literal", "distractor"}
+    assert all(r["choice"] for r in e1)

@@ -128,27 +128,58 @@ def test_vector_is_renormalised_and_raw_kept() -> None:
     assert decision.choice() == (1,)
 
 
-def test_alpha_variant_accepts_the_flat_answer_of_appendix_a() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            200,
-            json={
-                "type": "choice",
-                "choice": "B",
-                "confidence": 0.75,
-                "probabilities": {"A": 0.00, "B": 0.84, "C": 0.16, "D": 0.00},
-            },
-        )
+FLAT_ANSWER = {
+    "type": "choice",
+    "choice": "B",
+    "confidence": 0.75,
+    "probabilities": {"A": 0.00, "B": 0.84, "C": 0.16, "D": 0.00},
+}
 
-    scorer, _ = scorer_with(handler, variant="alpha")
+
+@pytest.mark.parametrize("variant", ["systemone", "alpha"])
+@pytest.mark.parametrize("nested", [False, True])
+def test_both_answer_shapes_are_accepted_under_either_variant(variant: str, nested: bool) -> None:
+    """Issue 12 item 5: the flat answer of Appendix A and the nested answers.q shape are read
+    under both endpoint variants (the old client refused the flat one on /v1/systemone)."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"answers": {"q": FLAT_ANSWER}} if nested else FLAT_ANSWER)
+
+    scorer, sleeps = scorer_with(handler, variant=variant)
     (decision,) = scorer.score([make_query()])
     np.testing.assert_allclose(decision.probs, [0.0, 0.84, 0.16, 0.0])
-    assert decision.aux["conf_head"] == 0.75
-    # the systemone variant does not accept that shape: it is retried, then fails
-    strict, sleeps = scorer_with(handler, variant="systemone", max_retries=1)
-    with pytest.raises(ScorerError, match=r"no answers\.q"):
+    assert decision.aux["conf_head"] == 0.75 and decision.aux["choice_is_argmax"] is True
+    assert sleeps == []
+
+
+def test_a_body_with_no_answer_is_retried_then_fails() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"type": "choice"})
+
+    strict, sleeps = scorer_with(handler, max_retries=1)
+    with pytest.raises(ScorerError, match=r"neither answers\.q nor a top-level answer"):
         strict.score([make_query()])
     assert len(sleeps) == 1
+
+
+def test_a_choice_that_is_not_the_argmax_is_kept_and_counted() -> None:
+    """A deployed system acts on ``choice``: a server whose choice disagrees with its own vector
+    is not refused, but every disagreement is recorded (issue 12, item 5)."""
+    answers = iter([("C", {"A": 0.1, "B": 0.6, "C": 0.3, "D": 0.0}),
+                    ("B", {"A": 0.1, "B": 0.6, "C": 0.3, "D": 0.0})])  # fmt: skip
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        choice, probs = next(answers)
+        return httpx.Response(
+            200, json={"answers": {"q": {"choice": choice, "probabilities": probs}}}
+        )
+
+    scorer, _ = scorer_with(handler, concurrency=1)
+    first, second = scorer.score([make_query("s1", item_id=1), make_query("s2", item_id=2)])
+    assert first.aux["reported_choice"] == "C" and first.aux["choice_is_argmax"] is False
+    assert first.choice() == (1,)  # the vector's argmax is untouched
+    assert second.aux["choice_is_argmax"] is True
+    assert scorer.describe()["counts"]["choice_not_argmax"] == 1
 
 
 def test_integer_probabilities_are_numbers() -> None:
@@ -184,6 +215,7 @@ def test_usage_cost_and_resolved_build_are_recorded() -> None:
         "ok": 3,
         "retries": 0,
         "failed_queries": 0,
+        "choice_not_argmax": 0,
     }
 
 
@@ -433,6 +465,7 @@ def test_real_server_with_injected_faults_records_every_query_once(
         "ok": 9,
         "retries": n_faults,
         "failed_queries": 0,
+        "choice_not_argmax": 0,
     }
     assert info["usage"] == {"input_tokens": 81.0}  # only accepted responses are counted
     assert info["failures_by_kind"] == {

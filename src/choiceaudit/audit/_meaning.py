@@ -37,6 +37,7 @@ __all__ = [
     "load_meaning_corpus",
     "meaning_run_dir",
     "queries_for",
+    "record_choice_check",
     "resolve_embedder",
     "run_meaning",
 ]
@@ -112,12 +113,22 @@ def run_meaning(
     chunk_size: int = 32,
     progress: ProgressCallback | None = None,
     command: Sequence[str] | None = None,
+    design: str | None = None,
+    languages: Sequence[str] | None = None,
+    matrix_items: int | None = None,
+    e7_keys: Sequence[str] = ("slot", "travelling"),
 ) -> list[Path]:
     """Score the meaning plan with every model; return the run directories, in model order.
 
     ``corpus`` is a spec for :func:`load_meaning_corpus` or a loaded :class:`Corpus`;
     ``scorer_options`` maps a model spec to its scorer's keyword options;
-    ``progress(model, done, total)`` is called after each written part."""
+    ``progress(model, done, total)`` is called after each written part. ``design`` (``laya``,
+    ``lod``, ``jev``) builds that arm of the paper exactly (``n_items`` then samples each block
+    for a trial; pass ``None`` for the design's full item sets); ``languages`` adds the other
+    language's blocks to a plan without a design; the capture matrix asks its whole pool unless
+    ``matrix_items`` is given. After scoring, every run's manifest records
+    ``choice_not_argmax_rows``: rows whose returned ``choice`` is not the argmax of the
+    returned probabilities (issue 12, item 5)."""
     if not models:
         raise InputError("run_meaning needs at least one model")
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
@@ -128,6 +139,10 @@ def run_meaning(
         n_items=n_items,
         n_order_items=n_order_items,
         embed=embed,
+        design=design,
+        languages=languages,
+        matrix_items=matrix_items,
+        e7_keys=e7_keys,
     )
     queries: list[Query] = plan.queries()
     if not queries:
@@ -155,15 +170,43 @@ def run_meaning(
             if progress is not None:
                 progress(model, done, total)
 
+        store = RunStore(run_dir)
         run_scoring(
             scorer,
             model_queries,
-            RunStore(run_dir),
+            store,
             chunk_size=chunk_size,
             command=list(command) if command is not None else None,
             config=config,
             on_accepted=write_plan,
             on_progress=report,
         )
+        record_choice_check(store)
         paths.append(run_dir)
     return paths
+
+
+def record_choice_check(store: RunStore) -> int:
+    """Count, over every stored row, decisions whose returned ``choice`` (``aux``
+    ``reported_choice`` / ``choice_key``) is not in the tied argmax of the returned vector
+    (``scores["prob"]``, else ``probs``), and write it to the manifest as
+    ``choice_not_argmax_rows`` (with ``rows_with_choice``), under the run's lock."""
+    with store.lock():
+        run = store.load(allow_empty=True)
+        with_choice = 0
+        bad = 0
+        for row in run.rows:
+            decision, query = row.decision, row.query
+            choice = decision.aux.get("reported_choice", decision.aux.get("choice_key"))
+            if choice is None or choice not in query.keys:
+                continue
+            with_choice += 1
+            vector = decision.scores.get("prob", decision.probs)
+            slot = list(query.keys).index(choice)
+            if vector[slot] < vector.max():
+                bad += 1
+        manifest = store.read_manifest()
+        manifest["rows_with_choice"] = with_choice
+        manifest["choice_not_argmax_rows"] = bad
+        store.write_manifest(manifest)
+    return bad

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from choiceaudit.audit import DEFAULT_MEANING_EXPERIMENTS, analyse_runs, run_meaning
@@ -52,7 +53,7 @@ def print_meaning_summary(records: Sequence[dict[str, Any]]) -> None:
                 if isinstance(value, float)
                 else str(value)
             )
-        table.add_row(*cells)
+        table.add_row(*(escape(c) for c in cells))  # "[en]" is a label, not rich markup
     out.print(table)
 
 
@@ -89,18 +90,47 @@ def run_command(
         ),
     ] = ",".join(DEFAULT_MEANING_EXPERIMENTS),
     n_items: Annotated[
-        int, typer.Option(help="Items sampled from the corpus (0 = every usable item).")
-    ] = 100,
+        int | None,
+        typer.Option(
+            help="Items sampled from the corpus (0 = every usable item; default 100, or with "
+            "--design the design's full item sets)."
+        ),
+    ] = None,
     n_order_items: Annotated[
-        int, typer.Option(help="Items of the 24-ordering audit (E7), the first of the sample.")
+        int,
+        typer.Option(help="Items of the 24-ordering audit (E7), drawn at random from the sample."),
     ] = 20,
+    design: Annotated[
+        str | None,
+        typer.Option(
+            help="Build one arm of the paper exactly: laya (Bengali, full set), lod (the 10% "
+            "subset), jev (the commercial arm's English blocks and Bengali control)."
+        ),
+    ] = None,
+    languages: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated test languages of the plan (default: the corpus's), e.g. bn,en."
+        ),
+    ] = None,
+    n_matrix_items: Annotated[
+        int, typer.Option(help="Items of the capture matrix (0 = its whole pool).")
+    ] = 0,
+    e7_keys: Annotated[
+        str,
+        typer.Option(
+            help="E7 key bindings: slot (the paper's), travelling (keys move with options), or both."
+        ),
+    ] = "slot,travelling",
     embedder: Annotated[
         str, typer.Option(help="Embedder for d-sem/d-hard on untagged corpora: auto, minilm, none.")
     ] = "auto",
     option: Annotated[
         list[str] | None,
         typer.Option(
-            "--option", "-o", help="For every model: Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones."
+            "--option",
+            "-o",
+            help="For every model: Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.",
         ),
     ] = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part (resume unit).")] = 32,
@@ -127,8 +157,12 @@ def run_command(
             out_dir,
             corpus=corpus,
             experiments=_split_csv([experiments]),
-            n_items=n_items or None,
+            n_items=(None if design else 100) if n_items is None else (n_items or None),
             n_order_items=n_order_items,
+            design=design,
+            languages=_split_csv([languages]) if languages else None,
+            matrix_items=n_matrix_items or None,
+            e7_keys=_split_csv([e7_keys]),
             embedder=embedder,
             scorer_options={m: options for m in models},
             chunk_size=chunk_size,

@@ -26,12 +26,25 @@ from choiceaudit.report._meaning_calibration import (
     risk_coverage_table,
     selective_table,
 )
+from choiceaudit.report._meaning_extra import (
+    choice_check_table,
+    cue_free_table,
+    example_table,
+    frequency_table,
+    hook_table,
+    loader_table,
+    parenthetical_table,
+    pooled_confidence_table,
+    subset_drift_table,
+)
 from choiceaudit.report._meaning_figures import (
     ablation_figure,
     confidence_figure,
+    e4_figure,
     ladder_figure,
     lar_figure,
     matrix_figure,
+    o4_figure,
     order_figure,
     reliability_figure,
     risk_coverage_figure,
@@ -79,7 +92,20 @@ MEANING_METHOD = (
     "ablating the options down to bare labels (Appendix P, the semantics-free control of §5.3), "
     "E7 all 24 orderings of one option set (§5.4, Appendix Q, Tables 21–22), and the capture "
     "matrix (one draw asked in both task languages, Appendix I). Outcomes give tied maxima split "
-    "credit; intervals are 95% percentile bootstraps over items (2,000 resamples, seed 0).</p>"
+    "credit; intervals are 95% percentile bootstraps over items (2,000 resamples, seed 0); every "
+    "paired contrast prints its exact McNemar p-value, Bonferroni-adjusted where several are "
+    "tested together.</p>"
+    "<p><strong>Language.</strong> Every model label carries the test language of its cells "
+    "(<code>[bn]</code>, <code>[en]</code>; a run holding several ladders in one language is "
+    "split by block, e.g. <code>[en, j2_lit_en]</code>), so no cell of one language is shown "
+    "under another's name; E4 and the matrix carry both languages in their rows. "
+    "<strong>Vectors as returned.</strong> Choices, peak confidence, p(gold), the order audit "
+    "and LAR read the probability vector the model returned; only ECE, Brier, reliability bins, "
+    "entropy and JS divergence read it renormalised to sum to 1. Where a server's returned "
+    "<em>choice</em> is not the argmax of its vector, the rows are counted and accuracy and LAR "
+    "are shown on both. <strong>Order.</strong> The paper's E7 binds A–D to display slots, so it "
+    "measures position and label together; the travelling-key rows keep each option's key as it "
+    "moves (position alone), and the gap between the two is the label component.</p>"
 )
 
 
@@ -91,12 +117,16 @@ def runs_table(analysis: MeaningAnalysis) -> ReportTable:
         records.append(
             {
                 "run": Path(arm.source).name,
-                "model": arm.label,
+                "model": arm.display,
+                "language": arm.language,
+                "design": arm.config.get("design"),
                 "backend": scorer.get("backend"),
                 "dtype": scorer.get("dtype"),
                 "rows": arm.n_rows,
                 "status": arm.manifest.get("status"),
                 "created": arm.manifest.get("created"),
+                "choice_not_argmax": arm.n_choice_not_argmax,
+                "manifest_choice_not_argmax": arm.manifest.get("choice_not_argmax_rows"),
             }
         )
     return ReportTable.from_records("meaning_runs", "Runs in this report", records)
@@ -114,7 +144,9 @@ _FIGURES: tuple[tuple[str, Pair], ...] = (
     ("order sensitivity", (order_table, order_figure)),
     ("slot shares", (slot_table, slot_figure)),
     ("option ablation", (ablation_table, ablation_figure)),
+    ("semantics-free control", (o4_table, o4_figure)),
     ("unit integrity", (unit_table, unit_figure)),
+    ("task language", (e4_table, e4_figure)),
 )
 _FIGURE_NEEDS = {
     "distractor ladder": "the ladder (E1)",
@@ -126,17 +158,32 @@ _FIGURE_NEEDS = {
     "order sensitivity": "an item scored under all 24 orderings (E7)",
     "slot shares": "ladder (E1) or order-audit (E7) rows",
     "option ablation": "option-ablation rows (E6)",
+    "semantics-free control": "o4 rows (E6)",
     "unit integrity": "unit-integrity rows (E3)",
+    "task language": "task-language rows (E4, a two-language corpus)",
 }
 #: tables shown without a figure of their own: after the LAR table, and at the end
-_TABLES_EARLY = (model_contrast_table, calibration_table, gate_table, selective_table, o4_table)
+_TABLES_EARLY = (
+    choice_check_table,
+    model_contrast_table,
+    pooled_confidence_table,
+    calibration_table,
+    gate_table,
+    selective_table,
+)
 _TABLES_LATE = (
     surface_table,
-    e4_table,
+    hook_table,
     cue_table,
+    cue_free_table,
+    parenthetical_table,
     length_table,
+    frequency_table,
     output_table,
+    subset_drift_table,
+    example_table,
     pairing_table,
+    loader_table,
 )
 
 
@@ -146,7 +193,7 @@ def meaning_sections(analysis: MeaningAnalysis) -> list[Section]:
         key="meaning",
         title="Meaning choice: literal attraction (arXiv 2610.22526)",
         method=MEANING_METHOD,
-        runs=[(arm.source, dict(arm.manifest)) for arm in analysis.arms],
+        runs=list({arm.source: (arm.source, dict(arm.manifest)) for arm in analysis.arms}.values()),
     )
     section.tables.append(runs_table(analysis))
     section.skipped.extend(str(s) for s in analysis.skipped)
@@ -168,7 +215,14 @@ def meaning_sections(analysis: MeaningAnalysis) -> list[Section]:
         early = make(analysis)
         if early is not None:
             section.tables.append(early)
-    for name in ("capture matrix", "order sensitivity", "option ablation", "unit integrity"):
+    for name in (
+        "semantics-free control",
+        "capture matrix",
+        "order sensitivity",
+        "option ablation",
+        "unit integrity",
+        "task language",
+    ):
         if name in tables:
             section.tables.append(tables[name])
         if name == "order sensitivity" and (permutation := permutation_table(analysis)):

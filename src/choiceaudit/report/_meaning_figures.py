@@ -20,9 +20,11 @@ from choiceaudit.report._tables import ReportTable
 __all__ = [
     "ablation_figure",
     "confidence_figure",
+    "e4_figure",
     "ladder_figure",
     "lar_figure",
     "matrix_figure",
+    "o4_figure",
     "order_figure",
     "reliability_figure",
     "risk_coverage_figure",
@@ -87,7 +89,7 @@ def _unit_axis(ax: Axes, *, legend: bool = True, title: str | None = None) -> No
                   title=title, title_fontsize=7)  # fmt: skip
 
 
-def _shared_legend(fig: Figure) -> None:
+def _shared_legend(fig: Figure, *, ncols: int = 4) -> None:
     """One legend for a row of panels, below them: per-panel legends of long model names would
     squeeze the panels to nothing."""
     seen: dict[str, Any] = {}
@@ -96,7 +98,7 @@ def _shared_legend(fig: Figure) -> None:
             seen.setdefault(label, handle)
     if seen:
         fig.legend(list(seen.values()), list(seen), loc="outside lower center",
-                   ncols=min(len(seen), 4), fontsize=7, frameon=False)  # fmt: skip
+                   ncols=min(len(seen), ncols), fontsize=7, frameon=False)  # fmt: skip
 
 
 def _wrap(label: str, width: int = 14) -> str:
@@ -264,29 +266,34 @@ def order_figure(table: ReportTable) -> ReportFigure:
     records = table.records()
     measures = ("answer_instability", "mean_gold_prob_range", "selection_spread")
     long = [
-        {"model": r["model"], "measure": m.replace("_", " "), "value": r[m]}
+        {"model": f"{r['model']} ({r['keys']} keys)", "measure": m.replace("_", " "),
+         "value": r[m]}
         for r in records
         for m in measures
-    ]
+    ]  # fmt: skip
 
     def draw(fig: Figure) -> None:
         left, right = fig.subplots(1, 2, width_ratios=[2, 1])
         _grouped_bars(left, long, group="measure", value="value", low=None, high=None)
         left.set_ylabel("share / probability")
-        _unit_axis(left)
-        models = _models(records)
+        _unit_axis(left, legend=False)
+        left.tick_params(axis="x", labelsize=7)
+        models = _models(long)
+        # one bar per (model, keys) in the left panel's colours; the shared legend names them
         right.bar(range(len(models)), [r["mean_distinct_choices"] for r in records],
                   color=[f"C{i % 10}" for i in range(len(models))])  # fmt: skip
         right.axhline(1, color="k", linestyle="--", linewidth=0.8)
-        right.set_xticks(range(len(models)), [_wrap(m) for m in models], fontsize=7)
+        right.set_xticks(range(len(models)), [str(i + 1) for i in range(len(models))], fontsize=7)
         right.set_ylim(0, 4)
-        right.set_ylabel("distinct glosses chosen (of 24 orderings)")
+        right.set_ylabel("distinct glosses chosen (of 24 orderings)", fontsize=8)
+        _shared_legend(fig, ncols=2)
 
     return ReportFigure(
         "meaning_order_sensitivity", "Order sensitivity (24 orderings per item)", table, draw,
         caption="Left: share of items whose chosen gloss changes across orderings, mean within-item "
-        "range of p(gold), and selection spread. Right: mean number of distinct glosses chosen; "
-        "1 is perfect stability (§5.4, Figure 12, Table 21).", width=8.0,
+        "range of p(gold), and selection spread. Right: mean number of distinct glosses chosen (bars in the legend's order); "
+        "1 is perfect stability (§5.4, Figure 12, Table 21). Slot keys (the paper's E7) move a "
+        "gloss and relabel it; travelling keys move it only.", width=8.0,
     )  # fmt: skip
 
 
@@ -355,4 +362,50 @@ def unit_figure(table: ReportTable) -> ReportFigure:
         caption="The idiom is perturbed and the options held fixed. High accuracy and agreement "
         "under shuffling or reversal mean the expression is read as a bag of words, not a unit "
         "(Appendix M, Figure 9).", width=8.0, height=3.8,
+    )  # fmt: skip
+
+
+def e4_figure(table: ReportTable) -> ReportFigure:
+    """Figure 6: accuracy by task language, grouped by model."""
+    records = [r for r in table.records() if "minus" not in str(r["task_language"])]
+
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        _grouped_bars(ax, records, group="model", series="task_language", value="accuracy")
+        _chance(ax)
+        ax.set_ylabel("accuracy (95% CI)")
+        ax.tick_params(axis="x", labelsize=7)
+        _unit_axis(ax, title="task language")
+
+    return ReportFigure(
+        "meaning_task_language", "Accuracy by task language (E4)", table, draw,
+        caption="The same items asked in each language under d-rand (the other-language cell "
+        "presents the annotator's equivalent idiom and that language's glosses); bars of one "
+        "model are paired, and the McNemar test of the table is the one to read (§5.7, "
+        "Figure 6).", width=8.0,
+    )  # fmt: skip
+
+
+def o4_figure(table: ReportTable) -> ReportFigure:
+    """Figure 7: the semantics-free control, accuracy beside mean confidence per model."""
+    records = table.records()
+    long = [
+        {"model": r["model"], "measure": m, "value": r[m]}
+        for r in records
+        for m in ("accuracy", "mean_confidence")
+    ]
+
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        _grouped_bars(ax, long, group="model", series="measure", value="value", low=None,
+                      high=None)  # fmt: skip
+        _chance(ax)
+        ax.tick_params(axis="x", labelsize=7)
+        _unit_axis(ax)
+
+    return ReportFigure(
+        "meaning_o4_control", "The semantics-free control (o4)", table, draw,
+        caption="Bare labels carry no information, so accuracy should sit at chance and any "
+        "confidence above it is overconfidence (§5.3, Figure 7). The model label names the "
+        "language of its labels.", width=8.0,
     )  # fmt: skip

@@ -40,6 +40,8 @@ def model_contrast_table(analysis: MeaningAnalysis) -> ReportTable | None:
                 "ci_low": c.low,
                 "ci_high": c.high,
                 "mcnemar_p": c.mcnemar_p,
+                "mcnemar_p_bonferroni": c.mcnemar_p_bonferroni,
+                "n_tests": c.n_tests,
                 "n_items": c.n_items,
                 "n_tied_excluded": c.n_tied_excluded,
             }
@@ -48,9 +50,12 @@ def model_contrast_table(analysis: MeaningAnalysis) -> ReportTable | None:
         "meaning_model_contrasts",
         "Paired model contrasts on the ladder (a − b on shared items)",
         records,
-        "§5.1, Table 1 (Δ with McNemar): every model answers byte-identical questions, so the "
-        "difference is paired per item; exact McNemar on unique-argmax outcomes, bootstrap "
-        "interval on per-item differences.",
+        "§5.1, Table 1 (Δ with McNemar), §5.3 (o4 between arms), Appendix L: contrasts are made "
+        "only between parts of one test language; the difference is paired per item; exact "
+        "McNemar on unique-argmax outcomes (Bonferroni over the n_tests contrasts of the pair), "
+        "bootstrap interval on per-item differences. Parts built under different seeds (e.g. a "
+        "commercial Bengali control against an open arm's ladder) share items but not "
+        "distractors (Appendix L).",
     )
 
 
@@ -69,16 +74,20 @@ def cue_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     "lar_without": cell.lar_without,
                     "n_without": cell.n_without,
                     "difference": cell.difference,
+                    "difference_low": cell.difference_low,
+                    "difference_high": cell.difference_high,
                 }
             )
     return make_table(
         "meaning_cue_strata",
         "LAR on d-lit with and without each construction cue",
         records,
-        "§5.6, Appendix J: verbatim (the idiom appears inside its literal gloss), latin (only the "
-        "literal option has Latin script), longest (the literal is the longest option), hook (it "
-        "shares a content word with the idiom). Capture that survives without a cue is not "
-        "explained by it.",
+        "§5.6, Appendix J (Tables 3, 17): verbatim (the idiom appears inside its literal gloss), "
+        "latin (the literal gloss carries an English parenthetical, the paper's split of the "
+        "Latin-script cue), longest (the literal is the longest option), hook (it shares a "
+        "content word with the idiom). difference = with − without, with a 95% bootstrap "
+        "interval (items resampled within each side). Capture that survives without a cue is "
+        "not explained by it.",
     )
 
 
@@ -151,7 +160,8 @@ def e4_table(analysis: MeaningAnalysis) -> ReportTable | None:
             c = e4.contrast
             records.append(
                 {"model": label, "task_language": e4.contrast_label, "accuracy": c.difference,
-                 "ci_low": c.low, "ci_high": c.high, "n_items": c.n_items}
+                 "ci_low": c.low, "ci_high": c.high, "n_items": c.n_items,
+                 "mcnemar_p": c.mcnemar_p}
             )  # fmt: skip
     return make_table(
         "meaning_task_language",
@@ -179,6 +189,10 @@ def surface_table(analysis: MeaningAnalysis) -> ReportTable | None:
                 "accuracy_canonical": e2.accuracy_canonical,
                 "accuracy_alternative": e2.accuracy_alternative,
                 "mcnemar_p": e2.mcnemar_p,
+                "items_paired": e2.items_paired,
+                "accuracy_canonical_items": e2.accuracy_canonical_items,
+                "accuracy_alternative_items": e2.accuracy_alternative_items,
+                "mcnemar_p_items": e2.mcnemar_p_items,
                 "n_tied_excluded": e2.n_tied_excluded,
             }
         )
@@ -187,7 +201,8 @@ def surface_table(analysis: MeaningAnalysis) -> ReportTable | None:
         "Alternative surface forms (E2)",
         records,
         "Appendix N: canonical vs alternative form of one idiom, same options; agreement of the "
-        "chosen gloss and Jensen–Shannon divergence (bits) between the two vectors.",
+        "chosen gloss and Jensen–Shannon divergence (bits) between the two vectors, per pair; "
+        "*_items: one canonical row per item against its first alternative, with exact McNemar.",
     )
 
 

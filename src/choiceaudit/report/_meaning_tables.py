@@ -93,6 +93,9 @@ def ladder_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     "minus_d_rand_low": None if c is None else -c.high,
                     "minus_d_rand_high": None if c is None else -c.low,
                     "mcnemar_p": None if c is None else c.mcnemar_p,
+                    "mcnemar_p_bonferroni": None if c is None else c.mcnemar_p_bonferroni,
+                    "mean_p_gold": a.e1.mean_p_gold.get(family),
+                    "mean_p_literal": a.e1.mean_p_literal.get(family),
                 }
             )
     return make_table(
@@ -101,7 +104,10 @@ def ladder_table(analysis: MeaningAnalysis) -> ReportTable | None:
         records,
         "§4.2, §5.1, Appendix E (Table 8). Accuracy = credit on the gold gloss (ties share credit);"
         " chance 0.250. minus_d_rand: paired difference (this family − d-rand) on shared items "
-        "with its bootstrap interval; mcnemar_p: exact McNemar on unique-argmax outcomes.",
+        "with its bootstrap interval; mcnemar_p: exact McNemar on unique-argmax outcomes, "
+        "mcnemar_p_bonferroni: times the number of families contrasted with d-rand. "
+        "mean_p_gold / mean_p_literal: mean returned probability on the gold and on the literal "
+        "option (Table 1's last rows). The model label names the test language of every cell.",
     )
 
 
@@ -132,59 +138,73 @@ def lar_table(analysis: MeaningAnalysis) -> ReportTable | None:
     )
 
 
+def _order_audits(a: ArmAnalysis) -> list[tuple[str, Any]]:
+    """The E7 audits of one arm: the slot-bound one (the paper's E7) and the travelling-key one."""
+    if a.e7 is None:
+        return []
+    out: list[tuple[str, Any]] = [(a.e7.key_binding, a.e7)]
+    if a.e7.travelling is not None:
+        out.append(("travelling", a.e7.travelling))
+    return out
+
+
 def order_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
     for label, a in arms(analysis):
-        e7 = a.e7
-        if e7 is None:
-            continue
-        records.append(
-            {
-                "model": label,
-                "n_items": e7.n_items,
-                "incomplete_excluded": e7.n_incomplete_items_excluded,
-                "answer_instability": e7.answer_instability,
-                "mean_distinct_choices": e7.mean_distinct_choices,
-                "mean_gold_prob_range": e7.mean_gold_prob_range,
-                "selection_spread": e7.selection_spread,
-            }
-        )
+        for binding, e7 in _order_audits(a):
+            records.append(
+                {
+                    "model": label,
+                    "keys": binding,
+                    "n_items": e7.n_items,
+                    "incomplete_excluded": e7.n_incomplete_items_excluded,
+                    "answer_instability": e7.answer_instability,
+                    "mean_distinct_choices": e7.mean_distinct_choices,
+                    "mean_gold_prob_range": e7.mean_gold_prob_range,
+                    "selection_spread": e7.selection_spread,
+                }
+            )
     return make_table(
         "meaning_order_audit",
-        "Order sensitivity over all 24 orderings (E7; Table 21)",
+        "Order sensitivity over all 24 orderings (E7; Table 21), slot-bound and travelling keys",
         records,
         "§5.4, Appendix Q (Table 21). Identity is the canonical option perm[slot], never the slot "
-        "letter. answer_instability: share of items whose chosen gloss changes across orderings; "
+        "letter. keys=slot: A–D bound to display slots, so moving a gloss also relabels it (the "
+        "paper's E7: position and label together); keys=travelling: each option keeps its key "
+        "as it moves (position only). A gap between the two rows is the label component. "
+        "answer_instability: share of items whose chosen gloss changes across orderings; "
         "mean_distinct_choices: glosses chosen per item (1 = stable); mean_gold_prob_range: "
-        "within-item range of p(gold); selection_spread: most minus least chosen slot (0 = no "
-        "positional preference).",
+        "within-item range of p(gold) as returned; selection_spread: most minus least chosen "
+        "slot (0 = no positional preference).",
     )
 
 
 def permutation_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = []
     for label, a in arms(analysis):
-        if a.e7 is None:
-            continue
-        audit = a.e7.permutation_audit
-        records.append(
-            {
-                "model": label,
-                "n_items": a.e7.n_items,
-                "median_travel": audit.median_travel,
-                "mean_travel": audit.mean_travel,
-                "max_travel": audit.max_travel,
-                "share_travel_le_1e-4": audit.share_at_or_below,
-                "share_identical": audit.share_identical,
-            }
-        )
+        for binding, e7 in _order_audits(a):
+            audit = e7.permutation_audit
+            records.append(
+                {
+                    "model": label,
+                    "keys": binding,
+                    "n_items": e7.n_items,
+                    "median_travel": audit.median_travel,
+                    "mean_travel": audit.mean_travel,
+                    "max_travel": audit.max_travel,
+                    "share_travel_le_1e-4": audit.share_at_or_below,
+                    "share_identical": audit.share_identical,
+                }
+            )
     return make_table(
         "meaning_permutation_audit",
-        "Permutation audit (E7; Table 22)",
+        "Permutation audit (E7; Table 22), slot-bound and travelling keys",
         records,
         "§5.4, Appendix Q (Table 22): per item, the largest distance one option's own probability "
-        "travels across the 24 orderings after mapping slots back to options. An order-independent "
-        "scorer sits at fp32 noise (about 1e-7); the share column counts items at or below 1e-4.",
+        "travels across the 24 orderings after mapping slots back to options, on the vectors as "
+        "returned (share_identical: identical as returned). An order-independent scorer sits at "
+        "fp32 noise (about 1e-7); the share column counts items at or below 1e-4. keys=slot "
+        "travel is position plus label; keys=travelling travel is position alone.",
     )
 
 
@@ -223,6 +243,8 @@ def ablation_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     "variant": E6_LABELS.get(variant, variant),
                     **_ci_columns(cell.accuracy, "accuracy"),
                     "signal_retained": cell.signal_retained,
+                    "mean_conf_head": a.e6.mean_conf_head.get(variant),
+                    "identity_excluded": a.e6.n_identity_excluded.get(variant, 0),
                 }
             )
     return make_table(
@@ -231,7 +253,8 @@ def ablation_table(analysis: MeaningAnalysis) -> ReportTable | None:
         records,
         "§5.5, Appendix P (Table 20). Signal retained = (acc − 0.25) / (acc_o0 − 0.25). o4 replaces "
         "every option by a bare label: no option carries information, so its accuracy should be "
-        "chance (§5.3).",
+        "chance (§5.3). mean_conf_head: the model's presence head (§5.3 compares o4 with o0). "
+        "identity_excluded: o2 rows none of whose options has another word order, left out.",
     )
 
 
@@ -272,6 +295,7 @@ def unit_table(analysis: MeaningAnalysis) -> ReportTable | None:
         for variant, cell in a.e3.accuracy.items():
             agree = agreement.get(variant)
             interval = None if agree is None else agree.interval
+            c = a.e3.contrast_vs_intact.get(variant)
             records.append(
                 {
                     "model": label,
@@ -285,6 +309,12 @@ def unit_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     "agreement_low": None if interval is None else interval.low,
                     "agreement_high": None if interval is None else interval.high,
                     "n_tied_excluded": 0 if agree is None else agree.n_tied_excluded,
+                    "minus_intact": None if c is None else c.difference,
+                    "minus_intact_low": None if c is None else c.low,
+                    "minus_intact_high": None if c is None else c.high,
+                    "mcnemar_p": None if c is None else c.mcnemar_p,
+                    "mcnemar_p_bonferroni": None if c is None else c.mcnemar_p_bonferroni,
+                    "identity_excluded": a.e3.n_identity_excluded.get(variant, 0),
                 }
             )
     return make_table(
@@ -293,7 +323,10 @@ def unit_table(analysis: MeaningAnalysis) -> ReportTable | None:
         records,
         "§5.5, Appendix M (Table 11, Figure 9). Agreement = the variant's chosen gloss equals the "
         "intact (v0) one, on rows with a unique argmax (tied rows excluded and counted). A model "
-        "that holds the idiom as a unit loses accuracy and agreement under v1–v4.",
+        "that holds the idiom as a unit loses accuracy and agreement under v1–v4. minus_intact: "
+        "paired accuracy v_k − v0 with exact McNemar, Bonferroni over the variants. "
+        "identity_excluded: rows whose perturbation left the idiom unchanged (no other order), "
+        "left out of that variant.",
     )
 
 
@@ -322,7 +355,8 @@ def matrix_table(analysis: MeaningAnalysis) -> ReportTable | None:
             c = matrix.contrast
             records.append(
                 {"model": label, "language": matrix.contrast_label, "lar": c.difference,
-                 "lar_low": c.low, "lar_high": c.high, "n_items": c.n_items}
+                 "lar_low": c.low, "lar_high": c.high, "n_items": c.n_items,
+                 "mcnemar_p": c.mcnemar_p}
             )  # fmt: skip
     return make_table(
         "meaning_capture_matrix",
@@ -330,5 +364,5 @@ def matrix_table(analysis: MeaningAnalysis) -> ReportTable | None:
         records,
         "§5.1, Appendix I (Tables 14–15, Figure 5): both language cells of an item share one draw, "
         "so the a_minus_b row is a paired LAR contrast (bootstrap interval on per-item "
-        "differences).",
+        "differences, exact McNemar on capture).",
     )

@@ -2,8 +2,10 @@
 
 A query becomes one ``choice`` question of the /v1/systemone contract: ``criteria`` maps each key
 to its option text in display order. ``probs`` is the model's unrounded probability vector
-(``Decider.probs``); the ``confidence`` field the contract exposes — a separate head, not the max
-probability — is kept as ``aux["conf_head"]`` (DESIGN.md, "Embedded defaults").
+(``Decider.probs``), kept as returned in ``scores["prob"]``; the ``confidence`` field the contract
+exposes — a separate head, not the max probability — is kept as ``aux["conf_head"]`` (DESIGN.md,
+"Embedded defaults"), and the returned ``choice`` as ``aux["choice_key"]`` with
+``aux["choice_is_argmax"]`` (whether it is the argmax of the vector).
 
 What the model reads. sparrow-decider cuts its input without saying so: the static models
 (``arch`` ``static``/``pico``, the bundled ``sparrow-nano-*``) mean-pool the WordPiece tokens of
@@ -194,7 +196,9 @@ class SparrowScorer:
                     f"query {query.id}: sparrow answered for keys {names}", query_id=query.id
                 )
             vec = np.asarray(raw, dtype=np.float64)
-            probs = vec / vec.sum()  # float32 output: renormalise in float64
+            probs = vec / vec.sum()  # float32 output: renormalise in float64 (Decision contract)
+            choice = answer["choice"]
+            is_argmax = choice in names and bool(vec[list(names).index(choice)] == vec.max())
             out.append(
                 Decision(
                     query_id=query.id,
@@ -202,7 +206,8 @@ class SparrowScorer:
                     scores={"prob": vec},
                     aux={
                         "conf_head": float(answer["confidence"]),
-                        "choice_key": answer["choice"],
+                        "choice_key": choice,
+                        "choice_is_argmax": is_argmax,
                         **counts.aux(),
                     },
                 )

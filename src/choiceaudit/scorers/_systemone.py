@@ -6,14 +6,20 @@ One query is one call carrying one typed ``choice`` question (the meaning paper,
      "questions": {"q": {"type": "choice", "instructions": <instruction>,
                          "criteria": {"A": <option>, "B": <option>, ...}}}}
 
-The answer is read from ``answers.q`` (``{choice, probabilities, confidence}``); the
-``/api/alpha/decisions`` variant may instead return that answer object at the top level, as in the
-paper's Appendix A example, and both shapes are accepted. On every call we assert, as the paper
-does, that the returned keys are a subset of the keys sent and that the probabilities sum to 1
-within 1e-2. The vector is then renormalised to the :class:`~choiceaudit.types.Decision` contract
-(Σ = 1 within 1e-6); the raw vector is kept in ``scores["prob"]`` (keys the model omitted are 0)
-and the separate confidence head in ``aux["conf_head"]``, because ``confidence`` is not the
-maximum probability (Appendix A, "Two confidence signals").
+The answer is read from ``answers.q`` (``{choice, probabilities, confidence}``) or from that
+answer object at the top level, as in the paper's Appendix A example; both shapes are accepted
+under either endpoint variant. On every call we assert, as the paper does, that the returned keys
+are a subset of the keys sent and that the probabilities sum to 1 within 1e-2. The vector is then
+renormalised to the :class:`~choiceaudit.types.Decision` contract (Σ = 1 within 1e-6) — the only
+reason it is renormalised; the raw vector is kept in ``scores["prob"]`` (keys the model omitted
+are 0) and the meaning analysis reads that one. The separate confidence head is kept in
+``aux["conf_head"]``, because ``confidence`` is not the maximum probability (Appendix A, "Two
+confidence signals").
+
+On every call the returned ``choice`` is checked against the argmax of the returned vector:
+``aux["choice_is_argmax"]`` records it, and a disagreement is not refused (a deployed system acts
+on ``choice``) but counted in ``describe()["counts"]["choice_not_argmax"]``; the meaning run
+writes the count over all stored rows into the manifest.
 
 429, 5xx, timeouts, transport errors and invalid bodies are retried with exponential backoff and
 jitter up to a ceiling (Appendix R: "retried with exponential backoff to a 30 s ceiling; no call
@@ -175,6 +181,7 @@ class SystemOneScorer:
             "ok": 0,
             "retries": 0,
             "failed_queries": 0,
+            "choice_not_argmax": 0,
         }
         self._failures: dict[str, int] = {}
         self._builds: set[str] = set()
@@ -399,6 +406,10 @@ class SystemOneScorer:
             aux["conf_head"] = float(answer.confidence)
         if answer.choice is not None:
             aux["reported_choice"] = answer.choice
+            is_argmax = bool(raw[sent.index(answer.choice)] == raw.max())
+            aux["choice_is_argmax"] = is_argmax
+            if not is_argmax:
+                self._count("choice_not_argmax")
         build = parsed.build or parsed.model
         if build is not None:
             aux["resolved_model"] = build
@@ -439,16 +450,17 @@ class SystemOneScorer:
 
 
 def _pick_answer(parsed: _Response, response: httpx.Response, variant: str) -> _Answer:
+    """``answers.q``, or the answer object at the top level, whichever the body holds (both
+    variants serve both shapes in practice; ``variant`` only names the endpoint)."""
     if parsed.answers is not None:
         if _QUESTION not in parsed.answers:
             raise _InvalidResponse(f"answers has no {_QUESTION!r} (got {sorted(parsed.answers)})")
         return parsed.answers[_QUESTION]
-    if variant == "alpha":
-        try:
-            return _Answer.model_validate_json(response.content)
-        except ValidationError:
-            pass
-    raise _InvalidResponse("body has no answers.q")
+    try:
+        return _Answer.model_validate_json(response.content)
+    except ValidationError:
+        pass
+    raise _InvalidResponse("body has neither answers.q nor a top-level answer object")
 
 
 def _retry_after(response: httpx.Response) -> float | None:

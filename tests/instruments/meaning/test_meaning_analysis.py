@@ -179,7 +179,7 @@ def test_unit_integrity_agreement_with_intact(synthetic: Corpus) -> None:
 
 
 def test_order_audit_with_the_fake_scorer(synthetic: Corpus) -> None:
-    queries = build_e7(synthetic, item_ids=[1, 11, 21]).queries
+    queries = build_e7(synthetic, item_ids=[1, 11, 21], key_bindings=("slot",)).queries
     biased = MeaningRows.from_decisions(
         queries, FakeScorer(content={}, position_bias=[1.0]).score(queries)
     )

@@ -163,7 +163,7 @@ def test_e6_english_labels_and_collisions(idioms_en_corpus: Corpus) -> None:
 
 
 def test_e7_runs_all_24_orderings(synthetic: Corpus) -> None:
-    build = build_e7(synthetic, item_ids=[11, 21])
+    build = build_e7(synthetic, item_ids=[11, 21], key_bindings=("slot",))
     items = grouped(build.queries)
     assert len(build.queries) == 48
     for cells in items.values():

@@ -262,6 +262,8 @@ def _one_row_per_item(rows: MeaningRows, name: str) -> dict[str, int]:
     index: dict[str, int] = {}
     for i, item in enumerate(rows.item_id.tolist()):
         if item in index:
-            raise AnalysisError(f"cell {name} has more than one row for item {item}; select one cell")
+            raise AnalysisError(
+                f"cell {name} has more than one row for item {item}; select one cell"
+            )
         index[item] = i
     return index

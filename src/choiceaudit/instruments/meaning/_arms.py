@@ -17,28 +17,42 @@ from some or all arms).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._analysis import BOOTSTRAP_SEED, N_RESAMPLES, paired_contrast
-from choiceaudit.instruments.meaning._audits import pairing_check
+from choiceaudit.instruments.meaning._audits import pairing_check, subset_drift
 from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._results import (
-    ArmAnalysis,
     ArmInfo,
+    ExampleRow,
+    Interval,
     MeaningAnalysis,
     ModelContrast,
     PairedContrast,
     PairingCheck,
+    SubsetDrift,
 )
-from choiceaudit.instruments.meaning._rows import MeaningRows
+from choiceaudit.instruments.meaning._rows import MeaningRows, decision_fields
 from choiceaudit.instruments.meaning._summary import analyse_meaning
 from choiceaudit.types import Arm, Skipped
 
-__all__ = ["EXPERIMENT_NAMES", "MEANING_META_FIELDS", "analyse_meaning_runs", "meaning_rows"]
+__all__ = [
+    "BILINGUAL",
+    "EXAMPLE_CONDITIONS",
+    "EXPERIMENT_NAMES",
+    "MEANING_META_FIELDS",
+    "OPTIONAL_META_FIELDS",
+    "analyse_meaning_runs",
+    "meaning_rows",
+    "split_by_language",
+]
 
 #: Meta keys every meaning row must carry (``literal_slot`` may be null: no literal gloss).
 MEANING_META_FIELDS = (
@@ -51,6 +65,10 @@ MEANING_META_FIELDS = (
     "literal_slot",
     "perm",
 )
+
+#: Meta keys read where present (older runs lack them): the plan block, the identity flag of E3
+#: and E6 o2 rows, the corpus frequency label (Appendix G) and the seed base.
+OPTIONAL_META_FIELDS = ("block", "identity_perturbation", "frequency", "seed_base")
 
 #: How skip reasons name each experiment.
 EXPERIMENT_NAMES = {
@@ -75,14 +93,14 @@ def meaning_rows(arm: Arm) -> MeaningRows:
                 f"{arm.source}: row {index} (query {query.id}): meta lacks "
                 f"field(s) {missing}; not a meaning run?"
             )
-        head = decision.aux.get("conf_head")
         records.append(
             {
                 **{key: meta[key] for key in MEANING_META_FIELDS},
+                **{key: meta.get(key) for key in OPTIONAL_META_FIELDS},
                 "state": query.state,
                 "options": list(query.options),
                 "probs": decision.probs.tolist(),
-                "conf_head": None if head is None else float(head),
+                **decision_fields(query, decision),
             }
         )
     return MeaningRows.from_records(records)
@@ -90,44 +108,108 @@ def meaning_rows(arm: Arm) -> MeaningRows:
 
 def _display_labels(arms: Sequence[Arm]) -> list[str]:
     """Each arm's label, with its run directory's name where two arms share a label."""
-    labels = [arm.label for arm in arms]
+    return _display_labels_of([arm.label for arm in arms], [arm.source for arm in arms])
+
+
+def _display_labels_of(labels: Sequence[str], sources: Sequence[str]) -> list[str]:
     return [
-        f"{label} ({Path(arm.source).name})" if labels.count(label) > 1 else label
-        for label, arm in zip(labels, arms, strict=True)
+        f"{label} ({Path(source).name})" if labels.count(label) > 1 else label
+        for label, source in zip(labels, sources, strict=True)
     ]
+
+
+#: experiments whose rows carry both languages as conditions (analysed with the corpus
+#: language's part of a run)
+BILINGUAL = ("e4", "matrix")
+
+
+def split_by_language(
+    rows: MeaningRows, home: str | None = None
+) -> list[tuple[str, str, MeaningRows]]:
+    """A run's rows as ``(language, block, rows)`` parts, each analysed on its own so no cell of
+    one language is ever shown under another's name (issue 12, item 2).
+
+    E1, E2, E3, E6 and E7 rows go to the part of their language; E4 and the matrix (both
+    languages by construction) to the part of ``home`` (the corpus language; default the
+    language of their first row). Where one language holds several ladder (E1) blocks — the
+    commercial design's English ladder on the literal pool and its ceiling on the full English
+    pool — each ladder block is its own part (``block`` names it) and the language's other rows
+    join the first; otherwise ``block`` is ``""``."""
+    experiment = rows.experiment.tolist()
+    language = rows.language.tolist()
+    blocks = rows.blocks.tolist()
+    bilingual = [i for i, e in enumerate(experiment) if e in BILINGUAL]
+    if home is None:
+        home = language[bilingual[0]] if bilingual else language[0]
+    lang_of = [
+        home if e in BILINGUAL else lang for e, lang in zip(experiment, language, strict=True)
+    ]
+    ladder_blocks: dict[str, list[str]] = {}
+    for e, lang, block in zip(experiment, lang_of, blocks, strict=True):
+        if e == "e1" and block not in ladder_blocks.setdefault(lang, []):
+            ladder_blocks[lang].append(block)
+    keys: list[tuple[str, str]] = []
+    for e, lang, block in zip(experiment, lang_of, blocks, strict=True):
+        several = len(ladder_blocks.get(lang, [])) > 1
+        if not several:
+            keys.append((lang, ""))
+        else:
+            keys.append((lang, block if e == "e1" else ladder_blocks[lang][0]))
+    order = list(dict.fromkeys(keys))
+    key_array = np.array([f"{lang}\x1f{block}" for lang, block in keys])
+    return [(lang, block, rows.select(key_array == f"{lang}\x1f{block}")) for lang, block in order]
+
+
+def _part_label(label: str, language: str, block: str) -> str:
+    return f"{label} [{language}, {block}]" if block else f"{label} [{language}]"
 
 
 def analyse_meaning_runs(
-    arms: Sequence[Arm], *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
+    arms: Sequence[Arm],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    hook_stopwords: Mapping[str, frozenset[str]] | None = None,
 ) -> MeaningAnalysis:
-    """Analyse every arm, contrast and pair-check every pair, list the skips (see the module
-    docstring). Arms are kept in the order given; ``model_a`` of a contrast comes first."""
+    """Analyse every arm (split by language, :func:`split_by_language`), contrast every pair of
+    parts in one language from different arms, pair-check every pair of parts of different
+    arms, list the skips (see the module docstring). Arms are kept in the order given;
+    ``model_a`` of a contrast comes first. Each part's display label names its language."""
     infos: list[ArmInfo] = []
-    rows_of: list[MeaningRows] = []
+    parts: list[tuple[int, ArmInfo, MeaningRows]] = []
     skipped: list[Skipped] = []
-    for arm, label in zip(arms, _display_labels(arms), strict=True):
-        info, rows, skips = _analyse_arm(arm, label, n_resamples=n_resamples, seed=seed)
-        infos.append(info)
-        if rows is not None:
-            rows_of.append(rows)
-        skipped.extend(skips)
-    analysed = [info for info in infos if info.analysis is not None]
+    for index, (arm, label) in enumerate(zip(arms, _display_labels(arms), strict=True)):
+        for info, rows, skips in _analyse_arm(
+            arm, label, n_resamples=n_resamples, seed=seed, hook_stopwords=hook_stopwords
+        ):
+            infos.append(info)
+            if rows is not None and info.analysis is not None:
+                parts.append((index, info, rows))
+            skipped.extend(s for s in skips if s not in skipped)
+    analysed = [info for _, info, _ in parts]
     skipped.extend(_plan_skips(analysed))
-    pairs = list(itertools.combinations(range(len(analysed)), 2))
-    contrasts = [
-        c
-        for i, j in pairs
-        for c in _model_contrasts(
-            analysed[i].display,
-            rows_of[i],
-            analysed[j].display,
-            rows_of[j],
-            n_resamples=n_resamples,
-            seed=seed,
-        )
+    pairs = [
+        (i, j)
+        for i, j in itertools.combinations(range(len(parts)), 2)
+        if parts[i][0] != parts[j][0]
     ]
+    contrasts: list[ModelContrast] = []
+    drift: list[SubsetDrift] = []
+    for i, j in pairs:
+        (_, info_a, rows_a), (_, info_b, rows_b) = parts[i], parts[j]
+        if info_a.language != info_b.language:
+            continue  # a model contrast holds the language fixed
+        found = _model_contrasts(
+            info_a.display, rows_a, info_b.display, rows_b, n_resamples=n_resamples, seed=seed
+        )
+        contrasts.extend(
+            dataclasses.replace(c, contrast=c.contrast.adjusted(len(found))) for c in found
+        )
+        drift.extend(_subset_drift(info_a, rows_a, info_b, rows_b, n_resamples, seed))
+        drift.extend(_subset_drift(info_b, rows_b, info_a, rows_a, n_resamples, seed))
     pairing = [
-        _pairing(analysed[i].display, rows_of[i], analysed[j].display, rows_of[j]) for i, j in pairs
+        _pairing(parts[i][1].display, parts[i][2], parts[j][1].display, parts[j][2])
+        for i, j in pairs
     ]
     families = [
         f
@@ -141,40 +223,148 @@ def analyse_meaning_runs(
         pairing=tuple(pairing),
         families=tuple(_family_order(families)),
         skipped=tuple(skipped),
+        subset_drift=tuple(drift),
+        examples=tuple(_examples([(info.display, rows) for _, info, rows in parts])),
     )
 
 
 def _analyse_arm(
-    arm: Arm, label: str, *, n_resamples: int, seed: int
-) -> tuple[ArmInfo, MeaningRows | None, list[Skipped]]:
-    def info(analysis: ArmAnalysis | None) -> ArmInfo:
-        return ArmInfo(arm.label, label, arm.source, arm.manifest, len(arm.rows), analysis)
-
+    arm: Arm,
+    label: str,
+    *,
+    n_resamples: int,
+    seed: int,
+    hook_stopwords: Mapping[str, frozenset[str]] | None,
+) -> list[tuple[ArmInfo, MeaningRows | None, list[Skipped]]]:
     if not arm.rows:
-        return info(None), None, [Skipped(label, "the run has no rows yet")]
-    skipped: list[Skipped] = []
-    rows = meaning_rows(arm)
-    try:
-        analysis = analyse_meaning(rows, n_resamples=n_resamples, seed=seed)
-    except AnalysisError as exc:
-        # The order audit needs an item seen under all 24 orderings; an interrupted run may
-        # have none. Everything else is still analysed.
-        if not (rows.experiment == "e7").any():
-            raise
-        skipped.append(Skipped(f"{label}: {EXPERIMENT_NAMES['e7']}", str(exc)))
-        analysis = analyse_meaning(
-            rows.select(rows.experiment != "e7"), n_resamples=n_resamples, seed=seed
+        info = ArmInfo(arm.label, label, arm.source, arm.manifest, 0, None)
+        return [(info, None, [Skipped(label, "the run has no rows yet")])]
+    all_rows = meaning_rows(arm)
+    home = arm.config.get("corpus_language")
+    out: list[tuple[ArmInfo, MeaningRows | None, list[Skipped]]] = []
+    for language, block, rows in split_by_language(all_rows, None if home is None else str(home)):
+        display = _part_label(label, language, block)
+        skipped: list[Skipped] = []
+        try:
+            analysis = analyse_meaning(
+                rows, n_resamples=n_resamples, seed=seed, hook_stopwords=hook_stopwords
+            )
+        except AnalysisError as exc:
+            # The order audit needs an item seen under all 24 orderings; an interrupted run may
+            # have none. Everything else is still analysed.
+            if not (rows.experiment == "e7").any():
+                raise
+            skipped.append(Skipped(f"{display}: {EXPERIMENT_NAMES['e7']}", str(exc)))
+            rows = rows.select(rows.experiment != "e7")
+            analysis = analyse_meaning(
+                rows, n_resamples=n_resamples, seed=seed, hook_stopwords=hook_stopwords
+            )
+        if arm.status != "complete":
+            skipped.append(
+                Skipped(
+                    label,
+                    f"run status is {arm.status!r} "
+                    f"({len(all_rows)} of {arm.config.get('n_queries', '?')} queries scored); "
+                    "figures use the rows present",
+                )
+            )
+        n_bad = int((~rows.choice_is_argmax).sum())
+        if n_bad:
+            skipped.append(
+                Skipped(
+                    f"{display}: returned choice",
+                    f"on {n_bad} of {len(rows)} rows the server's choice is not the argmax of "
+                    "its probabilities; accuracy and LAR are shown on both (choice check table)",
+                )
+            )
+        info = ArmInfo(
+            arm.label,
+            display,
+            arm.source,
+            arm.manifest,
+            len(rows),
+            analysis,
+            language=language,
+            block=block,
+            n_choice_not_argmax=n_bad,
         )
-    if arm.status != "complete":
-        skipped.append(
-            Skipped(
-                label,
-                f"run status is {arm.status!r} "
-                f"({len(rows)} of {arm.config.get('n_queries', '?')} queries scored); "
-                "figures use the rows present",
+        out.append((info, rows, skipped))
+    return out
+
+
+def _subset_drift(
+    full: ArmInfo, full_rows: MeaningRows, sub: ArmInfo, sub_rows: MeaningRows, n: int, seed: int
+) -> list[SubsetDrift]:
+    """Appendix O: where ``sub``'s ladder items are a proper subset of ``full``'s, ``full``'s
+    accuracy per family on those items against its own full set."""
+    a = full_rows.where(experiment="e1")
+    b = sub_rows.where(experiment="e1")
+    items_a, items_b = set(a.item_id.tolist()), set(b.item_id.tolist())
+    if not items_b or not items_b < items_a:
+        return []
+    out = []
+    for family, cell in subset_drift(a, sorted(items_b), n_resamples=n, seed=seed).items():
+        out.append(
+            SubsetDrift(
+                arm=full.display,
+                subset_of=sub.display,
+                family=family,
+                full=Interval.from_dict(cell["full"]),
+                subset=Interval.from_dict(cell["subset"]),
+                drift=cell["drift"],
+                outside_full_interval=bool(cell["outside_full_interval"]),
             )
         )
-    return info(analysis), rows, skipped
+    return out
+
+
+#: the conditions an example table shows per experiment (E7: the item's own order only)
+EXAMPLE_CONDITIONS = {"e7": ("p0123",)}
+
+
+def _examples(parts: Sequence[tuple[str, MeaningRows]]) -> list[ExampleRow]:
+    """Tables 6, 11, 13: per experiment, the lowest item id every part with that experiment
+    answered, exactly as each part received it (state, keyed options with their roles, the
+    returned probabilities, the chosen key)."""
+    out: list[ExampleRow] = []
+    experiments = list(dict.fromkeys(e for _, rows in parts for e in rows.experiment.tolist()))
+    for experiment in experiments:
+        having = [(label, rows.where(experiment=experiment)) for label, rows in parts]
+        having = [(label, rows) for label, rows in having if len(rows)]
+        shared = set.intersection(*(set(rows.item_id.tolist()) for _, rows in having))
+        if not shared:
+            continue
+        item = min(shared, key=lambda i: (len(i), i))
+        for label, rows in having:
+            cell = rows.where(item_id=item)
+            wanted = EXAMPLE_CONDITIONS.get(experiment)
+            for i in range(len(cell)):
+                condition = str(cell.condition[i])
+                if wanted is not None and condition not in wanted:
+                    continue
+                roles = {int(cell.gold_slot[i]): "gold"}
+                if cell.literal_slot[i] >= 0:
+                    roles[int(cell.literal_slot[i])] = "literal"
+                keys = "ABCDEFGH"
+                options = tuple(
+                    (keys[s], roles.get(s, "distractor"), text, float(cell.raw_probs[i, s]))
+                    for s, text in enumerate(cell.options[i])
+                )
+                top = np.flatnonzero(cell.credit[i] == cell.credit[i].max())
+                out.append(
+                    ExampleRow(
+                        model=label,
+                        experiment=experiment,
+                        condition=condition,
+                        item_id=item,
+                        language=str(cell.language[i]),
+                        state=str(cell.state[i]),
+                        instruction_language=str(cell.language[i]),
+                        options=options,
+                        choice="/".join(keys[int(t)] for t in top),
+                    )
+                )
+    return out
 
 
 def _plan_skips(arms: Sequence[ArmInfo]) -> list[Skipped]:
@@ -200,27 +390,45 @@ def _plan_skips(arms: Sequence[ArmInfo]) -> list[Skipped]:
         for skip in _build_skips(arm.config):
             if skip not in skipped:
                 skipped.append(skip)
+    # presence is judged per run (the union of its language parts), named by the run's label
+    runs: dict[str, tuple[str, set[str], Mapping[str, Any]]] = {}
+    for a in arms:
+        label, present, config = runs.get(a.source, (a.label, set(), a.config))
+        present |= set(a.analysis.experiments()) if a.analysis else set()
+        runs[a.source] = (label, present, config)
+    labels = _display_labels_of([label for label, _, _ in runs.values()], list(runs))
     for experiment, name in EXPERIMENT_NAMES.items():
-        have = [a.display for a in arms if a.analysis and experiment in a.analysis.experiments()]
-        if len(have) == len(arms):
+        have = [
+            labels[i] for i, (_, present, _) in enumerate(runs.values()) if experiment in present
+        ]
+        if len(have) == len(runs):
             continue
-        requested = [a for a in arms if experiment in a.config.get("skipped_experiments", [])]
+        requested = [
+            config
+            for _, _, config in runs.values()
+            if experiment in config.get("skipped_experiments", [])
+        ]
         if requested and not have:
             skipped.append(
                 Skipped(
                     name,
-                    f"requested but not built: corpus {requested[0].config.get('corpus')} has one "
+                    f"requested but not built: corpus {requested[0].get('corpus')} has one "
                     "language (E4 and the capture matrix need a two-language corpus such as "
                     "bagdhara)",
                 )
             )
+        elif not have and any(
+            experiment in config.get("not_in_design", []) for _, _, config in runs.values()
+        ):
+            designs = sorted({str(c.get("design")) for _, _, c in runs.values()})
+            skipped.append(Skipped(name, f"not part of the design {', '.join(designs)}"))
         elif not have:
             skipped.append(Skipped(name, "not in any run (add it with --experiments)"))
         else:
             missing = [
-                a.display
-                for a in arms
-                if not (a.analysis and experiment in a.analysis.experiments())
+                labels[i]
+                for i, (_, present, _) in enumerate(runs.values())
+                if experiment not in present
             ]
             skipped.append(
                 Skipped(name, f"only in runs of {', '.join(have)}; not in {', '.join(missing)}")
@@ -256,7 +464,8 @@ def _model_contrasts(
     seed: int,
 ) -> list[ModelContrast]:
     """Per ladder family both arms have: accuracy (and LAR where the family carries the literal
-    gloss) of a − b on shared items; a family with no shared item is left out."""
+    gloss) of a − b on shared items, and accuracy on the o4 control (§5.3: McNemar between the
+    arms under o4; family ``e6 o4``); a family with no shared item is left out."""
     ladder_a = rows_a.where(experiment="e1")
     ladder_b = rows_b.where(experiment="e1")
     families = _family_order(sorted(set(ladder_a.family.tolist()) & set(ladder_b.family.tolist())))
@@ -275,6 +484,20 @@ def _model_contrasts(
             out.append(
                 ModelContrast(label_a, label_b, family, measure, PairedContrast.from_dict(c))
             )
+    o4_a = rows_a.select(
+        (rows_a.experiment == "e6") & (rows_a.condition == "o4") & ~rows_a.identity_rows
+    )
+    o4_b = rows_b.select(
+        (rows_b.experiment == "e6") & (rows_b.condition == "o4") & ~rows_b.identity_rows
+    )
+    if len(o4_a) and len(o4_b):
+        try:
+            c = paired_contrast(o4_a, o4_b, n_resamples=n_resamples, seed=seed)
+            out.append(
+                ModelContrast(label_a, label_b, "e6 o4", "accuracy", PairedContrast.from_dict(c))
+            )
+        except AnalysisError:
+            pass
     return out
 
 

@@ -2,7 +2,8 @@
 
 * :func:`surface_agreement` (E2, Appendix N) — per (canonical, alternative) pair, whether the
   canonical choice agrees, and the Jensen–Shannon divergence (bits) between the two vectors;
-  pair-level and item-averaged; accuracy on each member and exact McNemar over the pairs.
+  pair-level and item-averaged; accuracy on each member and exact McNemar over the pairs, and at
+  the item level (each item's canonical form against its first alternative, alt1).
 * :func:`unit_integrity` (E3, Appendix M) — accuracy per variant and agreement of each variant's
   canonical choice with the intact (``v0``) answer.
 * :func:`signal_retention` (E6, Appendix P) — accuracy per option form and the signal retained,
@@ -21,10 +22,11 @@ Agreement is computed on rows with a unique argmax; tied rows are excluded and c
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from choiceaudit import stats
 from choiceaudit.errors import AnalysisError
@@ -34,15 +36,21 @@ from choiceaudit.instruments.meaning._analysis import (
     accuracy_by,
     interval,
 )
-from choiceaudit.instruments.meaning._rows import MeaningRows
-from choiceaudit.instruments.meaning._text import content_words, has_latin
+from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._rows import FloatArray, MeaningRows
+from choiceaudit.instruments.meaning._text import content_words, english_parenthetical
 
 __all__ = [
+    "CUES",
     "cue_flags",
+    "cue_free",
     "cue_strata",
+    "difference_interval",
     "order_audit",
     "pairing_check",
+    "parenthetical_accuracy",
     "signal_retention",
+    "split_by",
     "subset_drift",
     "surface_agreement",
     "unit_integrity",
@@ -104,6 +112,18 @@ def surface_agreement(rows: MeaningRows) -> dict[str, Any]:
         result["accuracy_canonical"] = float(ca.mean())
         result["accuracy_alternative"] = float(cb.mean())
         result["mcnemar_b"], result["mcnemar_c"], result["mcnemar_p"] = test.b, test.c, test.p
+        # item level (Appendix N's "0.138 → 0.193"): one canonical row per item against its first
+        # alternative form (alt1), so no canonical row is counted twice
+        firsts = [p for p in pairs if str(rows.condition[p[1]]) == "alt1"]
+        if firsts:
+            ia = correct[[p[0] for p in firsts]]
+            ib = correct[[p[1] for p in firsts]]
+            ok = ((ia == 0) | (ia == 1)) & ((ib == 0) | (ib == 1))
+            item_test = stats.mcnemar_exact(ia[ok] == 1, ib[ok] == 1)
+            result["items_paired"] = len(firsts)
+            result["accuracy_canonical_items"] = float(ia.mean())
+            result["accuracy_alternative_items"] = float(ib.mean())
+            result["mcnemar_p_items"] = item_test.p
     return result
 
 
@@ -149,7 +169,11 @@ def signal_retention(
 
 
 def order_audit(rows: MeaningRows, *, threshold: float = 1e-4) -> dict[str, Any]:
-    """E7: Table 21 and Table 22 over the items that were seen under every ordering."""
+    """E7: Table 21 and Table 22 over the items that were seen under every ordering, on rows of
+    one key binding. Choices, the p(gold) range and the travel of Table 22 read the vectors as
+    returned (``raw``; "identical" means identical as returned); the measures of
+    ``stats.order_sensitivity`` that need a distribution get the renormalised vectors, whose
+    argmax is the same."""
     k = rows.k
     n_perms = math.factorial(k)
     by_item: dict[str, list[int]] = {}
@@ -166,36 +190,45 @@ def order_audit(rows: MeaningRows, *, threshold: float = 1e-4) -> dict[str, Any]
     items = sorted(complete)
     idx = np.array([complete[item] for item in items])  # (n_items, n_perms)
     probs = rows.probs[idx]
+    raw = rows.raw_probs[idx]
     perms = rows.perm[idx]
     gold = np.zeros(len(items), dtype=np.int64)
-    summary = stats.order_sensitivity(probs, perms, gold)
-    audit = stats.permutation_audit(probs, perms, threshold=threshold)
+    summary = stats.order_sensitivity(probs, perms, gold, scores=raw)
+    canon = rows.canonical_raw[idx]  # (n_items, n_perms, k), canonical option order
+    spread = canon.max(axis=1) - canon.min(axis=1)
+    travel = spread.max(axis=-1)
     return {
         "n_items": summary.n_items,
         "n_incomplete_items_excluded": incomplete,
         "answer_instability": summary.answer_instability,
         "mean_distinct_choices": summary.mean_distinct_choices,
-        "mean_gold_prob_range": summary.mean_gold_prob_range,
+        "mean_gold_prob_range": float(spread[:, 0].mean()),
         "selection_spread": summary.selection_spread,
         "slot_shares": summary.slot_shares.tolist(),
         "permutation_audit": {
-            "median_travel": audit.median,
-            "mean_travel": audit.mean,
-            "max_travel": audit.max,
-            "threshold": audit.threshold,
-            "share_at_or_below": audit.share_at_or_below,
-            "share_identical": audit.share_identical,
+            "median_travel": float(np.median(travel)),
+            "mean_travel": float(np.mean(travel)),
+            "max_travel": float(np.max(travel)),
+            "threshold": float(threshold),
+            "share_at_or_below": float(np.mean(travel <= threshold)),
+            "share_identical": float(np.mean(travel == 0.0)),
         },
     }
 
 
 def pairing_check(rows_a: MeaningRows, rows_b: MeaningRows) -> dict[str, Any]:
-    """Agreement of the question itself on the rows two runs share (by experiment, condition,
-    item): gold slot, literal slot, state string and option list."""
+    """Agreement of the question itself on the rows two runs share (by experiment, block,
+    language, condition and item: rows that claim to be the same question): gold slot, literal
+    slot, state string and option list."""
 
-    def keyed(rows: MeaningRows) -> dict[tuple[str, str, str], int]:
+    def keyed(rows: MeaningRows) -> dict[tuple[Any, ...], int]:
         keys = zip(
-            rows.experiment.tolist(), rows.condition.tolist(), rows.item_id.tolist(), strict=True
+            rows.experiment.tolist(),
+            rows.blocks.tolist(),
+            rows.language.tolist(),
+            rows.condition.tolist(),
+            rows.item_id.tolist(),
+            strict=True,
         )
         return {key: i for i, key in enumerate(keys)}
 
@@ -216,44 +249,181 @@ def pairing_check(rows_a: MeaningRows, rows_b: MeaningRows) -> dict[str, Any]:
     }
 
 
-def cue_flags(rows: MeaningRows) -> dict[str, np.ndarray]:
-    """Per literal-bearing row, the four construction cues of §5.6 / Appendix J."""
-    flags: dict[str, list[bool]] = {"verbatim": [], "latin": [], "longest": [], "hook": []}
+#: §5.6 / Appendix J: the four construction cues of a literal-bearing row.
+CUES: tuple[str, ...] = ("verbatim", "latin", "longest", "hook")
+
+
+def cue_flags(
+    rows: MeaningRows, *, hook_stopwords: Mapping[str, frozenset[str]] | None = None
+) -> dict[str, npt.NDArray[np.bool_]]:
+    """Per literal-bearing row, the construction cues of §5.6 / Appendix J:
+
+    * ``verbatim`` — the state (the idiom) occurs inside the literal gloss;
+    * ``latin`` — the literal gloss carries an English parenthetical (the Appendix J rule of
+      :func:`~choiceaudit.instruments.meaning._text.english_parenthetical`), which is how the
+      paper splits the Latin-script cue ("items are split by whether the idiom's literal gloss
+      carries an English parenthetical");
+    * ``longest`` — the literal option is strictly longer (characters) than every other option;
+    * ``hook`` — the literal gloss shares a content word with the state; content words are
+      :func:`~choiceaudit.instruments.meaning._text.content_words` with ``hook_stopwords``
+      (default :data:`~choiceaudit.instruments.meaning._text.STOPWORDS`).
+    """
+    flags: dict[str, list[bool]] = {cue: [] for cue in CUES}
     for i in range(len(rows)):
         options = rows.options[i]
         literal = options[int(rows.literal_slot[i])]
         state = str(rows.state[i])
         others = [o for j, o in enumerate(options) if j != rows.literal_slot[i]]
         flags["verbatim"].append(state in literal)
-        flags["latin"].append(has_latin(literal) and not any(has_latin(o) for o in others))
+        flags["latin"].append(english_parenthetical(literal) is not None)
         flags["longest"].append(all(len(literal) > len(o) for o in others))
         lang = str(rows.language[i])
-        flags["hook"].append(bool(content_words(literal, lang) & content_words(state, lang)))
-    return {name: np.array(values) for name, values in flags.items()}
+        flags["hook"].append(
+            bool(
+                content_words(literal, lang, hook_stopwords)
+                & content_words(state, lang, hook_stopwords)
+            )
+        )
+    return {name: np.array(values, dtype=bool) for name, values in flags.items()}
+
+
+def difference_interval(
+    with_values: npt.NDArray[np.float64],
+    with_items: npt.NDArray[np.str_],
+    without_values: npt.NDArray[np.float64],
+    without_items: npt.NDArray[np.str_],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """95% percentile bootstrap interval of mean(with) − mean(without) for two disjoint item
+    groups: items (each the mean of its rows) are resampled with replacement within each
+    group, ``n_resamples`` times from ``numpy.random.default_rng(seed)``."""
+    a = _item_means(with_values, with_items)
+    b = _item_means(without_values, without_items)
+    if a.size == 0 or b.size == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    da = a[rng.integers(0, a.size, size=(n_resamples, a.size))].mean(axis=1)
+    db = b[rng.integers(0, b.size, size=(n_resamples, b.size))].mean(axis=1)
+    low, high = np.percentile(da - db, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _item_means(values: npt.NDArray[np.float64], items: npt.NDArray[np.str_]) -> FloatArray:
+    if values.size == 0:
+        return np.zeros(0)
+    _, inverse = np.unique(items, return_inverse=True)
+    sums = np.bincount(inverse, weights=values)
+    counts = np.bincount(inverse)
+    return np.asarray(sums / counts, dtype=np.float64)
+
+
+def split_by(
+    rows: MeaningRows,
+    mask: npt.NDArray[np.bool_],
+    outcome: str,
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, Any]:
+    """``outcome`` (``captured`` or ``correct``) on the rows with and without ``mask``, the
+    difference (with − without) and its interval (:func:`difference_interval`)."""
+    cell: dict[str, Any] = {}
+    parts = {"with": rows.select(mask), "without": rows.select(~mask)}
+    for label, part in parts.items():
+        cell[label] = (
+            interval(getattr(part, outcome), part.item_id, n_resamples=n_resamples, seed=seed)
+            if len(part)
+            else {"estimate": math.nan, "n_rows": 0}
+        )
+    cell["difference"] = float(cell["with"]["estimate"]) - float(cell["without"]["estimate"])
+    low, high = difference_interval(
+        getattr(parts["with"], outcome),
+        parts["with"].item_id,
+        getattr(parts["without"], outcome),
+        parts["without"].item_id,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    cell["difference_low"], cell["difference_high"] = low, high
+    return cell
 
 
 def cue_strata(
     rows: MeaningRows,
     *,
-    cues: Sequence[str] = ("verbatim", "latin", "longest", "hook"),
+    cues: Sequence[str] = CUES,
+    hook_stopwords: Mapping[str, frozenset[str]] | None = None,
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
 ) -> dict[str, Any]:
-    """LAR with and without each cue, and the difference (with − without)."""
+    """LAR with and without each cue, the difference (with − without) and its interval."""
     sub = rows.select(rows.literal_slot >= 0)
-    flags = cue_flags(sub)
+    flags = cue_flags(sub, hook_stopwords=hook_stopwords)
+    return {
+        cue: split_by(sub, flags[cue], "captured", n_resamples=n_resamples, seed=seed)
+        for cue in cues
+    }
+
+
+def cue_free(
+    rows: MeaningRows,
+    *,
+    hook_stopwords: Mapping[str, frozenset[str]] | None = None,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, Any] | None:
+    """§5.6, Table 3 last block: d-lit rows whose idiom is multi-word (two or more whitespace
+    words), whose literal gloss does not contain it and carries no English parenthetical; LAR,
+    accuracy, mean characters of the literal against the other options, and the split on
+    whether the literal is the longest option. ``None`` when no row qualifies."""
+    sub = rows.select(rows.literal_slot >= 0)
+    if not len(sub):
+        return None
+    flags = cue_flags(sub, hook_stopwords=hook_stopwords)
+    multi = np.array([len(str(s).split()) >= 2 for s in sub.state.tolist()], dtype=bool)
+    keep = multi & ~flags["verbatim"] & ~flags["latin"]
+    free = sub.select(keep)
+    if not len(free):
+        return None
+    literal_chars = [len(free.options[i][int(free.literal_slot[i])]) for i in range(len(free))]
+    other_chars = [
+        len(o)
+        for i in range(len(free))
+        for j, o in enumerate(free.options[i])
+        if j != free.literal_slot[i]
+    ]
+    longest = flags["longest"][keep]
+    return {
+        "lar": interval(free.captured, free.item_id, n_resamples=n_resamples, seed=seed),
+        "accuracy": interval(free.correct, free.item_id, n_resamples=n_resamples, seed=seed),
+        "mean_literal_chars": float(np.mean(literal_chars)),
+        "mean_other_chars": float(np.mean(other_chars)),
+        "longest": split_by(free, longest, "captured", n_resamples=n_resamples, seed=seed),
+    }
+
+
+def parenthetical_accuracy(
+    rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> dict[str, Any]:
+    """Table 17 lower block: on each ladder family without a literal option, accuracy on items
+    whose literal gloss (read from the item's literal-bearing rows) carries an English
+    parenthetical against the rest, with the difference and its interval."""
+    literal_rows = rows.select(rows.literal_slot >= 0)
+    has_paren: dict[str, bool] = {}
+    for i in range(len(literal_rows)):
+        text = literal_rows.options[i][int(literal_rows.literal_slot[i])]
+        has_paren[str(literal_rows.item_id[i])] = english_parenthetical(text) is not None
     out: dict[str, Any] = {}
-    for cue in cues:
-        cell: dict[str, Any] = {}
-        for label, mask in (("with", flags[cue]), ("without", ~flags[cue])):
-            part = sub.select(mask)
-            cell[label] = (
-                interval(part.captured, part.item_id, n_resamples=n_resamples, seed=seed)
-                if len(part)
-                else {"estimate": math.nan, "n_rows": 0}
-            )
-        cell["difference"] = float(cell["with"]["estimate"]) - float(cell["without"]["estimate"])
-        out[cue] = cell
+    for family in [f for f in FAMILIES if f not in ("d-lit", "d-hard")]:
+        cell = rows.where(family=family)
+        known = np.array([str(i) in has_paren for i in cell.item_id.tolist()], dtype=bool)
+        cell = cell.select(known)
+        if not len(cell):
+            continue
+        mask = np.array([has_paren[str(i)] for i in cell.item_id.tolist()], dtype=bool)
+        out[family] = split_by(cell, mask, "correct", n_resamples=n_resamples, seed=seed)
     return out
 
 

@@ -9,14 +9,19 @@ Each holds the option list fixed and varies one thing:
 * **E3**, unit integrity (Appendix C, M): expressions of three or more whitespace words under
   ``d-lit``; ``v0`` intact, ``v1`` words shuffled, ``v2`` reversed, ``v3`` one word deleted at
   random, ``v4`` one word replaced by a word sampled from another expression, ``v5`` the gold
-  carrier sentence. The option list is byte-identical across all six. ``v1`` is a plain shuffle,
-  so it can coincide with the original or with ``v2``; ``meta["state_changed"]`` records whether
-  the string differs from ``v0`` (the paper reports both rows rather than redrawing).
+  carrier sentence. The option list is byte-identical across all six. ``v1`` is redrawn from the
+  item's generator until the string differs from ``v0`` (the paper: the shuffle changes the string
+  on 99.9% of items); it may still coincide with ``v2`` (the paper reports both rows). Where no
+  different string exists (every word the same; a palindromic ``v2``; no other word for ``v4``)
+  the row is kept with ``meta["identity_perturbation"] = True`` and the analysis excludes it from
+  that variant's statistics, counted. ``meta["state_changed"]`` records whether the string differs.
 * **E4**, task language (§5.7, Appendix K): ``d-rand`` asked in the corpus language (the
   expression, its glosses) and in the other (the annotator's nearest equivalent idiom, the other
   language's glosses), both cells from one distractor draw.
 * **E7**, order (Appendix Q): one fixed option set under all 4! = 24 orderings, condition
-  ``p`` + the permutation string.
+  ``p`` + the permutation string with keys A–D bound to display slots (the paper's E7, which
+  moves a gloss and relabels it at once), and ``t`` + the permutation with each option keeping
+  its key as it moves (position only; §5.4 names this as the condition the design lacks).
 
 Perturbation draws (E3's shuffle, deletion, substitution) continue the item's own generator after
 its slates, so they too are a pure function of (experiment seed, item id).
@@ -25,11 +30,12 @@ its slates, so they too are a pure function of (experiment seed, item id).
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.meaning._contract import SEEDS_BN
+from choiceaudit.instruments.meaning._contract import OPTION_KEYS, SEEDS_BN
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._items import (
     ItemBuild,
@@ -37,27 +43,53 @@ from choiceaudit.instruments.meaning._items import (
     count_item,
     draw_slate,
     indices_of,
+    language_of,
     make_query,
     new_report,
     skip_item,
+    state_of,
+    view_of,
 )
 from choiceaudit.instruments.meaning._matrix import language_cells
-from choiceaudit.instruments.meaning._pools import Pools
+from choiceaudit.instruments.meaning._pools import Pools, gold_text
 from choiceaudit.scorers import Embedder
 from choiceaudit.types import Query, format_perm
 
 __all__ = [
     "E3_VARIANTS",
+    "E7_CONDITION_PREFIX",
+    "E7_KEY_BINDINGS",
+    "MAX_SHUFFLE_REDRAWS",
     "E3Draws",
     "build_e2",
     "build_e3",
     "build_e4",
     "build_e7",
     "perturb_state",
+    "shuffle_until_changed",
 ]
 
 E3_VARIANTS: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4", "v5")
 E3_MIN_WORDS = 3
+#: Redraws of the v1 shuffle before falling back to a rotation by one word (which differs from
+#: the original whenever two words differ).
+MAX_SHUFFLE_REDRAWS = 100
+
+
+def shuffle_until_changed(toks: Sequence[str], rng: random.Random) -> tuple[int, ...]:
+    """A word order whose string differs from ``toks``: shuffles of ``range(len(toks))`` drawn from
+    ``rng`` until the joined words change (at most :data:`MAX_SHUFFLE_REDRAWS`, then a rotation);
+    the identity order only where no other string exists (every word the same)."""
+    n = len(toks)
+    order = list(range(n))
+    if len(set(toks)) < 2:
+        rng.shuffle(order)  # consume the draw as for any item, so later draws stay aligned
+        return tuple(range(n))
+    for _ in range(MAX_SHUFFLE_REDRAWS):
+        rng.shuffle(order)
+        if [toks[i] for i in order] != list(toks):
+            return tuple(order)
+    return (*range(1, n), 0)
 
 
 def build_e2(
@@ -145,6 +177,7 @@ def build_e3(
     pools = as_pools(corpus, embed)
     report = new_report(pools, [family], seed_base, "e3")
     report["variants"] = {v: 0 for v in variants}
+    report["identity_perturbations"] = {v: 0 for v in variants if v in ("v1", "v2", "v3", "v4")}
     queries: list[Query] = []
     for index in indices_of(pools, item_ids):
         entry = pools.entries[index]
@@ -156,8 +189,7 @@ def build_e3(
         if draw is None:
             continue
         rng = draw.rng
-        order = list(range(len(toks)))
-        rng.shuffle(order)
+        order = shuffle_until_changed(toks, rng)
         delete = rng.randrange(len(toks))
         pos = rng.randrange(len(toks))
         word = toks[pos]
@@ -174,6 +206,9 @@ def build_e3(
                 skip_item(report, family, "v5: no carrier sentence")
                 continue
             state = perturb_state(entry.expression, variant, draws, carrier=carrier)
+            identity = variant in ("v1", "v2", "v3", "v4") and state == entry.expression
+            if identity:
+                report["identity_perturbations"][variant] += 1
             queries.append(
                 make_query(
                     pools,
@@ -183,7 +218,10 @@ def build_e3(
                     experiment="e3",
                     condition=variant,
                     seed_base=seed_base,
-                    extra={"state_changed": state != entry.expression},
+                    extra={
+                        "state_changed": state != entry.expression,
+                        "identity_perturbation": identity,
+                    },
                 )
             )
             report["variants"][variant] += 1
@@ -226,6 +264,14 @@ def build_e4(
     return ItemBuild(tuple(queries), report)
 
 
+#: E7's key bindings: ``slot`` binds A–D to display slots (the paper's E7: a moved gloss changes
+#: its letter), ``travelling`` keeps each option's key (the one it has in the item's own order)
+#: with the option wherever it is shown, so only position changes.
+E7_KEY_BINDINGS: tuple[str, ...] = ("slot", "travelling")
+#: condition prefix of each binding: ``p0123`` (slot-bound), ``t0123`` (travelling keys)
+E7_CONDITION_PREFIX = {"slot": "p", "travelling": "t"}
+
+
 def build_e7(
     corpus: Corpus | Pools,
     *,
@@ -233,29 +279,50 @@ def build_e7(
     family: str = "d-rand",
     embed: Embedder | None = None,
     item_ids: Sequence[int] | None = None,
+    language: str | None = None,
+    block: str | None = None,
+    key_bindings: Sequence[str] = E7_KEY_BINDINGS,
 ) -> ItemBuild:
-    """E7: every item's fixed option set under all 24 orderings (lexicographic order)."""
+    """E7: every item's fixed option set under all 24 orderings (lexicographic order), once per
+    key binding in ``key_bindings`` (see :data:`E7_KEY_BINDINGS`), in ``language``."""
     pools = as_pools(corpus, embed)
+    unknown = sorted(set(key_bindings) - set(E7_KEY_BINDINGS))
+    if unknown or not key_bindings:
+        raise InputError(f"unknown E7 key bindings {unknown}; known: {list(E7_KEY_BINDINGS)}")
+    view = view_of(pools, language)
     report = new_report(pools, [family], seed_base, "e7")
+    report["language"] = language_of(pools, view)
+    report["key_bindings"] = list(key_bindings)
     queries: list[Query] = []
     for index in indices_of(pools, item_ids):
         entry = pools.entries[index]
-        draw = draw_slate(pools, index, seed_base, family, report)
+        state = state_of(entry, view)
+        if state is None or not gold_text(entry, view):
+            skip_item(report, family, f"no {report['language']} equivalent idiom or gloss")
+            continue
+        draw = draw_slate(pools, index, seed_base, family, report, views=(view,))
         if draw is None:
             continue
         k = len(draw.slates[family].sources)
-        for perm in itertools.permutations(range(k)):
-            queries.append(
-                make_query(
-                    pools,
-                    draw,
-                    family,
-                    state=entry.expression,
-                    experiment="e7",
-                    condition="p" + format_perm(perm),
-                    seed_base=seed_base,
-                    perm=perm,
+        own_key = {c: OPTION_KEYS[draw.perm.index(c)] for c in range(k)}
+        for binding in key_bindings:
+            for perm in itertools.permutations(range(k)):
+                keys = [own_key[c] for c in perm] if binding == "travelling" else None
+                queries.append(
+                    make_query(
+                        pools,
+                        draw,
+                        family,
+                        state=state,
+                        experiment="e7",
+                        condition=E7_CONDITION_PREFIX[binding] + format_perm(perm),
+                        seed_base=seed_base,
+                        perm=perm,
+                        view=view,
+                        block=block,
+                        keys=keys,
+                        extra={"key_binding": binding},
+                    )
                 )
-            )
         count_item(report, family, draw.slates[family].topped_up)
     return ItemBuild(tuple(queries), report)

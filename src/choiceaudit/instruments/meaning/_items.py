@@ -55,10 +55,14 @@ __all__ = [
     "ItemDraw",
     "Slate",
     "build_ladder",
+    "default_block",
     "draw_item",
+    "language_of",
     "make_query",
     "render_meaning_query",
     "slate_texts",
+    "state_of",
+    "view_of",
 ]
 
 #: Families whose slate carries the expression's own literal gloss (canonical index 1).
@@ -140,7 +144,7 @@ def draw_item(
             f"corpus {pools.corpus.name} has too few distinct glosses to give item {entry.id} "
             f"{K - 1} distractors"
         )
-    surf, surf_short, _ = family_draw(pools.surface(index))
+    surf, surf_short, _ = family_draw(pools.surface(index, views[0]))
     sem_pool = pools.semantic(index) if pools.sem_source != "none" else None
     sem, sem_short, _ = family_draw(sem_pool) if sem_pool is not None else ([], 0, base)
 
@@ -204,8 +208,10 @@ def render_meaning_query(
     instruction: str,
     meta: dict[str, Any],
     literal_index: int | None,
+    keys: Sequence[str] | None = None,
 ) -> Query:
-    """A typed choice query: slot ``s`` shows ``canonical[perm[s]]`` under key A–D."""
+    """A typed choice query: slot ``s`` shows ``canonical[perm[s]]`` under key A–D (or under
+    ``keys[s]`` where given: E7's travelling-key arm)."""
     options = tuple(canonical[p] for p in perm)
     full_meta = {
         "item_id": str(entry.id),
@@ -220,7 +226,7 @@ def render_meaning_query(
         state=state,
         options=options,
         instruction=instruction,
-        keys=OPTION_KEYS[: len(options)],
+        keys=tuple(keys) if keys is not None else OPTION_KEYS[: len(options)],
         answer_format="key",
         perm=tuple(perm),
         meta=full_meta,
@@ -240,15 +246,21 @@ def make_query(
     perm: Sequence[int] | None = None,
     canonical: Sequence[str] | None = None,
     extra: dict[str, Any] | None = None,
+    block: str | None = None,
+    keys: Sequence[str] | None = None,
 ) -> Query:
     """The query of ``draw`` under ``family`` in language ``view``, optionally with another
-    permutation or rewritten canonical options (interventions), and meta naming the cell."""
+    permutation or rewritten canonical options (interventions), and meta naming the cell:
+    ``block`` is the plan block the query belongs to (default :func:`default_block`), and
+    ``keys`` the labels in display order (default A–D by slot)."""
     slate = draw.slates[family]
     language = pools.corpus.language if view == "own" else pools.corpus.other_language
     if language is None or language not in INSTRUCTIONS:
         raise ValueError(f"corpus {pools.corpus.name} has no instruction for view {view!r}")
+    entry = pools.entries[draw.entry_index]
+    frequency = entry.extra.get("frequency") if entry.extra else None
     return render_meaning_query(
-        pools.entries[draw.entry_index],
+        entry,
         canonical if canonical is not None else slate_texts(pools, slate, view),
         perm if perm is not None else draw.perm,
         state=state,
@@ -258,12 +270,45 @@ def make_query(
             "family": family,
             "condition": condition,
             "experiment": experiment,
+            "block": block or default_block(experiment, pools, view),
             "language": language,
             "seed_base": seed_base,
             "topped_up": slate.topped_up,
+            "frequency": str(frequency) if frequency else None,
             **(extra or {}),
         },
+        keys=keys,
     )
+
+
+def default_block(experiment: str, pools: Pools, view: View) -> str:
+    """The block name of an experiment's queries when the plan gives none: the experiment id in
+    the corpus language (``e1``), suffixed with the language otherwise (``e1_en``)."""
+    if view == "own":
+        return experiment
+    return f"{experiment}_{pools.corpus.other_language}"
+
+
+def view_of(pools: Pools, language: str | None) -> View:
+    """The view in which a block is asked: ``"own"`` for the corpus language (or ``None``),
+    ``"other"`` for the corpus's other language; any other language is an error."""
+    if language is None or language == pools.corpus.language:
+        return "own"
+    if language == pools.corpus.other_language:
+        return "other"
+    raise InputError(
+        f"corpus {pools.corpus.name} has languages {pools.corpus.language!r}"
+        + (f" and {pools.corpus.other_language!r}" if pools.corpus.other_language else "")
+        + f"; cannot ask a block in {language!r}"
+    )
+
+
+def state_of(entry: IdiomEntry, view: View) -> str | None:
+    """The state of an item in ``view``: the expression, or (other language) the annotator's
+    first equivalent idiom (Appendix J, asymmetry (i)); ``None`` where the corpus has none."""
+    if view == "own":
+        return entry.expression
+    return entry.equivalents_other[0] if entry.equivalents_other else None
 
 
 @dataclass(frozen=True)
@@ -282,20 +327,33 @@ def build_ladder(
     experiment: str = "e1",
     embed: Embedder | None = None,
     item_ids: Sequence[int] | None = None,
+    language: str | None = None,
+    block: str | None = None,
 ) -> ItemBuild:
-    """E1, the distractor ladder: one query per item and family, in the corpus language."""
+    """E1, the distractor ladder: one query per item and family, in ``language`` (default the
+    corpus language). In the corpus's other language the state is the first equivalent idiom
+    and every option that language's gloss (the commercial arm's English ladder, Appendix E);
+    items without an equivalent idiom or other-language gloss are skipped and counted."""
     pools = as_pools(corpus, embed)
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise InputError(f"unknown distractor families {unknown}; known: {list(FAMILIES)}")
     if pools.sem_source == "none" and {"d-sem", "d-hard"} & set(families):
         pools.semantic(0)  # raises the explanatory error
+    view = view_of(pools, language)
     indices = indices_of(pools, item_ids)
     queries: list[Query] = []
     report = new_report(pools, families, seed_base, experiment)
+    report["language"] = language_of(pools, view)
+    report["block"] = block or default_block(experiment, pools, view)
     for index in indices:
-        draw = draw_item(pools, index, seed_base)
         entry = pools.entries[index]
+        state = state_of(entry, view)
+        if state is None or not gold_text(entry, view):
+            for family in families:
+                skip_item(report, family, f"no {report['language']} equivalent idiom or gloss")
+            continue
+        draw = draw_item(pools, index, seed_base, views=(view,))
         for family in families:
             if family not in draw.slates:
                 skip_item(report, family, draw.skipped[family])
@@ -305,14 +363,22 @@ def build_ladder(
                     pools,
                     draw,
                     family,
-                    state=entry.expression,
+                    state=state,
                     experiment=experiment,
                     condition=family,
                     seed_base=seed_base,
+                    view=view,
+                    block=block,
                 )
             )
             count_item(report, family, draw.slates[family].topped_up)
     return ItemBuild(tuple(queries), report)
+
+
+def language_of(pools: Pools, view: View) -> str:
+    language = pools.corpus.language if view == "own" else pools.corpus.other_language
+    assert language is not None
+    return language
 
 
 def as_pools(corpus: Corpus | Pools, embed: Embedder | None = None) -> Pools:

@@ -19,7 +19,7 @@ literal option the parenthetical alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,7 @@ from choiceaudit.instruments.meaning._items import (
     new_report,
 )
 from choiceaudit.instruments.meaning._pools import Pools, View
-from choiceaudit.instruments.meaning._text import jaccard
+from choiceaudit.instruments.meaning._text import jaccard, words
 from choiceaudit.types import Query
 
 __all__ = ["JACCARD_MAX", "build_matrix", "capture_pool", "subset10"]
@@ -45,11 +45,21 @@ __all__ = ["JACCARD_MAX", "build_matrix", "capture_pool", "subset10"]
 JACCARD_MAX = 0.34
 
 
-def capture_pool(corpus: Corpus) -> tuple[list[int], dict[str, int]]:
-    """Ids of the entries in the capture-matrix pool, and the count after each step."""
+def capture_pool(
+    corpus: Corpus,
+    *,
+    jaccard_max: float = JACCARD_MAX,
+    tokenize: Callable[[str], list[str]] = words,
+) -> tuple[list[int], dict[str, int]]:
+    """Ids of the entries in the capture-matrix pool, and the count after each step.
+
+    The distinctness cut keeps entries whose English literal and English gold glosses have a
+    word-set Jaccard below ``jaccard_max`` (the paper's 0.34); words are ``tokenize``'s
+    (default :func:`~choiceaudit.instruments.meaning._text.words`, case-folded), a choice the
+    paper does not state."""
     step1 = [e for e in corpus.entries if e.literal_other]
     step2 = [e for e in step1 if e.equivalents_other and e.gold_other]
-    step3 = [e for e in step2 if _distinct(e)]
+    step3 = [e for e in step2 if _distinct(e, jaccard_max, tokenize)]
     counts = {
         "usable": len(corpus),
         "with_en_parenthetical": len(step1),
@@ -59,9 +69,9 @@ def capture_pool(corpus: Corpus) -> tuple[list[int], dict[str, int]]:
     return [e.id for e in step3], counts
 
 
-def _distinct(entry: IdiomEntry) -> bool:
+def _distinct(entry: IdiomEntry, jaccard_max: float, tokenize: Callable[[str], list[str]]) -> bool:
     assert entry.literal_other is not None and entry.gold_other is not None
-    return jaccard(entry.literal_other, entry.gold_other) < JACCARD_MAX
+    return jaccard(entry.literal_other, entry.gold_other, tokenize=tokenize) < jaccard_max
 
 
 def build_matrix(
@@ -126,6 +136,7 @@ def language_cells(
             seed_base=seed_base,
             view=view,
             perm=perm,
+            block=experiment,
         )
         for view, language, state, perm in cells
     ]

@@ -1,9 +1,11 @@
-"""A meaning run as a list of item builds: what ``choiceaudit run meaning`` scores.
+"""A meaning run as a list of item builds (blocks): what ``choiceaudit run meaning`` scores.
 
 The default plan (issue 6, item 6) is the ladder (E1), the option ablation (E6), the order audit
 (E7) and, where the corpus has two languages, the capture matrix. Item samples are drawn once from
 ``sample_seed`` over ascending ids, so every model given the same plan answers byte-identical
-questions and two runs pair row for row. ``n_items=None`` uses every item.
+questions and two runs pair row for row. ``n_items=None`` uses every item. The test language is a
+dimension of the plan: every block is asked in one language (``languages``), and the paper's three
+designs are presets (``design``, :mod:`._designs`) that build one arm's blocks exactly.
 
 A corpus without tags has d-sem and d-hard only when an embedder is given (for example the
 MiniLM default of :func:`choiceaudit.scorers.load_embedder`); without one those two families are left out
@@ -13,23 +15,44 @@ and the plan's config says so; E2, which the paper runs under d-hard, then runs 
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.meaning._contract import FAMILIES, MATRIX_SEED, SEEDS_BN
+from choiceaudit.instruments.meaning._contract import FAMILIES, MATRIX_SEED, SEEDS_BN, SEEDS_EN
 from choiceaudit.instruments.meaning._corpus import Corpus
-from choiceaudit.instruments.meaning._interventions import build_e2, build_e3, build_e4, build_e7
+from choiceaudit.instruments.meaning._designs import (
+    DESIGNS,
+    Block,
+    block_items,
+    design_blocks,
+    item_set,
+    sample_ids,
+)
+from choiceaudit.instruments.meaning._interventions import (
+    E7_KEY_BINDINGS,
+    build_e2,
+    build_e3,
+    build_e4,
+    build_e7,
+)
 from choiceaudit.instruments.meaning._items import ItemBuild, build_ladder
 from choiceaudit.instruments.meaning._matrix import build_matrix, capture_pool
 from choiceaudit.instruments.meaning._options import build_e6
 from choiceaudit.instruments.meaning._pools import Pools
+from choiceaudit.instruments.meaning._text import STOPWORDS
 from choiceaudit.scorers import Embedder
 from choiceaudit.types import Query
 
-__all__ = ["DEFAULT_EXPERIMENTS", "EXPERIMENTS", "MeaningPlan", "plan_meaning"]
+__all__ = [
+    "DEFAULT_EXPERIMENTS",
+    "DESIGNS",
+    "EXPERIMENTS",
+    "MeaningPlan",
+    "loader_steps",
+    "plan_meaning",
+]
 
 EXPERIMENTS: tuple[str, ...] = ("e1", "e2", "e3", "e4", "e6", "e7", "matrix")
 DEFAULT_EXPERIMENTS: tuple[str, ...] = ("e1", "e6", "e7", "matrix")
@@ -49,64 +72,224 @@ class MeaningPlan:
         return {name: build.report for name, build in self.builds.items()}
 
 
-def _sample(ids: Sequence[int], n: int | None, seed: int) -> list[int]:
-    ordered = sorted(ids)
-    if n is None or n >= len(ordered):
-        return ordered
-    return sorted(random.Random(seed).sample(ordered, n))
-
-
 def plan_meaning(
     corpus: Corpus,
     *,
-    experiments: Sequence[str] = DEFAULT_EXPERIMENTS,
+    experiments: Sequence[str] | None = None,
     n_items: int | None = None,
     n_order_items: int = 50,
     sample_seed: int = 0,
     embed: Embedder | None = None,
+    design: str | None = None,
+    languages: Sequence[str] | None = None,
+    matrix_items: int | None = None,
+    order_sample_seed: int | None = None,
+    e7_keys: Sequence[str] = E7_KEY_BINDINGS,
+    stopwords: Mapping[str, frozenset[str]] = STOPWORDS,
 ) -> MeaningPlan:
-    """Build every requested experiment over one item sample (see the module docstring)."""
+    """Build every requested block over the plan's item sets (see the module docstring).
+
+    ``design`` (``laya``, ``lod``, ``jev``) builds that arm's blocks exactly (:data:`DESIGNS`);
+    ``experiments`` (default: all of the design's) then selects among them and ``n_items``
+    (default: none) samples each block's item set for a quick trial. Without a design
+    ``experiments`` defaults to :data:`DEFAULT_EXPERIMENTS`. Without a design, ``n_items`` items are sampled from the corpus
+    with ``sample_seed``; ``languages`` (default the corpus language) adds the other language's
+    blocks under the contract's English seeds (E1 as ``j2_lit_en`` on pool items and
+    ``j3_ceiling_en``, E6 as ``j5_options_en``, E7 as ``j1_order``); E7 asks ``n_order_items``
+    drawn at random from the sample with ``order_sample_seed`` (default the E7 seed base), and
+    the matrix asks the whole capture pool unless ``matrix_items`` is given. ``e7_keys`` are the
+    E7 key bindings (slot-bound and travelling); ``stopwords`` the d-surf content-word rule."""
+    if experiments is None:
+        experiments = EXPERIMENTS if design is not None else DEFAULT_EXPERIMENTS
     unknown = sorted(set(experiments) - set(EXPERIMENTS))
     if unknown:
         raise InputError(f"unknown experiments {unknown}; known: {list(EXPERIMENTS)}")
-    pools = Pools(corpus, embed=embed)
+    pools = Pools(corpus, embed=embed, stopwords=stopwords)
     families = tuple(FAMILIES)
     left_out: list[str] = []
     if pools.sem_source == "none":
         families = tuple(f for f in FAMILIES if f not in ("d-sem", "d-hard"))
         left_out = ["d-sem", "d-hard"]
-    items = _sample([e.id for e in corpus.entries], n_items, sample_seed)
     two_languages = corpus.other_language is not None
+    if design is not None:
+        blocks = [b for b in design_blocks(design) if b.experiment in experiments]
+        ids_of = {
+            b.name: block_items(corpus, b, n_items=None if b.experiment == "matrix" else n_items)
+            for b in blocks
+        }
+        if matrix_items is not None:
+            for b in blocks:
+                if b.experiment == "matrix":
+                    ids_of[b.name] = sample_ids(ids_of[b.name], matrix_items, sample_seed)
+        n_sampled = None
+    else:
+        blocks, ids_of = _generic_blocks(
+            corpus,
+            experiments,
+            languages=languages,
+            n_items=n_items,
+            n_order_items=n_order_items,
+            sample_seed=sample_seed,
+            order_sample_seed=order_sample_seed,
+            matrix_items=matrix_items,
+        )
+        n_sampled = len(sample_ids([e.id for e in corpus.entries], n_items, sample_seed))
     builds: dict[str, ItemBuild] = {}
-    for name in experiments:
-        if name == "e1":
-            builds[name] = build_ladder(pools, families=families, item_ids=items)
-        elif name == "e2":
-            family = "d-hard" if "d-hard" in families else "d-lit"
-            builds[name] = build_e2(pools, family=family, item_ids=items)
-        elif name == "e3":
-            builds[name] = build_e3(pools, item_ids=items)
-        elif name == "e4" and two_languages:
-            builds[name] = build_e4(pools, item_ids=items)
-        elif name == "e6":
-            builds[name] = build_e6(pools, item_ids=items)
-        elif name == "e7":
-            builds[name] = build_e7(pools, item_ids=items[:n_order_items])
-        elif name == "matrix" and two_languages:
-            pool_ids, _ = capture_pool(corpus)
-            chosen = _sample(pool_ids, n_items, sample_seed)
-            builds[name] = build_matrix(pools, item_ids=chosen)
+    skipped: list[str] = []
+    for block in blocks:
+        if block.experiment in ("e4", "matrix") and not two_languages:
+            skipped.append(block.name)
+            continue
+        builds[block.name] = _build(pools, block, ids_of[block.name], families, e7_keys)
+    pool_counts = capture_pool(corpus)[1] if two_languages else {}
     config = {
         "corpus": corpus.name,
+        "corpus_language": corpus.language,
+        "other_language": corpus.other_language,
+        "design": design,
         "loader": corpus.report.to_dict(),
-        "experiments": list(builds),
-        "skipped_experiments": [e for e in experiments if e not in builds],
-        "n_items": len(items),
-        "n_order_items": min(n_order_items, len(items)),
+        "loader_steps": loader_steps(corpus, pool_counts),
+        "experiments": sorted(
+            {b.experiment for b in blocks if b.name in builds}, key=EXPERIMENTS.index
+        ),
+        "blocks": [
+            {
+                "block": b.name,
+                "experiment": b.experiment,
+                "language": b.language or corpus.language,
+                "seed_base": b.seed,
+                "item_set": b.items,
+                "n_items": len(ids_of[b.name]),
+                "families": list(b.families) if b.families else None,
+            }
+            for b in blocks
+            if b.name in builds
+        ],
+        # experiments needing two languages on a one-language corpus, in the order requested
+        "skipped_experiments": [
+            e for e in experiments if e in {b.experiment for b in blocks if b.name in skipped}
+        ],
+        # experiments requested that the design does not run (Appendix R, "Known gaps")
+        "not_in_design": [e for e in experiments if e not in {b.experiment for b in blocks}],
+        "n_items": n_sampled,
+        "n_order_items": next((len(ids_of[b.name]) for b in blocks if b.experiment == "e7"), 0),
         "sample_seed": sample_seed,
         "families": list(families),
         "families_left_out": left_out,
         "sem_source": pools.sem_source,
-        "seeds": {**SEEDS_BN, "matrix": MATRIX_SEED},
+        "e7_keys": list(e7_keys),
+        "seeds": {**SEEDS_BN, "matrix": MATRIX_SEED, **SEEDS_EN},
     }
     return MeaningPlan(builds, config)
+
+
+def loader_steps(corpus: Corpus, pool: Mapping[str, int]) -> list[dict[str, Any]]:
+    """The membership steps from the corpus file to the capture pool, in order, with the count
+    after each (issue 12, item 6): the loader's steps (loaded → … → usable) then the pool's
+    (English parenthetical → English equivalent → Jaccard < 0.34)."""
+    steps = [{"step": name, "count": n} for name, n in corpus.report.steps]
+    names = {"with_en_parenthetical": "pool: English parenthetical",
+             "with_equivalent": "pool: English equivalent and gold",
+             "distinct": "pool: Jaccard < 0.34"}  # fmt: skip
+    steps += [{"step": names[k], "count": n} for k, n in pool.items() if k in names]
+    return steps
+
+
+def _generic_blocks(
+    corpus: Corpus,
+    experiments: Sequence[str],
+    *,
+    languages: Sequence[str] | None,
+    n_items: int | None,
+    n_order_items: int,
+    sample_seed: int,
+    order_sample_seed: int | None,
+    matrix_items: int | None,
+) -> tuple[list[Block], dict[str, list[int]]]:
+    """The blocks of a plan without a design: each experiment over one sample of the corpus."""
+    langs = list(languages) if languages else [corpus.language]
+    bad = [lang for lang in langs if lang not in (corpus.language, corpus.other_language)]
+    if bad:
+        raise InputError(
+            f"corpus {corpus.name} has no language {bad[0]!r} (it has {corpus.language!r}"
+            + (f" and {corpus.other_language!r})" if corpus.other_language else ")")
+        )
+    items = sample_ids([e.id for e in corpus.entries], n_items, sample_seed)
+    english = set(item_set(corpus, "english")) if corpus.other_language else set()
+    pool = set(item_set(corpus, "pool")) if corpus.other_language else set()
+    order_seed = SEEDS_BN["e7"] if order_sample_seed is None else order_sample_seed
+    blocks: list[Block] = []
+    ids_of: dict[str, list[int]] = {}
+
+    def add(block: Block, ids: list[int]) -> None:
+        blocks.append(block)
+        ids_of[block.name] = ids
+
+    home = corpus.language
+    for name in experiments:
+        if name == "matrix":
+            pool_ids = item_set(corpus, "pool") if corpus.other_language else []
+            add(Block("matrix", "matrix", MATRIX_SEED, "pool"),
+                sample_ids(pool_ids, matrix_items, sample_seed))  # fmt: skip
+            continue
+        for lang in langs:
+            other = lang != home
+            if other and name in ("e2", "e3", "e4"):
+                continue  # asked in the corpus language only (E4 holds both languages)
+            if name == "e7":
+                source = [i for i in items if i in english] if other else items
+                seed = SEEDS_EN["j1_order"] if other else SEEDS_BN["e7"]
+                add(Block("j1_order" if other else "e7", "e7", seed, "sample", language=lang),
+                    sample_ids(source, n_order_items, order_seed))  # fmt: skip
+            elif name == "e6":
+                source = [i for i in items if i in english] if other else items
+                seed = SEEDS_EN["j5_options_en"] if other else SEEDS_BN["e6"]
+                add(Block("j5_options_en" if other else "e6", "e6", seed, "sample",
+                          language=lang), source)  # fmt: skip
+            elif name == "e1" and other:
+                add(Block("j2_lit_en", "e1", SEEDS_EN["j2_lit_en"], "sample", language=lang,
+                          families=("d-rand", "d-lit", "d-hard")),
+                    [i for i in items if i in pool])  # fmt: skip
+                add(Block("j3_ceiling_en", "e1", SEEDS_EN["j3_ceiling_en"], "sample",
+                          language=lang, families=("d-rand", "d-surf", "d-sem")),
+                    [i for i in items if i in english])  # fmt: skip
+            else:
+                add(
+                    Block(
+                        name,
+                        name,
+                        SEEDS_BN[name],
+                        "sample",
+                        families=FAMILIES if name == "e1" else None,
+                    ),
+                    items,
+                )
+    return blocks, ids_of
+
+
+def _build(
+    pools: Pools,
+    block: Block,
+    ids: list[int],
+    families: tuple[str, ...],
+    e7_keys: Sequence[str],
+) -> ItemBuild:
+    """One block's queries (the builders of _items, _interventions, _options, _matrix)."""
+    name, lang, seed = block.name, block.language, block.seed
+    if block.experiment == "e1":
+        wanted = tuple(f for f in (block.families or FAMILIES) if f in families)
+        return build_ladder(pools, families=wanted, seed_base=seed, item_ids=ids, language=lang,
+                            block=name)  # fmt: skip
+    if block.experiment == "e2":
+        family = "d-hard" if "d-hard" in families else "d-lit"
+        return build_e2(pools, family=family, seed_base=seed, item_ids=ids)
+    if block.experiment == "e3":
+        return build_e3(pools, seed_base=seed, item_ids=ids)
+    if block.experiment == "e4":
+        return build_e4(pools, seed_base=seed, item_ids=ids)
+    if block.experiment == "e6":
+        return build_e6(pools, seed_base=seed, item_ids=ids, language=lang, block=name)
+    if block.experiment == "e7":
+        return build_e7(pools, seed_base=seed, item_ids=ids, language=lang, block=name,
+                        key_bindings=e7_keys)  # fmt: skip
+    return build_matrix(pools, seed_base=seed, item_ids=ids)

@@ -19,14 +19,14 @@ cells of the capture matrix (Appendix R, "the two languages share one distractor
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
-from choiceaudit.instruments.meaning._text import content_words, option_key
+from choiceaudit.instruments.meaning._text import STOPWORDS, content_words, option_key
 from choiceaudit.scorers import Embedder
 
 __all__ = ["Pools", "Taken", "View", "gold_text", "literal_text", "nearest_neighbours"]
@@ -80,16 +80,30 @@ class Pools:
     """Surface, semantic and random candidate pools over one corpus (indices into ``entries``)."""
 
     def __init__(
-        self, corpus: Corpus, *, embed: Embedder | None = None, sem_neighbours: int = 10
+        self,
+        corpus: Corpus,
+        *,
+        embed: Embedder | None = None,
+        sem_neighbours: int = 10,
+        stopwords: Mapping[str, frozenset[str]] = STOPWORDS,
     ) -> None:
         self.corpus = corpus
         self.entries = corpus.entries
+        self.stopwords = stopwords
         self.index_of = {e.id: i for i, e in enumerate(self.entries)}
-        self._gold_words = [content_words(e.gold, corpus.language) for e in self.entries]
-        self._postings: dict[str, list[int]] = {}
-        for i, ws in enumerate(self._gold_words):
-            for w in ws:
-                self._postings.setdefault(w, []).append(i)
+        self._gold_words: dict[View, list[set[str]]] = {
+            "own": [content_words(e.gold, corpus.language, stopwords) for e in self.entries]
+        }
+        self._postings: dict[View, dict[str, list[int]]] = {
+            "own": _postings(self._gold_words["own"])
+        }
+        if corpus.other_language is not None:
+            other = [
+                content_words(e.gold_other or "", corpus.other_language, stopwords)
+                for e in self.entries
+            ]
+            self._gold_words["other"] = other
+            self._postings["other"] = _postings(other)
         self._tags = [frozenset(t.casefold() for t in e.tags) for e in self.entries]
         self._tag_postings: dict[str, list[int]] = {}
         for i, tags in enumerate(self._tags):
@@ -110,11 +124,13 @@ class Pools:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def surface(self, i: int) -> list[int]:
-        """Entries whose gold gloss shares a content word with entry ``i``'s gold (sorted)."""
+    def surface(self, i: int, view: View = "own") -> list[int]:
+        """Entries whose gold gloss shares a content word with entry ``i``'s gold (sorted), in
+        the language of ``view`` (the corpus language, or the other language's glosses)."""
         out: set[int] = set()
-        for w in self._gold_words[i]:
-            out.update(self._postings[w])
+        postings = self._postings[view]
+        for w in self._gold_words[view][i]:
+            out.update(postings[w])
         out.discard(i)
         return sorted(out)
 
@@ -162,6 +178,14 @@ class Pools:
             if taken.take(self.entries[j]):
                 picked.append(j)
         return picked
+
+
+def _postings(word_sets: Sequence[set[str]]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, ws in enumerate(word_sets):
+        for w in ws:
+            out.setdefault(w, []).append(i)
+    return out
 
 
 def nearest_neighbours(

@@ -10,6 +10,7 @@ cannot give (a model without a confidence head, a variant without comparable pai
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,8 +23,12 @@ __all__ = [
     "ArmAnalysis",
     "ArmInfo",
     "Calibration",
+    "ChoiceCheck",
+    "CueFree",
     "CueStratum",
     "Decomposition",
+    "ExampleRow",
+    "HookSplit",
     "Interval",
     "LadderAnalysis",
     "LanguageAnalysis",
@@ -40,6 +45,7 @@ __all__ = [
     "ReliabilityBins",
     "Retention",
     "RiskCoverage",
+    "SubsetDrift",
     "SurfaceAgreement",
     "UnitIntegrity",
 ]
@@ -81,6 +87,16 @@ class PairedContrast:
     mcnemar_c: int
     mcnemar_p: float
     n_tied_excluded: int
+    #: the McNemar p-value times the number of contrasts tested together (capped at 1), and
+    #: that number; ``n_tests`` 1 means the contrast was tested alone
+    mcnemar_p_bonferroni: float | None = None
+    n_tests: int = 1
+
+    def adjusted(self, n_tests: int) -> PairedContrast:
+        """This contrast with its Bonferroni-adjusted p-value for ``n_tests`` tests."""
+        return dataclasses.replace(
+            self, mcnemar_p_bonferroni=min(1.0, self.mcnemar_p * n_tests), n_tests=n_tests
+        )
 
     @classmethod
     def from_dict(cls, c: Mapping[str, Any]) -> PairedContrast:
@@ -216,6 +232,35 @@ class CueStratum:
     difference: float
     with_interval: Interval | None = None
     without_interval: Interval | None = None
+    #: 95% bootstrap interval of ``difference`` (items resampled within each side)
+    difference_low: float = math.nan
+    difference_high: float = math.nan
+
+
+@dataclass(frozen=True)
+class ChoiceCheck:
+    """The returned ``choice`` against the argmax of the returned vector (issue 12, item 5), per
+    cell: rows with a returned choice, rows whose choice is not in the argmax, and accuracy / LAR
+    read from ``choice`` beside the argmax reading (LAR NaN where the cell has no literal)."""
+
+    n_rows_with_choice: int
+    n_choice_not_argmax: int
+    accuracy_argmax: float
+    accuracy_choice: float
+    lar_argmax: float
+    lar_choice: float
+
+
+@dataclass(frozen=True)
+class CueFree:
+    """Table 3's last block: LAR and accuracy on d-lit items with neither lexical cue (multi-word,
+    literal gloss not containing the idiom, no English parenthetical), with the length split."""
+
+    lar: Interval
+    accuracy: Interval
+    mean_literal_chars: float
+    mean_other_chars: float
+    longest: CueStratum | None
 
 
 @dataclass(frozen=True)
@@ -237,6 +282,22 @@ class LadderAnalysis:
     risk_coverage: Mapping[str, RiskCoverage]
     lar_by_length_d_lit: Mapping[str, Interval] = field(default_factory=dict)
     cue_strata_d_lit: Mapping[str, CueStratum] = field(default_factory=dict)
+    #: Table 1: mean returned p(gold) per family and mean p(literal) per literal-bearing family
+    mean_p_gold: Mapping[str, float] = field(default_factory=dict)
+    mean_p_literal: Mapping[str, float] = field(default_factory=dict)
+    #: Table 2: calibration of d-lit and d-hard pooled (confidence by outcome, peak and head)
+    literal_pooled: Calibration | None = None
+    #: Appendix G: LAR on d-lit by the corpus's frequency label
+    lar_by_frequency_d_lit: Mapping[str, Interval] = field(default_factory=dict)
+    #: §5.6 / Table 3: the cue-free subset of d-lit
+    cue_free_d_lit: CueFree | None = None
+    #: Table 17 lower block: accuracy with and without an English parenthetical in the literal
+    #: gloss, on the families with no literal option
+    parenthetical_accuracy: Mapping[str, CueStratum] = field(default_factory=dict)
+    #: returned choice vs argmax per family (empty when no row carries a returned choice)
+    choice_check: Mapping[str, ChoiceCheck] = field(default_factory=dict)
+    language: str = ""
+    block: str = ""
 
 
 @dataclass(frozen=True)
@@ -255,6 +316,11 @@ class SurfaceAgreement:
     mcnemar_b: int | None = None
     mcnemar_c: int | None = None
     mcnemar_p: float | None = None
+    #: item level: each item's canonical row against its first alternative (alt1)
+    items_paired: int | None = None
+    accuracy_canonical_items: float | None = None
+    accuracy_alternative_items: float | None = None
+    mcnemar_p_items: float | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +339,24 @@ class UnitIntegrity:
 
     accuracy: Mapping[str, Interval]
     agreement_with_intact: Mapping[str, Agreement]
+    #: v_k − v0 on accuracy, exact McNemar, Bonferroni over the variants contrasted
+    contrast_vs_intact: Mapping[str, PairedContrast] = field(default_factory=dict)
+    #: rows whose perturbation returned the intact string, per variant (excluded above)
+    n_identity_excluded: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HookSplit:
+    """Table 16 on the capture matrix: LAR of each language cell on items whose Bengali literal
+    gloss shares a content word with the idiom (hook) and on the rest, and the language gap
+    (first − second language) on all items and on hook-absent items."""
+
+    lar_hook: Mapping[str, float]
+    lar_no_hook: Mapping[str, float]
+    n_hook: int
+    n_no_hook: int
+    gap_all: PairedContrast | None
+    gap_no_hook: PairedContrast | None
 
 
 @dataclass(frozen=True)
@@ -286,6 +370,7 @@ class LanguageAnalysis:
     calibration: Mapping[str, Calibration]
     contrast_languages: tuple[str, str] | None = None
     contrast: PairedContrast | None = None
+    hook: HookSplit | None = None
 
     @property
     def contrast_label(self) -> str | None:
@@ -327,6 +412,12 @@ class OptionAblation:
 
     signal_retention: Mapping[str, Retention]
     o4: O4Control | None = None
+    #: mean confidence head per option form (§5.3: the presence field, o4 against o0)
+    mean_conf_head: Mapping[str, float] = field(default_factory=dict)
+    #: o2 rows none of whose options has another word order (excluded above)
+    n_identity_excluded: Mapping[str, int] = field(default_factory=dict)
+    language: str = ""
+    block: str = ""
 
 
 @dataclass(frozen=True)
@@ -353,6 +444,43 @@ class OrderAudit:
     selection_spread: float
     slot_shares: tuple[float, ...]
     permutation_audit: PermutationTravel
+    #: ``slot`` (A–D bound to display slots, the paper's E7) or ``travelling`` (keys move with
+    #: their options: position only)
+    key_binding: str = "slot"
+    #: the same items with travelling keys, beside the slot-bound audit (None if not run)
+    travelling: OrderAudit | None = None
+    language: str = ""
+    block: str = ""
+
+
+@dataclass(frozen=True)
+class SubsetDrift:
+    """Appendix O: one arm's accuracy per family on a subset (another arm's items) against its
+    own full set."""
+
+    arm: str
+    subset_of: str
+    family: str
+    full: Interval
+    subset: Interval
+    drift: float
+    outside_full_interval: bool
+
+
+@dataclass(frozen=True)
+class ExampleRow:
+    """One item exactly as a model received it (Tables 6, 11, 13): state, keyed options with
+    each option's role, the returned probabilities and the chosen key."""
+
+    model: str
+    experiment: str
+    condition: str
+    item_id: str
+    language: str
+    state: str
+    instruction_language: str
+    options: tuple[tuple[str, str, str, float], ...]
+    choice: str
 
 
 @dataclass(frozen=True)
@@ -362,6 +490,7 @@ class ArmAnalysis:
 
     n_rows: int
     k: int
+    language: str = ""
     e1: LadderAnalysis | None = None
     e2: SurfaceAgreement | None = None
     e3: UnitIntegrity | None = None
@@ -393,6 +522,12 @@ class ArmInfo:
     manifest: Mapping[str, Any]
     n_rows: int
     analysis: ArmAnalysis | None
+    #: the language of this arm's single-language experiments (E1, E2, E3, E6, E7) and, where one
+    #: run holds several ladders in a language, the block of the ladder this part carries
+    language: str = ""
+    block: str = ""
+    #: rows whose returned ``choice`` is not the argmax of the returned vector
+    n_choice_not_argmax: int = 0
 
     @property
     def config(self) -> Mapping[str, Any]:
@@ -449,6 +584,8 @@ class MeaningAnalysis:
     pairing: tuple[PairingCheck, ...]
     families: tuple[str, ...]
     skipped: tuple[Skipped, ...]
+    subset_drift: tuple[SubsetDrift, ...] = ()
+    examples: tuple[ExampleRow, ...] = ()
 
     @property
     def analysed(self) -> tuple[ArmInfo, ...]:
@@ -456,9 +593,24 @@ class MeaningAnalysis:
         return tuple(a for a in self.arms if a.analysis is not None)
 
     def summary(self) -> list[dict[str, Any]]:
-        """Per analysed arm: ``model``, ``rows``, plain accuracy per ladder family and
-        ``"LAR d-lit"`` (NaN without d-lit): what ``choiceaudit run meaning`` prints."""
-        return [
-            {"model": a.label, "rows": a.n_rows, **a.ladder_accuracy(), "LAR d-lit": a.lar_d_lit()}
-            for a in self.analysed
-        ]
+        """Per analysed arm (its display label names the language): ``model``, ``rows``, plain
+        accuracy per ladder family and ``"LAR d-lit"`` (NaN without d-lit), and
+        ``"choice≠argmax"`` where the server's choice disagreed with its vector, with the
+        accuracy per family and LAR read from the returned choice (``"<family> (choice)"``,
+        ``"LAR d-lit (choice)"``): what ``choiceaudit run meaning`` prints."""
+        out = []
+        for a in self.analysed:
+            record: dict[str, Any] = {"model": a.display, "rows": a.n_rows, **a.ladder_accuracy(),
+                                      "LAR d-lit": a.lar_d_lit()}  # fmt: skip
+            checks = (
+                {} if a.analysis is None or a.analysis.e1 is None else a.analysis.e1.choice_check
+            )
+            if a.n_choice_not_argmax:
+                record["choice≠argmax"] = a.n_choice_not_argmax
+                # the headline read from the returned choice, beside the argmax reading above
+                for family, check in checks.items():
+                    record[f"{family} (choice)"] = check.accuracy_choice
+                if "d-lit" in checks:
+                    record["LAR d-lit (choice)"] = checks["d-lit"].lar_choice
+            out.append(record)
+        return out

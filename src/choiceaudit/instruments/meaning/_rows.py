@@ -8,6 +8,14 @@ gold at canonical 0, the literal gloss at canonical 1 where present), never thro
 Choices are tied *sets*: a row whose maximum is shared by ``t`` slots gives each of them credit
 ``1/t`` (:func:`choice_credit`), so accuracy and the literal attraction rate never depend on
 array order.
+
+Vectors are analysed **as returned** (issue 12, item 5): ``raw`` is the model's own vector
+(``Decision.scores["prob"]`` where the backend reports one, which the decision-model clients keep
+unrounded and unrenormalised), and every choice, peak probability, p(gold)/p(literal) and the
+permutation audit read it. ``probs`` is the same vector renormalised to Σ = 1 (the
+:class:`~choiceaudit.types.Decision` contract); only the measures whose definition needs a
+distribution (ECE, Brier, reliability bins, entropy, JS divergence) read ``probs``.
+``reported_slot`` is the display slot of the ``choice`` the server returned (-1 where none).
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import numpy.typing as npt
 
 from choiceaudit.types import Decision, Query, parse_perm
 
-__all__ = ["MeaningRows", "choice_credit"]
+__all__ = ["MeaningRows", "choice_credit", "decision_fields"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -53,10 +61,30 @@ class MeaningRows:
     literal_slot: IntArray
     conf_head: FloatArray
     options: tuple[tuple[str, ...], ...]
+    raw: FloatArray | None = None
+    block: npt.NDArray[np.str_] | None = None
+    identity: npt.NDArray[np.bool_] | None = None
+    reported_slot: IntArray | None = None
+    frequency: npt.NDArray[np.str_] | None = None
+    seed_base: IntArray | None = None
 
     def __post_init__(self) -> None:
         n = self.probs.shape[0]
-        for name in ("item_id", "experiment", "family", "condition", "language", "state"):
+        defaults: dict[str, Any] = {
+            "raw": self.probs,
+            "block": self.experiment,
+            "identity": np.zeros(n, dtype=bool),
+            "reported_slot": np.full(n, -1, dtype=np.int64),
+            "frequency": np.full(n, "", dtype=np.str_),
+            "seed_base": np.full(n, -1, dtype=np.int64),
+        }
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
+        if self.raw.shape != self.probs.shape:  # type: ignore[union-attr]
+            raise ValueError(f"raw shape {self.raw.shape} != probs shape {self.probs.shape}")  # type: ignore[union-attr]
+        for name in ("item_id", "experiment", "family", "condition", "language", "state",
+                     "block", "identity", "reported_slot", "frequency", "seed_base"):  # fmt: skip
             if getattr(self, name).shape != (n,):
                 raise ValueError(
                     f"MeaningRows.{name} has {getattr(self, name).shape[0]} rows, not {n}"
@@ -90,7 +118,7 @@ class MeaningRows:
                     "options": list(query.options),
                     "perm": query.perm if query.perm is not None else tuple(range(query.n_options)),
                     "probs": decision.probs,
-                    "conf_head": decision.aux.get("conf_head"),
+                    **decision_fields(query, decision),
                 }
             )
         return cls.from_records(records)
@@ -100,7 +128,9 @@ class MeaningRows:
         """Rows from plain mappings (e.g. read back from a run store) with the keys ``item_id``,
         ``experiment``, ``family``, ``condition``, ``language``, ``state``, ``options``, ``perm``
         (string or sequence), ``probs``, ``gold_slot``, ``literal_slot`` (None if absent) and
-        optionally ``conf_head``."""
+        optionally ``conf_head``, ``raw`` (the vector as returned; default ``probs``),
+        ``block``, ``identity_perturbation``, ``reported_slot``, ``frequency`` and
+        ``seed_base``."""
         cols: dict[str, list[Any]] = {
             k: []
             for k in (
@@ -116,6 +146,12 @@ class MeaningRows:
                 "literal_slot",
                 "conf_head",
                 "options",
+                "raw",
+                "block",
+                "identity",
+                "reported_slot",
+                "frequency",
+                "seed_base",
             )
         }
         for row, rec in enumerate(records):
@@ -132,6 +168,15 @@ class MeaningRows:
                 head = rec.get("conf_head")
                 cols["conf_head"].append(math.nan if head is None else float(head))
                 cols["options"].append(tuple(rec["options"]))
+                raw = rec.get("raw")
+                cols["raw"].append(cols["probs"][-1] if raw is None else np.asarray(raw, float))
+                cols["block"].append(str(rec.get("block") or rec["experiment"]))
+                cols["identity"].append(bool(rec.get("identity_perturbation", False)))
+                reported = rec.get("reported_slot")
+                cols["reported_slot"].append(-1 if reported is None else int(reported))
+                cols["frequency"].append(str(rec.get("frequency") or ""))
+                seed = rec.get("seed_base")
+                cols["seed_base"].append(-1 if seed is None else int(seed))
             except KeyError as exc:
                 raise ValueError(f"record {row}: missing field {exc.args[0]!r}") from None
         if not cols["probs"]:
@@ -152,6 +197,12 @@ class MeaningRows:
             literal_slot=np.array(cols["literal_slot"], dtype=np.int64),
             conf_head=np.array(cols["conf_head"], dtype=np.float64),
             options=tuple(cols["options"]),
+            raw=np.vstack(cols["raw"]).astype(np.float64),
+            block=np.array(cols["block"], dtype=np.str_),
+            identity=np.array(cols["identity"], dtype=bool),
+            reported_slot=np.array(cols["reported_slot"], dtype=np.int64),
+            frequency=np.array(cols["frequency"], dtype=np.str_),
+            seed_base=np.array(cols["seed_base"], dtype=np.int64),
         )
 
     def select(self, mask: npt.NDArray[np.bool_]) -> MeaningRows:
@@ -169,7 +220,45 @@ class MeaningRows:
             literal_slot=self.literal_slot[idx],
             conf_head=self.conf_head[idx],
             options=tuple(self.options[i] for i in idx),
+            raw=self.raw_probs[idx],
+            block=self.blocks[idx],
+            identity=self.identity_rows[idx],
+            reported_slot=self.reported[idx],
+            frequency=self.frequencies[idx],
+            seed_base=self.seeds[idx],
         )
+
+    # -- typed views of the optional columns (always set after __post_init__) ----------------
+
+    @property
+    def raw_probs(self) -> FloatArray:
+        assert self.raw is not None
+        return self.raw
+
+    @property
+    def blocks(self) -> npt.NDArray[np.str_]:
+        assert self.block is not None
+        return self.block
+
+    @property
+    def identity_rows(self) -> npt.NDArray[np.bool_]:
+        assert self.identity is not None
+        return self.identity
+
+    @property
+    def reported(self) -> IntArray:
+        assert self.reported_slot is not None
+        return self.reported_slot
+
+    @property
+    def frequencies(self) -> npt.NDArray[np.str_]:
+        assert self.frequency is not None
+        return self.frequency
+
+    @property
+    def seeds(self) -> IntArray:
+        assert self.seed_base is not None
+        return self.seed_base
 
     def where(self, **equals: str) -> MeaningRows:
         """Rows whose columns equal the given values, e.g. ``where(experiment="e1", family="d-lit")``."""
@@ -182,7 +271,7 @@ class MeaningRows:
 
     @property
     def credit(self) -> FloatArray:
-        return choice_credit(self.probs)
+        return choice_credit(self.raw_probs)
 
     @property
     def correct(self) -> FloatArray:
@@ -200,8 +289,47 @@ class MeaningRows:
 
     @property
     def peak(self) -> FloatArray:
-        """The maximum probability, the confidence every arm defines (Appendix A)."""
-        return np.asarray(self.probs.max(axis=1), dtype=np.float64)
+        """The maximum probability as returned, the confidence every arm defines (Appendix A)."""
+        return np.asarray(self.raw_probs.max(axis=1), dtype=np.float64)
+
+    @property
+    def has_reported_choice(self) -> npt.NDArray[np.bool_]:
+        return np.asarray(self.reported >= 0)
+
+    @property
+    def choice_is_argmax(self) -> npt.NDArray[np.bool_]:
+        """Whether the returned ``choice`` is in the tied argmax of the returned vector (True
+        where the server returned no choice)."""
+        rows = np.arange(len(self))
+        slot = np.where(self.reported >= 0, self.reported, 0)
+        ok = self.credit[rows, slot] > 0
+        return np.asarray(np.where(self.reported >= 0, ok, True))
+
+    @property
+    def correct_on_choice(self) -> FloatArray:
+        """1 where the returned ``choice`` is the gold option (the argmax credit where there
+        is no returned choice): accuracy as a deployed system acting on ``choice`` sees it."""
+        return np.where(self.reported >= 0, (self.reported == self.gold_slot) * 1.0, self.correct)
+
+    @property
+    def captured_on_choice(self) -> FloatArray:
+        has = self.literal_slot >= 0
+        on_choice = (self.reported == self.literal_slot) & has
+        return np.where(self.reported >= 0, on_choice * 1.0, self.captured)
+
+    @property
+    def p_gold(self) -> FloatArray:
+        """The returned probability on the gold option (Table 1, mean p(gold))."""
+        return np.asarray(self.raw_probs[np.arange(len(self)), self.gold_slot], dtype=np.float64)
+
+    @property
+    def p_literal(self) -> FloatArray:
+        """The returned probability on the literal option (NaN where there is none)."""
+        rows = np.arange(len(self))
+        has = self.literal_slot >= 0
+        out = np.full(len(self), np.nan)
+        out[has] = self.raw_probs[rows[has], self.literal_slot[has]]
+        return out
 
     @property
     def canonical_choice(self) -> IntArray:
@@ -223,3 +351,26 @@ class MeaningRows:
         rows = np.arange(len(self))[:, None]
         out[rows, self.perm] = self.probs
         return out
+
+    @property
+    def canonical_raw(self) -> FloatArray:
+        """The returned vector mapped to canonical options (the permutation audit reads it)."""
+        out = np.empty_like(self.raw_probs)
+        rows = np.arange(len(self))[:, None]
+        out[rows, self.perm] = self.raw_probs
+        return out
+
+
+def decision_fields(query: Query, decision: Decision) -> dict[str, Any]:
+    """What a meaning row keeps of a decision beyond ``probs``: the vector as returned
+    (``scores["prob"]``, else ``probs``), the confidence head, and the display slot of the
+    returned ``choice`` (``aux["reported_choice"]`` or sparrow's ``aux["choice_key"]``)."""
+    raw = decision.scores.get("prob")
+    choice = decision.aux.get("reported_choice", decision.aux.get("choice_key"))
+    reported = list(query.keys).index(choice) if choice in query.keys else None
+    head = decision.aux.get("conf_head")
+    return {
+        "raw": None if raw is None else np.asarray(raw, dtype=np.float64).tolist(),
+        "conf_head": None if head is None else float(head),
+        "reported_slot": reported,
+    }

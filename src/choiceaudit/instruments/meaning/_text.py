@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Mapping
 
 __all__ = [
     "ENGLISH_PARENTHETICAL_MIN_ASCII_SHARE",
@@ -51,10 +52,12 @@ def words(text: str) -> list[str]:
     return out
 
 
-def jaccard(a: str, b: str) -> float:
-    """Jaccard similarity of the case-folded word sets of ``a`` and ``b`` (0 when both empty)."""
-    sa = {w.casefold() for w in words(a)}
-    sb = {w.casefold() for w in words(b)}
+def jaccard(a: str, b: str, *, tokenize: Callable[[str], list[str]] | None = None) -> float:
+    """Jaccard similarity of the case-folded word sets of ``a`` and ``b`` (0 when both empty);
+    words are ``tokenize``'s (default :func:`words`)."""
+    split = words if tokenize is None else tokenize
+    sa = {w.casefold() for w in split(a)}
+    sb = {w.casefold() for w in split(b)}
     union = sa | sb
     return len(sa & sb) / len(union) if union else 0.0
 
@@ -228,9 +231,12 @@ STOPWORDS: dict[str, frozenset[str]] = {
 }
 
 
-def content_words(text: str, language: str) -> set[str]:
-    """Case-folded words of ``text`` minus the language's :data:`STOPWORDS` (none if unknown)."""
-    stop = STOPWORDS.get(language, frozenset())
+def content_words(
+    text: str, language: str, stopwords: Mapping[str, frozenset[str]] | None = None
+) -> set[str]:
+    """Case-folded words of ``text`` minus the language's stopwords (``stopwords``, default
+    :data:`STOPWORDS`; none for a language the mapping lacks)."""
+    stop = (STOPWORDS if stopwords is None else stopwords).get(language, frozenset())
     return {w for w in (w.casefold() for w in words(text)) if w not in stop}
 
 
