@@ -146,7 +146,7 @@ def test_conformance_reports_swow_dependent_numbers_as_unavailable(
 def test_conformance_with_a_swow_file_compares_the_pool_and_appendix_a(tmp_path: Path) -> None:
     # a SWOW-EN strength table (published format) whose cues are every THINGS word but the
     # first 300 (exact case): the pool, the overlap and Appendix A become comparable
-    from choiceaudit.instruments.signalling import load_things
+    from choiceaudit.instruments.signalling._things import load_things
 
     words = sorted(set(load_things(shared_data()).words))[300:]
     swow = tmp_path / "strength.SWOW-EN.R123.csv"
