@@ -278,3 +278,40 @@ def test_any_backend_a_causal_lm_per_actor_gives_the_in_process_rows(tmp_path: P
         for rule in ("sum", "mean", "pmi"):
             np.testing.assert_allclose(x.decision.scores[rule], y.decision.scores[rule], atol=1e-5)
     assert a.manifest.scorer["backend"] == "hf"
+
+
+def test_instrument_runs_fan_out_and_equal_the_in_process_rows(tmp_path: Path) -> None:
+    from choiceaudit.audit import RaySettings, run_meaning, run_signalling
+
+    corpus = tmp_path / "b.jsonl"
+    import json
+
+    lines = []
+    for i in range(8):
+        record: dict[str, Any] = {
+            "id": i + 1,
+            "idiom": f"বাগধারা{i} এক দুই",
+            "literal_meaning": f"আক্ষরিক{i} অর্থ",
+            "figurative_meaning_bn": f"রূপক{i} অর্থ",
+            "figurative_meaning_en": f"figurative {i}",
+            "tags": [f"t{i % 3}"],
+        }
+        for name in ("alternative_idioms", "similar_in_english", "example_sentences_in_bangla",
+                     "example_sentences_in_english", "usage_domain", "frequency", "sentiment",
+                     "historical_significance", "religious_significance",
+                     "cultural_significance", "scape", "note", "history"):  # fmt: skip
+            record[name] = None
+        lines.append(json.dumps(record, ensure_ascii=False))
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    settings = RaySettings("auto", workers=2)
+    kwargs: dict[str, Any] = {"corpus": f"bagdhara:{corpus}", "experiments": ["e1"],
+                              "n_items": 4, "embedder": "none"}  # fmt: skip
+    (local,) = run_meaning(["fake"], tmp_path / "m-local", **kwargs)
+    (fanned,) = run_meaning(["fake"], tmp_path / "m-ray", ray=settings, **kwargs)
+    assert rows(local) == rows(fanned)
+    sig: dict[str, Any] = {"norms": "lancaster", "n_items": 8, "n_candidates": 4000, "seed": 3}
+    local_s = run_signalling(["fake"], ["uniform"], tmp_path / "s-local", **sig)
+    fanned_s = run_signalling(["fake"], ["uniform"], tmp_path / "s-ray", ray=settings, **sig)
+    for a, b in zip(local_s, fanned_s, strict=True):
+        assert rows(a) == rows(b)
+    assert RunStore(fanned_s[0]).read_manifest()["scorer"]["ray"]

@@ -7,6 +7,7 @@ function here, so a Python user and a command-line user run the same code.
 """
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
+from choiceaudit.audit._backend import RaySettings, open_scorer
 from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
@@ -43,6 +44,7 @@ __all__ = [
     "ImportResult",
     "ProgressCallback",
     "RayFanout",
+    "RaySettings",
     "RunSummary",
     "ScoreFileResult",
     "analyse_runs",
@@ -55,6 +57,7 @@ __all__ = [
     "load_meaning_corpus",
     "make_chooser",
     "meaning_run_dir",
+    "open_scorer",
     "parse_where",
     "queries_for",
     "repair_run",

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.audit._backend import RaySettings, open_scorer
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import (
@@ -27,7 +28,7 @@ from choiceaudit.instruments.meaning import (
     load_idioms_en,
     plan_meaning,
 )
-from choiceaudit.scorers import BUILTIN_MODELS, Embedder, backend_of, load_embedder, load_scorer
+from choiceaudit.scorers import BUILTIN_MODELS, Embedder, backend_of, load_embedder
 from choiceaudit.store import RunStore, write_queries
 from choiceaudit.types import Query
 
@@ -117,6 +118,7 @@ def run_meaning(
     languages: Sequence[str] | None = None,
     matrix_items: int | None = None,
     e7_keys: Sequence[str] = ("slot", "travelling"),
+    ray: RaySettings | None = None,
 ) -> list[Path]:
     """Score the meaning plan with every model; return the run directories, in model order.
 
@@ -128,7 +130,8 @@ def run_meaning(
     language's blocks to a plan without a design; the capture matrix asks its whole pool unless
     ``matrix_items`` is given. After scoring, every run's manifest records
     ``choice_not_argmax_rows``: rows whose returned ``choice`` is not the argmax of the
-    returned probabilities (issue 12, item 5)."""
+    returned probabilities (issue 12, item 5). With ``ray`` each model's chunks are scored on
+    Ray actors (:class:`~choiceaudit.audit.RaySettings`); the parts are written here."""
     if not models:
         raise InputError("run_meaning needs at least one model")
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
@@ -159,7 +162,6 @@ def run_meaning(
     )
     paths: list[Path] = []
     for model in models:
-        scorer = load_scorer(model, **(scorer_options or {}).get(model, {}))
         run_dir = meaning_run_dir(out_root, model)
         model_queries = queries_for(model, queries)
 
@@ -171,16 +173,19 @@ def run_meaning(
                 progress(model, done, total)
 
         store = RunStore(run_dir)
-        run_scoring(
-            scorer,
-            model_queries,
-            store,
-            chunk_size=chunk_size,
-            command=list(command) if command is not None else None,
-            config=config,
-            on_accepted=write_plan,
-            on_progress=report,
-        )
+        options = (scorer_options or {}).get(model, {})
+        with open_scorer(model, options, ray) as (scorer, executor):
+            run_scoring(
+                scorer,
+                model_queries,
+                store,
+                chunk_size=chunk_size,
+                command=list(command) if command is not None else None,
+                config=config,
+                on_accepted=write_plan,
+                on_progress=report,
+                executor=executor,
+            )
         record_choice_check(store)
         paths.append(run_dir)
     return paths

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from choiceaudit.audit._fanout import RayFanout
+from choiceaudit.audit._backend import RaySettings, open_scorer
 from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
 from choiceaudit.errors import InputError, ScorerError
-from choiceaudit.scorers import Scorer, ScorerOptionError, accepted_options, load_scorer
+from choiceaudit.scorers import Scorer
 from choiceaudit.store import RepairReport, RunStore, read_queries
 
 __all__ = ["ScoreFileResult", "repair_run", "score_file"]
@@ -50,26 +48,10 @@ def score_file(
     result = read_queries(queries, skip_invalid=skip_invalid)
     options = dict(scorer_options or {})
     skipped = {"invalid_input_line": len(result.errors)} if result.errors else {}
-    with contextlib.ExitStack() as stack:
-        executor = None
-        scorer: Scorer
-        if ray is None:
-            scorer = load_scorer(model, **options)
-        else:
-            accepted = accepted_options(model)
-            unknown = [k for k in options if k not in accepted]
-            if unknown:
-                raise ScorerOptionError(
-                    f"model {model!r} does not accept option(s) {unknown}; it accepts: "
-                    f"{', '.join(accepted) or 'none'}",
-                    accepted=accepted,
-                )
-            make = functools.partial(load_scorer, model, **options)
-            gpus = {"num_gpus": ray_gpus_per_worker} if ray_gpus_per_worker else {}
-            fan = stack.enter_context(
-                RayFanout(make, workers=ray_workers, address=ray, actor_options=gpus)
-            )
-            scorer, executor = fan, fan.execute
+    settings = None
+    if ray is not None:
+        settings = RaySettings(ray, ray_workers, ray_gpus_per_worker)
+    with open_scorer(model, options, settings) as (scorer, executor):
         summary = _score(scorer, result, out, chunk_size, command, skipped, on_progress, executor)
     return ScoreFileResult(summary, tuple(result.errors))
 

@@ -11,6 +11,7 @@ analysis refuses a run whose hash differs from it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import warnings
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.audit._backend import RaySettings, open_scorer
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
@@ -263,10 +265,12 @@ def run_signalling(
     allow_loss: bool = False,
     swow: Path | str | None = None,
     conceptnet: Path | str | None = None,
+    ray: RaySettings | None = None,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
-    the order given). A second call resumes each run."""
+    the order given). A second call resumes each run. With ``ray`` each model spec's chunks are
+    scored on Ray actors (reference choosers run here: they are exact and cheap)."""
     if not models and not choosers:
         raise InputError("give at least one --model or --chooser")
     for name in choosers:
@@ -306,6 +310,7 @@ def run_signalling(
         "label_forms": list(label_forms),
     }
     jobs: list[tuple[str, dict[str, Any], Callable[[], Scorer]]] = []
+    fanned: dict[str, tuple[str, dict[str, Any]]] = {}  # directory → (spec, options) for Ray
     for spec in models:
         if isinstance(spec, str):
             model_options = dict(scorer_options or {})
@@ -315,6 +320,7 @@ def run_signalling(
                 if template is not None:
                     model_options["chat_template"] = template
                 template_note = {"chat_template_default": {"chat_template": template, "why": why}}
+            fanned[_dir_name("", spec)] = (spec, model_options)
             jobs.append(
                 (
                     _dir_name("", spec),
@@ -341,7 +347,6 @@ def run_signalling(
             raise InstrumentMismatchError(
                 f"{store.path} holds a run on other items; choose a new --out"
             )
-        scorer = factory()
 
         def copy_items(directory: Path) -> None:
             frozen.copy_to(directory / "instrument")
@@ -352,15 +357,22 @@ def run_signalling(
             if progress is not None:
                 progress(label, done, total)
 
-        run_scoring(
-            scorer,
-            queries,
-            store,
-            chunk_size=chunk_size,
-            command=command,
-            config=config,
-            on_accepted=copy_items,
-            on_progress=advance,
+        opener = (
+            open_scorer(*fanned[dirname], ray)
+            if ray is not None and dirname in fanned
+            else contextlib.nullcontext((factory(), None))
         )
+        with opener as (scorer, executor):
+            run_scoring(
+                scorer,
+                queries,
+                store,
+                chunk_size=chunk_size,
+                command=command,
+                config=config,
+                on_accepted=copy_items,
+                on_progress=advance,
+                executor=executor,
+            )
         run_dirs.append(store.path)
     return run_dirs

@@ -21,11 +21,21 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from choiceaudit.audit import repair_run, score_file
+from choiceaudit.audit import RaySettings, repair_run, score_file
 from choiceaudit.errors import ChoiceAuditError
 from choiceaudit.scorers import model_status
 
-__all__ = ["app", "guarded", "main", "parse_options", "progress_bar"]
+__all__ = [
+    "RayGpusOpt",
+    "RayOpt",
+    "RayWorkersOpt",
+    "app",
+    "guarded",
+    "main",
+    "parse_options",
+    "progress_bar",
+    "ray_settings",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -118,6 +128,28 @@ def models(
     )
 
 
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        help="Score the parts on Ray actors, one model each: 'auto' (a cluster on this machine, "
+        "else a local one) or a cluster ADDRESS; parts are written here (needs "
+        "choiceaudit[ray]).",
+    ),
+]
+RayWorkersOpt = Annotated[
+    int | None, typer.Option(help="Ray actors (default: one per CPU of the cluster).")
+]
+RayGpusOpt = Annotated[
+    float, typer.Option(help="GPUs Ray reserves per actor (with -o device=cuda).")
+]
+
+
+def ray_settings(ray: str | None, workers: int | None, gpus: float) -> RaySettings | None:
+    """The ``--ray`` options as :class:`~choiceaudit.audit.RaySettings` (``None``: in process)."""
+    return None if ray is None else RaySettings(ray, workers, gpus)
+
+
 @app.command()
 @guarded
 def score(
@@ -138,19 +170,9 @@ def score(
     skip_invalid: Annotated[
         bool, typer.Option(help="Score the valid lines; record invalid ones in the manifest.")
     ] = False,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            help="Score the parts on Ray actors, one model each: 'auto' (a cluster on this machine, else a local one) or a cluster ADDRESS; parts are written here (needs choiceaudit[ray]).",
-        ),
-    ] = None,
-    ray_workers: Annotated[
-        int | None, typer.Option(help="Ray actors (default: one per CPU of the cluster).")
-    ] = None,
-    ray_gpus_per_worker: Annotated[
-        float, typer.Option(help="GPUs Ray reserves per actor (with -o device=cuda).")
-    ] = 0.0,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
+    ray_gpus_per_worker: RayGpusOpt = 0.0,
 ) -> None:
     """Score a JSONL query file into a run directory; an existing run resumes where it stopped."""
     with progress_bar() as bar:

@@ -14,7 +14,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from choiceaudit.audit import DEFAULT_MEANING_EXPERIMENTS, analyse_runs, run_meaning
-from choiceaudit.cli import _fail, console, guarded, out, parse_options, progress_bar
+from choiceaudit.cli import (
+    RayGpusOpt,
+    RayOpt,
+    RayWorkersOpt,
+    _fail,
+    console,
+    guarded,
+    out,
+    parse_options,
+    progress_bar,
+    ray_settings,
+)
 from choiceaudit.cli._groups import run_app
 from choiceaudit.instruments.meaning import EXPERIMENTS, MeaningAnalysis
 
@@ -134,6 +145,9 @@ def run_command(
         ),
     ] = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part (resume unit).")] = 32,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
+    ray_gpus_per_worker: RayGpusOpt = 0.0,
 ) -> None:
     """Score the meaning plan with each model (resumable), then print a short summary."""
     models = _split_csv(model)
@@ -166,6 +180,7 @@ def run_command(
             embedder=embedder,
             scorer_options={m: options for m in models},
             chunk_size=chunk_size,
+            ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
             progress=advance,
             command=["choiceaudit", *sys.argv[1:]],
         )

@@ -22,7 +22,18 @@ from choiceaudit.audit import (
     check_signalling,
     run_signalling,
 )
-from choiceaudit.cli import app, console, guarded, out, parse_options, progress_bar
+from choiceaudit.cli import (
+    RayGpusOpt,
+    RayOpt,
+    RayWorkersOpt,
+    app,
+    console,
+    guarded,
+    out,
+    parse_options,
+    progress_bar,
+    ray_settings,
+)
 from choiceaudit.cli._groups import build_app, run_app
 from choiceaudit.instruments.signalling import (
     ConformanceReport,
@@ -300,6 +311,9 @@ def run_signalling_command(
     swow: SwowOpt = None,
     conceptnet: ConceptNetOpt = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part.")] = 32,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
+    ray_gpus_per_worker: RayGpusOpt = 0.0,
 ) -> None:
     """Score the signalling items with models and reference choosers, then summarise."""
     timings: dict[str, list[float]] = {}
@@ -330,6 +344,7 @@ def run_signalling_command(
             chunk_size=chunk_size,
             scorer_options=parse_options(option or []),
             command=["choiceaudit", *sys.argv[1:]],
+            ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
             progress=advance,
             allow_loss=allow_loss,
             swow=swow,
