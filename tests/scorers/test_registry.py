@@ -68,3 +68,26 @@ def test_causal_lm_options_are_checked_before_any_weights_load():
     )
     assert "menu_line" in accepted_options("lm-choice:smollm2")
     assert "batch_size" in accepted_options("minilm")
+
+
+def test_one_parser_names_backend_and_target_for_every_spec_form() -> None:
+    from choiceaudit.scorers import ModelSpec, backend_of, parse_model_spec
+
+    cases = {
+        "smollm2": ("hf", "smollm2"),
+        "gemma3-270m": ("hf", "gemma3-270m"),
+        "hf:/models/qwen": ("hf", "hf:/models/qwen"),
+        "lm-choice:smollm2": ("lm-choice", "smollm2"),
+        "sparrow": ("sparrow", ""),
+        "sparrow:nano-robot": ("sparrow", "nano-robot"),
+        "minilm": ("cosine", ""),
+        "systemone:typesafe/jev-1.13": ("systemone", "typesafe/jev-1.13"),
+        "openai:qwen3-8b": ("openai", "qwen3-8b"),
+        "fake": ("fake", ""),
+    }
+    for spec, (backend, target) in cases.items():
+        assert parse_model_spec(spec) == ModelSpec(spec, backend, target)
+        assert backend_of(spec) == backend
+    for bad in ("hf:", "gpt", "sparrowish", "openai:"):
+        with pytest.raises(ScorerError, match="unknown model"):
+            parse_model_spec(bad)

@@ -19,10 +19,12 @@ from choiceaudit.scorers._protocol import (
 from choiceaudit.scorers._registry import (
     BUILTIN_MODELS,
     ModelInfo,
+    ModelSpec,
     accepted_options,
     backend_of,
     load_scorer,
     model_status,
+    parse_model_spec,
 )
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing them needs torch)
@@ -58,6 +60,7 @@ __all__ = [
     "LMChoiceScorer",
     "MissingBackendError",
     "ModelInfo",
+    "ModelSpec",
     "OpenAIScorer",
     "PartialScoreError",
     "PromptLogprobs",
@@ -70,5 +73,6 @@ __all__ = [
     "load_embedder",
     "load_scorer",
     "model_status",
+    "parse_model_spec",
     "prompt_logprobs",
 ]

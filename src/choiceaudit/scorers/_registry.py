@@ -21,10 +21,12 @@ from choiceaudit.scorers._protocol import (
 __all__ = [
     "BUILTIN_MODELS",
     "ModelInfo",
+    "ModelSpec",
     "accepted_options",
     "backend_of",
     "load_scorer",
     "model_status",
+    "parse_model_spec",
 ]
 
 _HF = (
@@ -137,25 +139,60 @@ def _check_installed(name: str) -> None:
             )
 
 
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec: the ``backend`` it resolves to and its ``target`` (the part after
+    the prefix: a built-in name, a path or hub id, a model alias; empty where the spec has
+    none). :func:`parse_model_spec` is the one parser ``backend_of``, ``accepted_options`` and
+    ``load_scorer`` share."""
+
+    spec: str
+    backend: str
+    target: str
+
+
+#: ``prefix → backend`` for specs of the form ``prefix<target>``.
+_PREFIXES = (
+    ("hf:", "hf"),
+    ("lm-choice:", "lm-choice"),
+    ("sparrow:", "sparrow"),
+    ("systemone:", "systemone"),
+    ("openai:", "openai"),
+)
+#: whole-word specs.
+_NAMES = {"smollm2": "hf", "gemma3-270m": "hf", "sparrow": "sparrow", "minilm": "cosine", "fake": "fake"}
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """``smollm2`` → (hf, smollm2); ``hf:/models/x`` → (hf, /models/x);
+    ``lm-choice:smollm2`` → (lm-choice, smollm2); ``sparrow[:name]``; ``minilm`` → cosine;
+    ``systemone:<alias>``; ``openai:<model>``; ``fake``. An unknown spec is a
+    :class:`ScorerError` listing the known forms."""
+    if spec in _NAMES:
+        return ModelSpec(spec, _NAMES[spec], spec if _NAMES[spec] == "hf" else "")
+    for prefix, backend in _PREFIXES:
+        if spec.startswith(prefix) and spec[len(prefix) :]:
+            target = spec[len(prefix) :]
+            # an hf target is what HFScorer.load resolves: the whole spec for hf:…
+            return ModelSpec(spec, backend, spec if backend == "hf" else target)
+    known = ", ".join(
+        [
+            *BUILTIN_MODELS,
+            "hf:<dir|gguf|hub id>",
+            "sparrow:<name>",
+            "systemone:<model>",
+            "openai:<model>",
+            "fake",
+        ]
+    )
+    raise ScorerError(f"unknown model {spec!r}; known: {known}")
+
+
 def backend_of(spec: str) -> str:
     """The backend a model spec resolves to, without loading it: ``hf`` (a causal LM scored by
     option log-probability), ``openai`` (the same, over an inference server), ``lm-choice``,
     ``sparrow``, ``cosine``, ``systemone`` or ``fake``."""
-    if spec in ("smollm2", "gemma3-270m") or spec.startswith("hf:"):
-        return "hf"
-    for prefix, backend in (
-        ("lm-choice:", "lm-choice"),
-        ("sparrow", "sparrow"),
-        ("systemone:", "systemone"),
-        ("openai:", "openai"),
-    ):
-        if spec.startswith(prefix):
-            return backend
-    if spec == "minilm":
-        return "cosine"
-    if spec == "fake":
-        return "fake"
-    raise ScorerError(f"unknown model {spec!r}")
+    return parse_model_spec(spec).backend
 
 
 def _keywords(target: Callable[..., Any], *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -234,51 +271,40 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
     load; :func:`accepted_options` gives the list).
     """
     _check_options(spec, options)
-    if spec in ("smollm2", "gemma3-270m") or spec.startswith("hf:"):
+    parsed = parse_model_spec(spec)
+    backend, target = parsed.backend, parsed.target
+    if backend == "hf":
         _check_installed(spec)
         from choiceaudit.scorers._hf import HFScorer
 
-        return HFScorer.load(spec, **options)
-    if spec.startswith("lm-choice:"):
-        lm_spec = spec.removeprefix("lm-choice:")
-        _check_installed(lm_spec)
+        return HFScorer.load(target, **options)
+    if backend == "lm-choice":
+        _check_installed(target)
         from choiceaudit.scorers._lm_choice import LMChoiceScorer
 
-        return LMChoiceScorer.load(lm_spec, **options)
-    if spec == "sparrow" or spec.startswith("sparrow:"):
+        return LMChoiceScorer.load(target, **options)
+    if backend == "sparrow":
         _check_installed("sparrow")
         from choiceaudit.scorers._sparrow import SparrowScorer
 
-        return SparrowScorer.load(spec.partition(":")[2] or None, **options)
-    if spec == "minilm":
+        return SparrowScorer.load(target or None, **options)
+    if backend == "cosine":
         _check_installed("minilm")
         from choiceaudit.scorers._cosine import CosineScorer
 
         return CosineScorer.load(**options)
-    if spec.startswith("systemone:"):
+    if backend == "systemone":
         from choiceaudit.scorers._systemone import SystemOneScorer
 
         if "base_url" not in options:
             raise ScorerError("systemone:<model> needs base_url= (the decision API's address)")
-        return SystemOneScorer(model=spec.removeprefix("systemone:"), **options)  # type: ignore[no-any-return]
-    if spec.startswith("openai:"):
+        return SystemOneScorer(model=target, **options)  # type: ignore[no-any-return]
+    if backend == "openai":
         from choiceaudit.scorers._openai import OpenAIScorer
 
         if "base_url" not in options:
             raise ScorerError("openai:<model> needs base_url= (the server's address)")
-        return OpenAIScorer(model=spec.removeprefix("openai:"), **options)
-    if spec == "fake":
-        from choiceaudit.scorers._fake import FakeScorer
+        return OpenAIScorer(model=target, **options)
+    from choiceaudit.scorers._fake import FakeScorer
 
-        return FakeScorer(**options)
-    known = ", ".join(
-        [
-            *BUILTIN_MODELS,
-            "hf:<dir|gguf|hub id>",
-            "sparrow:<name>",
-            "systemone:<model>",
-            "openai:<model>",
-            "fake",
-        ]
-    )
-    raise ScorerError(f"unknown model {spec!r}; known: {known}")
+    return FakeScorer(**options)
