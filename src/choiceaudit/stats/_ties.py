@@ -21,7 +21,11 @@ __all__ = ["PermutationSweeps", "permutation_sweeps", "tie_credit"]
 
 def tie_credit(scores: Any) -> FloatArray:
     """Per row and option, the share of the choice the option receives: ``1/t`` on each of the
-    ``t`` options attaining the row maximum exactly, 0 elsewhere. ``scores`` is (n, k)."""
+    ``t`` options attaining the row maximum exactly, 0 elsewhere. ``scores`` is (n, k); no rows
+    give no credit (an empty cell is the caller's to report)."""
+    raw = np.asarray(scores, dtype=np.float64)
+    if raw.ndim == 2 and raw.shape[0] == 0:
+        return np.zeros(raw.shape, dtype=np.float64)
     s = as_finite(scores, "scores", ndim=2)
     top = s == s.max(axis=1, keepdims=True)
     return np.asarray(top / top.sum(axis=1, keepdims=True), dtype=np.float64)

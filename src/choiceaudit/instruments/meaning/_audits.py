@@ -176,19 +176,15 @@ def order_audit(rows: MeaningRows, *, threshold: float = 1e-4) -> dict[str, Any]
     argmax is the same."""
     k = rows.k
     n_perms = math.factorial(k)
-    by_item: dict[str, list[int]] = {}
-    for i, item in enumerate(rows.item_id.tolist()):
-        by_item.setdefault(item, []).append(i)
-    complete = {
-        item: idx
-        for item, idx in by_item.items()
-        if len(idx) == n_perms and len({tuple(rows.perm[j]) for j in idx}) == n_perms
-    }
-    incomplete = len(by_item) - len(complete)
-    if not complete:
+    sweeps = stats.permutation_sweeps(
+        rows.item_id.tolist(), [tuple(p) for p in rows.perm.tolist()], n_orderings=n_perms
+    )
+    if sweeps is None:
+        incomplete = len(set(rows.item_id.tolist()))
         raise AnalysisError(f"no item has all {n_perms} orderings ({incomplete} incomplete)")
-    items = sorted(complete)
-    idx = np.array([complete[item] for item in items])  # (n_items, n_perms)
+    incomplete = sweeps.n_excluded
+    items = list(sweeps.items)
+    idx = np.array(sweeps.index)  # (n_items, n_perms), each item's renderings by permutation
     probs = rows.probs[idx]
     raw = rows.raw_probs[idx]
     perms = rows.perm[idx]

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit import stats
 from choiceaudit.types import Decision, Query, parse_perm
 
 __all__ = ["MeaningRows", "choice_credit", "decision_fields"]
@@ -38,9 +39,9 @@ IntArray = npt.NDArray[np.int64]
 
 def choice_credit(probs: FloatArray) -> FloatArray:
     """Per row and slot, the share of the choice the slot receives: ``1/t`` on each of the ``t``
-    slots attaining the row maximum, 0 elsewhere."""
-    top = probs == probs.max(axis=1, keepdims=True)
-    return np.asarray(top / top.sum(axis=1, keepdims=True), dtype=np.float64)
+    slots attaining the row maximum, 0 elsewhere (the toolkit's tie rule,
+    :func:`choiceaudit.stats.tie_credit`)."""
+    return stats.tie_credit(probs)
 
 
 @dataclass(frozen=True)
