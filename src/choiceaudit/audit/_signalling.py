@@ -36,7 +36,7 @@ from choiceaudit.instruments.signalling import (
     load_instrument,
     signalling_chooser,
 )
-from choiceaudit.scorers import Scorer, load_embedder, load_scorer
+from choiceaudit.scorers import Scorer, accepted_options, load_embedder, load_scorer
 from choiceaudit.store import RunStore
 
 __all__ = [
@@ -266,11 +266,15 @@ def run_signalling(
     swow: Path | str | None = None,
     conceptnet: Path | str | None = None,
     ray: RaySettings | None = None,
+    batch_one: bool = False,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
     the order given). A second call resumes each run. With ``ray`` each model spec's chunks are
-    scored on Ray actors (reference choosers run here: they are exact and cheap)."""
+    scored on Ray actors (reference choosers run here: they are exact and cheap). With
+    ``batch_one`` every model spec is also scored one query per forward pass
+    (``max_batch_rows=1``) into ``<model>-batch1``; the analysis reports the batch-1 flip rate
+    per tile against the batched run (§I-K scores the size tile at batch size 1)."""
     if not models and not choosers:
         raise InputError("give at least one --model or --chooser")
     for name in choosers:
@@ -328,6 +332,27 @@ def run_signalling(
                     lambda spec=spec, o=model_options: load_scorer(spec, **o),  # type: ignore[misc]
                 )
             )
+            if batch_one:
+                if "max_batch_rows" not in accepted_options(spec):
+                    raise InputError(
+                        f"--batch-one needs a batched causal LM; {spec!r} has no max_batch_rows"
+                    )
+                single = {**model_options, "max_batch_rows": 1}
+                dirname = _dir_name("", spec) + "-batch1"
+                fanned[dirname] = (spec, single)
+                jobs.append(
+                    (
+                        dirname,
+                        {
+                            **base,
+                            "model": f"{spec} (batch 1)",
+                            "batch_of": spec,
+                            "batch_rows": 1,
+                            **template_note,
+                        },
+                        lambda spec=spec, o=single: load_scorer(spec, **o),  # type: ignore[misc]
+                    )
+                )
         else:  # an already-loaded scorer, named by its description
             desc = spec.describe()
             name = str(desc.get("model") or desc.get("name") or type(spec).__name__)

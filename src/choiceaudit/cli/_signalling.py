@@ -311,6 +311,14 @@ def run_signalling_command(
     swow: SwowOpt = None,
     conceptnet: ConceptNetOpt = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part.")] = 32,
+    batch_one: Annotated[
+        bool,
+        typer.Option(
+            "--batch-one",
+            help="Also score every model one query per forward pass (<model>-batch1); the "
+            "report gives the batch-1 flip rate per tile (§I-K scores the size tile so).",
+        ),
+    ] = False,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
@@ -345,6 +353,7 @@ def run_signalling_command(
             scorer_options=parse_options(option or []),
             command=["choiceaudit", *sys.argv[1:]],
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
+            batch_one=batch_one,
             progress=advance,
             allow_loss=allow_loss,
             swow=swow,

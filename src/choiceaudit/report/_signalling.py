@@ -275,6 +275,13 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
             "why cosine is refused as an RSA base.",
         ),
         (
+            "batch_flips",
+            "signalling_batch_flips",
+            "Batch size 1 against batched scoring: flip rate per model, rule and tile (§I-K)",
+            "flip_rate = share of renderings both runs hold whose chosen canonical option set "
+            "differs; the paper scores the size tile at batch size 1 and batches the others.",
+        ),
+        (
             "inert",
             "signalling_inert_parameters",
             "Parameters that cannot move an argmax (§IV-H5)",

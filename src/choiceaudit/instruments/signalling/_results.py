@@ -15,6 +15,7 @@ from choiceaudit.types import Skipped
 
 __all__ = [
     "ArmSummary",
+    "BatchFlip",
     "ConditionAgreement",
     "CoordinateCell",
     "CoordinatePoint",
@@ -294,6 +295,21 @@ class ConditionAgreement:
 
 
 @dataclass(frozen=True)
+class BatchFlip:
+    """Batch-1 against batched scoring of one model (§I-K: the size tile is scored at batch
+    size 1): over the ``n`` renderings of ``tile`` both runs hold, the share whose chosen
+    canonical option set under ``rule`` differs, and the largest change of a raw score."""
+
+    model: str
+    rule: str
+    tile: str
+    n: int
+    flipped: int
+    flip_rate: float
+    max_abs_score_change: float
+
+
+@dataclass(frozen=True)
 class FormatLRecord:
     """Format L (§IV-H4) for one model x rule x tile x label form: permutation consistency
     against its marginal null over ``n`` untied items (``tied`` left out), and the letter prior
@@ -365,3 +381,4 @@ class SignallingAnalysis:
     cosine_sign: tuple[CosineSign, ...] = ()
     fit_cost_gaussian: tuple[FitCostBin, ...] = ()
     slopes_gaussian: tuple[FitCostSlope, ...] = ()
+    batch_flips: tuple[BatchFlip, ...] = ()

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._analysis import coordinate_table
 from choiceaudit.instruments.signalling._battery import (
@@ -42,6 +44,7 @@ from choiceaudit.instruments.signalling._freeze import (
 )
 from choiceaudit.instruments.signalling._results import (
     ArmSummary,
+    BatchFlip,
     CoordinateCell,
     CoordinatePoint,
     CosineSign,
@@ -54,7 +57,7 @@ from choiceaudit.instruments.signalling._results import (
     ReferencePoint,
     SignallingAnalysis,
 )
-from choiceaudit.types import Arm, Item, Skipped
+from choiceaudit.types import Arm, Item, Skipped, tied_argmax
 
 __all__ = [
     "MIN_CELLS_CI",
@@ -430,7 +433,53 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         cosine_sign=_cosine_sign(group),
         fit_cost_gaussian=bins_gaussian,
         slopes_gaussian=slopes_gaussian,
+        batch_flips=tuple(batch_flip_records(group)),
     )
+
+
+def batch_flip_records(group: Sequence[AnalysedArm]) -> list[BatchFlip]:
+    """For every model arm scored at batch size 1 (``config["batch_of"]`` names the batched
+    run's model), the flip rate against that batched arm per scoring rule and tile, on the
+    renderings both hold (exact ties are sets: a flip is a changed tied set)."""
+    by_model = {
+        str(a.arm.config.get("model")): a
+        for a in group
+        if a.kind == "model" and not a.arm.config.get("batch_of")
+    }
+    records: list[BatchFlip] = []
+    for single in group:
+        base_name = single.arm.config.get("batch_of")
+        if not base_name or str(base_name) not in by_model:
+            continue
+        batched = by_model[str(base_name)]
+        theirs = {q.id: (q, d) for q, d in batched.arm.rows}
+        rules = [r for r in single.rules if r in batched.rules]
+        for rule in rules:
+            cells: dict[str, list[tuple[bool, float]]] = {}
+            for query, decision in single.arm.rows:
+                if query.id not in theirs:
+                    continue
+                other = theirs[query.id][1]
+                mine = decision.probs if rule == "probs" else decision.scores[rule]
+                their = other.probs if rule == "probs" else other.scores[rule]
+                a = sorted(query.canonical(s) for s in tied_argmax(mine))
+                b = sorted(query.canonical(s) for s in tied_argmax(their))
+                change = float(np.max(np.abs(np.asarray(mine) - np.asarray(their))))
+                cells.setdefault(str(query.meta.get("tile")), []).append((a != b, change))
+            for tile, values in cells.items():
+                flipped = sum(1 for f, _ in values if f)
+                records.append(
+                    BatchFlip(
+                        model=str(base_name),
+                        rule=rule,
+                        tile=tile,
+                        n=len(values),
+                        flipped=flipped,
+                        flip_rate=flipped / len(values),
+                        max_abs_score_change=max(c for _, c in values),
+                    )
+                )
+    return records
 
 
 def analyse_signalling_runs(arms: Sequence[Arm]) -> tuple[SignallingAnalysis, ...]:
