@@ -36,7 +36,7 @@ from choiceaudit.instruments.signalling import (
     load_instrument,
     signalling_chooser,
 )
-from choiceaudit.scorers import Scorer, accepted_options, load_embedder, load_scorer
+from choiceaudit.scorers import Scorer, accepted_options, backend_of, load_embedder, load_scorer
 from choiceaudit.store import RunStore
 
 __all__ = [
@@ -182,13 +182,29 @@ def _has_chat_template(directory: Path) -> bool:
         return False
 
 
+#: §I-J for the built-in causal LMs: (chat_template option, why).
+BUILTIN_TEMPLATES: dict[str, tuple[str | None, str]] = {
+    "smollm2": ("own", "instruct model (SmolLM2-135M-Instruct): its own chat template"),
+    "gemma3-270m": (
+        None,
+        "base model; its instruct sibling (gemma-3-270m-it) is not installed offline, so no "
+        "template; pass -o chat_template=<sibling dir> to score with it (§I-J)",
+    ),
+}
+
+
 def default_chat_template(spec: str) -> tuple[str | None, str]:
     """The paper's scoring environment (§I-J) for a local ``hf:<dir>`` model: an instruct
     model is scored with its own chat template (``"own"``); a base model (directory name ending
     ``-Base``) with its instruct sibling's, applied verbatim (the sibling directory beside it,
     name without ``-Base``). Returns ``(chat_template option or None, why)``; anything else
     (built-in GGUF models, hub ids, a base model without a sibling on disk) keeps no template,
-    and the reason says so. Always recorded in the run's config."""
+    and the reason says so. Always recorded in the run's config. The built-in models:
+    ``smollm2`` (SmolLM2-135M-Instruct) gets its own template, which its GGUF carries;
+    ``gemma3-270m`` is a base model whose instruct sibling is not installed, so it is scored
+    without a template (pass ``-o chat_template=<sibling dir>`` to follow §I-J)."""
+    if spec in BUILTIN_TEMPLATES:
+        return BUILTIN_TEMPLATES[spec]
     if not spec.startswith("hf:"):
         return None, "not a local hf: directory; no template unless -o chat_template=… is given"
     path = Path(spec.removeprefix("hf:"))
@@ -319,7 +335,7 @@ def run_signalling(
         if isinstance(spec, str):
             model_options = dict(scorer_options or {})
             template_note: dict[str, Any] = {}
-            if "chat_template" not in model_options and spec.startswith("hf:"):
+            if "chat_template" not in model_options and backend_of(spec) == "hf":
                 template, why = default_chat_template(spec)
                 if template is not None:
                     model_options["chat_template"] = template

@@ -279,4 +279,5 @@ def test_default_chat_template_follows_the_papers_scoring_environment(tmp_path: 
     template, why = default_chat_template(f"hf:{base}")
     assert template == str(instruct) and "instruct sibling" in why and "verbatim" in why
     assert default_chat_template(f"hf:{orphan}")[0] is None
-    assert default_chat_template("smollm2")[0] is None
+    assert default_chat_template("smollm2")[0] == "own"  # SmolLM2-135M-Instruct
+    assert default_chat_template("gemma3-270m")[0] is None  # base, no sibling offline
