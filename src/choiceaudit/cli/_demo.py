@@ -1,7 +1,7 @@
 """``choiceaudit demo``: both instruments on the embedded default models, then the report.
 
-The README's main command. Sizes are chosen so the whole audit finishes in about 15 minutes on
-two CPU cores; ``--size small`` is a two-minute smoke run and ``--size full`` the instruments'
+The README's main command. Sizes are chosen so the whole audit finishes in about 26 minutes on
+two CPU cores (measured with five models: 25.7 min); ``--size small`` is a smoke run and ``--size full`` the instruments'
 own defaults. Every run directory resumes, so an interrupted demo continues where it stopped.
 """
 
@@ -37,8 +37,8 @@ class DemoSize:
 
 DEMO_SIZES = {
     "small": DemoSize(signalling_items=16, meaning_items=20, meaning_order_items=4),
-    # Measured on 2 cores (see README): about 4 s per signalling item for SmolLM2 + Gemma 3,
-    # 5.5 s per meaning item and 9 s per 24-ordering item for the four LM arms.
+    # Measured on 2 cores (see README): the whole default demo, five models, 25.7 min (E7 now
+    # has slot-bound and travelling keys, SmolLM2 reads its chat template).
     "default": DemoSize(signalling_items=64, meaning_items=80, meaning_order_items=8),
     "full": DemoSize(signalling_items=1000, meaning_items=0, meaning_order_items=50),
 }
@@ -66,7 +66,7 @@ def demo(
         "runs/demo"
     ),
     size: Annotated[
-        str, typer.Option(help="small (≈2 min), default (≈15 min on 2 cores) or full.")
+        str, typer.Option(help="small (a smoke run), default (≈26 min on 2 cores, measured) or full.")
     ] = "default",
     gemma: Annotated[
         bool, typer.Option(help="Include gemma3-270m when installed (the slowest model).")
