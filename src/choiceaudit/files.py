@@ -20,6 +20,7 @@ __all__ = [
     "atomic_write_text",
     "canonical_hash",
     "canonical_json",
+    "sha256_bytes",
     "sha256_file",
 ]
 
@@ -56,13 +57,24 @@ def sha256_file(path: Path | str, *, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def canonical_json(payload: Any) -> str:
-    """Canonical JSON: sorted keys, no whitespace, UTF-8 kept (``ensure_ascii=False``)."""
-    return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def sha256_bytes(data: bytes) -> str:
+    """Hex sha256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
 
 
-def canonical_hash(payload: Mapping[str, Any] | Any, *, length: int | None = None) -> str:
+def canonical_json(payload: Any, *, allow_nan: bool = True) -> str:
+    """Canonical JSON: sorted keys, no whitespace, UTF-8 kept (``ensure_ascii=False``). With
+    ``allow_nan=False`` a NaN or infinity is a ``ValueError`` (frozen item sets refuse them)."""
+    return json.dumps(
+        payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan
+    )
+
+
+def canonical_hash(
+    payload: Mapping[str, Any] | Any, *, length: int | None = None, allow_nan: bool = True
+) -> str:
     """Hex sha256 of :func:`canonical_json` of ``payload``, cut to ``length`` characters when
     given: identical on any machine for equal content."""
-    digest = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    text = canonical_json(payload, allow_nan=allow_nan)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return digest if length is None else digest[:length]

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 import httpx
 
 from choiceaudit.errors import InputError
+from choiceaudit.files import atomic_write_text, sha256_file
 
 __all__ = [
     "CHECKSUM_FILE",
@@ -101,11 +102,7 @@ def _safe_relpath(rel: str) -> PurePosixPath:
 
 
 def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return sha256_file(path)
 
 
 def _load_record(path: Path) -> dict[str, dict[str, object]]:
@@ -122,10 +119,7 @@ def _load_record(path: Path) -> dict[str, dict[str, object]]:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    atomic_write_text(path, text)
 
 
 def _download(client: httpx.Client, url: str, target: Path) -> tuple[Path, str, int]:

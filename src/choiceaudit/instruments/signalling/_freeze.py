@@ -29,7 +29,6 @@ sha256 of the log before it, so an edited or truncated log is detected on load.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import shutil
 from collections.abc import Mapping, Sequence
@@ -41,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from choiceaudit.errors import AnalysisError, InputError
+from choiceaudit.files import canonical_json, sha256_bytes
 from choiceaudit.instruments.signalling._item_tables import item_rows, item_set_hash, prompt_rows
 from choiceaudit.instruments.signalling._render import (
     INSTRUCTION,
@@ -145,13 +145,11 @@ def default_analysis(items: ItemSet, *, n_resamples: int = 4000) -> dict[str, An
 
 
 def _canonical(payload: Any) -> bytes:
-    return json.dumps(
-        payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    ).encode("utf-8")
+    return canonical_json(payload, allow_nan=False).encode("utf-8")
 
 
 def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256_bytes(data)
 
 
 def instrument_hash(record: Mapping[str, Any]) -> str:

@@ -11,11 +11,10 @@ run can record the hash it used.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
 from typing import Any
 
+from choiceaudit.files import canonical_json, sha256_bytes
 from choiceaudit.types import ItemSet, Query, format_perm
 
 __all__ = ["item_rows", "item_set_hash", "prompt_rows"]
@@ -23,9 +22,7 @@ __all__ = ["item_rows", "item_set_hash", "prompt_rows"]
 
 def _canonical(payload: Any) -> bytes:
     try:
-        text = json.dumps(
-            payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
+        text = canonical_json(payload, allow_nan=False)
     except ValueError as exc:
         raise ValueError(f"item set is not canonical JSON (NaN or infinity?): {exc}") from None
     return text.encode("utf-8")
@@ -41,7 +38,7 @@ def item_set_hash(item_set: ItemSet) -> str:
             for i in item_set.items
         ],
     }
-    return hashlib.sha256(_canonical(payload)).hexdigest()
+    return sha256_bytes(_canonical(payload))
 
 
 def item_rows(item_set: ItemSet) -> list[dict[str, Any]]:
