@@ -13,7 +13,7 @@ from typing import Any
 
 from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._scoring import ChunkExecutor
-from choiceaudit.scorers import Scorer, ScorerOptionError, accepted_options, load_scorer
+from choiceaudit.scorers import Scorer, check_options, load_scorer
 
 __all__ = ["RaySettings", "open_scorer"]
 
@@ -39,14 +39,7 @@ def open_scorer(
     if ray is None:
         yield load_scorer(spec, **options), None
         return
-    accepted = accepted_options(spec)
-    unknown = [k for k in options if k not in accepted]
-    if unknown:
-        raise ScorerOptionError(
-            f"model {spec!r} does not accept option(s) {unknown}; it accepts: "
-            f"{', '.join(accepted) or 'none'}",
-            accepted=accepted,
-        )
+    check_options(spec, options)
     make = functools.partial(load_scorer, spec, **options)
     gpus = {"num_gpus": ray.gpus_per_worker} if ray.gpus_per_worker else {}
     with RayFanout(make, workers=ray.workers, address=ray.address, actor_options=gpus) as fan:

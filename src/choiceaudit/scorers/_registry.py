@@ -24,6 +24,7 @@ __all__ = [
     "ModelSpec",
     "accepted_options",
     "backend_of",
+    "check_options",
     "load_scorer",
     "model_status",
     "parse_model_spec",
@@ -243,7 +244,9 @@ def accepted_options(spec: str) -> tuple[str, ...]:
     return _keywords(target, exclude=filled)
 
 
-def _check_options(spec: str, options: Mapping[str, Any]) -> None:
+def check_options(spec: str, options: Mapping[str, Any]) -> None:
+    """Refuse options the backend of ``spec`` does not take (a :class:`ScorerOptionError`
+    listing those it does), before anything is loaded."""
     if not options:
         return
     backend, target, filled = _loader(spec)
@@ -270,7 +273,7 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
     it does not take is a :class:`ScorerOptionError` listing those it does (before any weights
     load; :func:`accepted_options` gives the list).
     """
-    _check_options(spec, options)
+    check_options(spec, options)
     parsed = parse_model_spec(spec)
     backend, target = parsed.backend, parsed.target
     if backend == "hf":
