@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from bagdhara_synthetic import write_bagdhara
 from choiceaudit import Query
 from choiceaudit.audit import RayFanout, run_scoring, score_file
 from choiceaudit.cli import app
@@ -283,26 +284,7 @@ def test_any_backend_a_causal_lm_per_actor_gives_the_in_process_rows(tmp_path: P
 def test_instrument_runs_fan_out_and_equal_the_in_process_rows(tmp_path: Path) -> None:
     from choiceaudit.audit import RaySettings, run_meaning, run_signalling
 
-    corpus = tmp_path / "b.jsonl"
-    import json
-
-    lines = []
-    for i in range(8):
-        record: dict[str, Any] = {
-            "id": i + 1,
-            "idiom": f"বাগধারা{i} এক দুই",
-            "literal_meaning": f"আক্ষরিক{i} অর্থ",
-            "figurative_meaning_bn": f"রূপক{i} অর্থ",
-            "figurative_meaning_en": f"figurative {i}",
-            "tags": [f"t{i % 3}"],
-        }
-        for name in ("alternative_idioms", "similar_in_english", "example_sentences_in_bangla",
-                     "example_sentences_in_english", "usage_domain", "frequency", "sentiment",
-                     "historical_significance", "religious_significance",
-                     "cultural_significance", "scape", "note", "history"):  # fmt: skip
-            record[name] = None
-        lines.append(json.dumps(record, ensure_ascii=False))
-    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    corpus = write_bagdhara(tmp_path / "b.jsonl", 8)
     settings = RaySettings("auto", workers=2)
     kwargs: dict[str, Any] = {"corpus": f"bagdhara:{corpus}", "experiments": ["e1"],
                               "n_items": 4, "embedder": "none"}  # fmt: skip

@@ -10,6 +10,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from bagdhara_synthetic import write_bagdhara
 from choiceaudit import Query
 from choiceaudit.audit import analyse_runs, run_meaning, run_signalling, score_file
 from choiceaudit.cli import app
@@ -66,29 +67,8 @@ def test_score_api_equals_cli(tmp_path: Path) -> None:
     assert api == cli and '"accuracy"' in api
 
 
-def _bagdhara(path: Path) -> Path:
-    records = []
-    for i in range(12):
-        record: dict[str, Any] = {
-            "id": i + 1,
-            "idiom": f"বাগধারা{i} এক দুই",
-            "literal_meaning": f"আক্ষরিক{i} অর্থ",
-            "figurative_meaning_bn": f"রূপক{i} অর্থ {['নদী', 'পাথর', 'মুকুট'][i % 3]}",
-            "figurative_meaning_en": f"figurative {i}",
-            "tags": [f"t{i % 3}"],
-        }
-        for name in ("alternative_idioms", "similar_in_english", "example_sentences_in_bangla",
-                     "example_sentences_in_english", "usage_domain", "frequency", "sentiment",
-                     "historical_significance", "religious_significance",
-                     "cultural_significance", "scape", "note", "history"):  # fmt: skip
-            record[name] = None
-        records.append(json.dumps(record, ensure_ascii=False))
-    path.write_text("\n".join(records) + "\n", encoding="utf-8")
-    return path
-
-
 def test_meaning_api_equals_cli(tmp_path: Path) -> None:
-    corpus = _bagdhara(tmp_path / "b.jsonl")
+    corpus = write_bagdhara(tmp_path / "b.jsonl", 12)
     api = run_meaning(
         ["fake"],
         tmp_path / "api",

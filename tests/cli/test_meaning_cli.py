@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from bagdhara_synthetic import bagdhara_record as _record
 from choiceaudit.audit import (
     QUERIES_FILE,
     load_meaning_corpus,
@@ -22,26 +23,6 @@ from choiceaudit.cli._meaning import meaning_summary
 from choiceaudit.store import RunStore, read_queries
 
 runner = CliRunner()
-
-
-def _record(i: int) -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "id": i + 1,
-        "idiom": f"বাগধারা{i} এক দুই",
-        "alternative_idioms": None,
-        "literal_meaning": f"আক্ষরিক{i} অর্থ",
-        "figurative_meaning_bn": f"রূপক{i} অর্থ {['নদী', 'পাথর', 'মুকুট'][i % 3]}",
-        "figurative_meaning_en": f"figurative {i}",
-        "similar_in_english": None,
-        "example_sentences_in_bangla": None,
-        "example_sentences_in_english": None,
-        "usage_domain": None,
-        "tags": [f"t{i % 3}"],
-    }
-    for name in ("frequency", "sentiment", "historical_significance", "religious_significance",
-                 "cultural_significance", "scape", "note", "history"):  # fmt: skip
-        fields[name] = None
-    return fields
 
 
 @pytest.fixture

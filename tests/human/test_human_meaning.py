@@ -5,37 +5,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from human_helpers import check_target, choices, hidden, option_slot
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from bagdhara_synthetic import bagdhara_record as _record
 from choiceaudit.audit import analyse_runs, import_human
 from choiceaudit.cli import app
 from choiceaudit.human import create_app, open_study, parse_study_file
 from choiceaudit.instruments.meaning import MeaningAnalysis
 from choiceaudit.store import open_run, read_queries
-
-
-def _record(i: int) -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "id": i + 1,
-        "idiom": f"বাগধারা{i} এক দুই",
-        "alternative_idioms": None,
-        "literal_meaning": f"আক্ষরিক{i} অর্থ",
-        "figurative_meaning_bn": f"রূপক{i} অর্থ {['নদী', 'পাথর', 'মুকুট'][i % 3]}",
-        "figurative_meaning_en": f"figurative {i}",
-        "similar_in_english": None,
-        "example_sentences_in_bangla": None,
-        "example_sentences_in_english": None,
-        "usage_domain": None,
-        "tags": [f"t{i % 3}"],
-    }
-    for name in ("frequency", "sentiment", "historical_significance", "religious_significance",
-                 "cultural_significance", "scape", "note", "history"):  # fmt: skip
-        fields[name] = None
-    return fields
 
 
 def test_meaning_queries_are_served_and_imported_as_an_arm(tmp_path: Path) -> None:
