@@ -79,6 +79,7 @@ from choiceaudit.scorers._openai_wire import (
     request_body,
 )
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
+from choiceaudit.scorers._retry import RetryBookkeeping
 from choiceaudit.scorers._tokenize import InPlace, _locate
 from choiceaudit.types import Decision, Query
 
@@ -104,7 +105,7 @@ def _softmax(scores: FloatArray) -> FloatArray:
     return z / z.sum()  # type: ignore[no-any-return]
 
 
-class OpenAIScorer:
+class OpenAIScorer(RetryBookkeeping):
     """Causal LM option scorer over an inference server (rules ``sum``, ``mean``, ``pmi``); see
     the module docstring. ``transport`` replaces the network (``httpx.MockTransport`` in
     tests) and ``sleep`` replaces :func:`time.sleep` so retry schedules are testable."""
@@ -509,23 +510,6 @@ class OpenAIScorer:
             raise _Retryable(f"invalid response: {self._redact(str(exc))[:_SNIPPET]}") from None
 
     # -- bookkeeping ---------------------------------------------------------------------------
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        with self._lock:
-            jitter = 0.5 + 0.5 * self._rng.random()
-        delay = min(self.backoff_ceiling, self.backoff * 2.0**attempt) * jitter
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return float(min(self.backoff_ceiling, delay))
-
-    def _count(self, name: str) -> None:
-        with self._lock:
-            self._counts[name] += 1
-
-    def _failure(self, kind: str) -> None:
-        key = kind.split(":", 1)[0]
-        with self._lock:
-            self._failures[key] = self._failures.get(key, 0) + 1
 
 
 def _retry_after(response: httpx.Response) -> float | None:

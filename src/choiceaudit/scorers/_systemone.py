@@ -56,6 +56,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
+from choiceaudit.scorers._retry import RetryBookkeeping
 from choiceaudit.types import Decision, Query
 
 __all__ = ["ENDPOINTS", "SUM_TOLERANCE", "PartialScoreError", "SystemOneScorer"]
@@ -113,7 +114,7 @@ class _Retryable(Exception):
 _UNKNOWN, _ANSWERED, _UNREACHABLE = "unknown", "answered", "unreachable"
 
 
-class SystemOneScorer:
+class SystemOneScorer(RetryBookkeeping):
     """A typed decision model behind an HTTP decisions API (see the module docstring).
 
     ``backoff`` is the first retry delay in seconds; attempt ``n`` waits
@@ -417,23 +418,6 @@ class SystemOneScorer:
         return decision, parsed
 
     # -- bookkeeping -----------------------------------------------------------------------------
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        with self._lock:
-            jitter = 0.5 + 0.5 * self._rng.random()
-        delay = min(self.backoff_ceiling, self.backoff * 2.0**attempt) * jitter
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return float(min(self.backoff_ceiling, delay))
-
-    def _count(self, name: str) -> None:
-        with self._lock:
-            self._counts[name] += 1
-
-    def _failure(self, kind: str) -> None:
-        key = kind.split(":", 1)[0]
-        with self._lock:
-            self._failures[key] = self._failures.get(key, 0) + 1
 
     def _record(self, parsed: _Response) -> None:
         with self._lock:
