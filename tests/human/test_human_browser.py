@@ -32,14 +32,24 @@ def test_a_browser_completes_a_session_with_a_reload_mid_study(tmp_path: Path) -
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
     def submit(element_id: str) -> None:
-        # click, then wait for the next page (the old one goes stale)
-        old = driver.find_element(By.TAG_NAME, "body")
+        # Click, then wait until a new document has loaded. The old page is
+        # marked with a window property that only a new document lacks; while
+        # the navigation is under way the driver may answer any query with an
+        # error (Chrome's "Node with given id does not belong to the document"
+        # for an element of the page being torn down), so errors only mean
+        # "not yet": the wait still fails after 30 s if no new page comes.
+        driver.execute_script("window.__choiceauditOldPage = true;")
         driver.find_element(By.ID, element_id).click()
-        WebDriverWait(driver, 30).until(ec.staleness_of(old))
+        WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(
+            lambda d: d.execute_script(
+                "return window.__choiceauditOldPage === undefined"
+                " && document.readyState === 'complete';"
+            )
+        )
 
     from choiceaudit.report._screenshot import CHROMIUM_FLAGS
 

@@ -413,3 +413,27 @@ def test_new_tables_and_figures_are_written(report: dict[str, Any]) -> None:
     e1 = [r for r in examples if r["experiment"] == "e1" and r["model"] == LIT]
     assert {r["role"] for r in e1} >= {"gold", "literal", "distractor"}
     assert all(r["choice"] for r in e1)
+
+
+def test_a_model_contrast_without_shared_items_is_listed_as_skipped(
+    report: dict[str, Any], tmp_path: Path
+) -> None:
+    """Two arms on disjoint items (different corpora): no contrast can be paired, and every
+    family's contrast is listed as skipped with its reason instead of vanishing."""
+    records = [bagdhara_record(i) | {"id": 1000 + i} for i in range(24)]
+    other = tmp_path / "other.jsonl"
+    other.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
+    (run,) = run_meaning(
+        ["fake"], tmp_path / "other", corpus=f"bagdhara:{other}", n_items=12, n_order_items=3,
+        embedder="none", scorer_options={"fake": SCORERS["fake-d"]},
+    )  # fmt: skip
+    lit = load_run(report["runs"][0]).arm()
+    analysis = analyse_meaning_runs([lit, load_run(run).arm()], n_resamples=20)
+    assert analysis.model_contrasts == ()
+    skipped = [str(s) for s in analysis.skipped if s.analysis.startswith("model contrast")]
+    families = {f for f in ("d-rand", "d-lit") if any(f"({f}, correct)" in s for s in skipped)}
+    assert families == {"d-rand", "d-lit"}
+    assert all("share no item" in s for s in skipped)
+    assert any("(d-lit, captured)" in s for s in skipped)

@@ -199,9 +199,10 @@ def analyse_meaning_runs(
         (_, info_a, rows_a), (_, info_b, rows_b) = parts[i], parts[j]
         if info_a.language != info_b.language:
             continue  # a model contrast holds the language fixed
-        found = _model_contrasts(
+        found, left_out = _model_contrasts(
             info_a.display, rows_a, info_b.display, rows_b, n_resamples=n_resamples, seed=seed
         )
+        skipped.extend(s for s in left_out if s not in skipped)
         contrasts.extend(
             dataclasses.replace(c, contrast=c.contrast.adjusted(len(found))) for c in found
         )
@@ -462,14 +463,16 @@ def _model_contrasts(
     *,
     n_resamples: int,
     seed: int,
-) -> list[ModelContrast]:
+) -> tuple[list[ModelContrast], list[Skipped]]:
     """Per ladder family both arms have: accuracy (and LAR where the family carries the literal
     gloss) of a − b on shared items, and accuracy on the o4 control (§5.3: McNemar between the
-    arms under o4; family ``e6 o4``); a family with no shared item is left out."""
+    arms under o4; family ``e6 o4``). A contrast that cannot be computed (no shared item: the
+    arms ran different plans) is returned as a ``Skipped`` naming both arms and the family."""
     ladder_a = rows_a.where(experiment="e1")
     ladder_b = rows_b.where(experiment="e1")
     families = _family_order(sorted(set(ladder_a.family.tolist()) & set(ladder_b.family.tolist())))
     out: list[ModelContrast] = []
+    skipped: list[Skipped] = []
     for family in families:
         cell_a, cell_b = ladder_a.where(family=family), ladder_b.where(family=family)
         outcomes = ["correct"] + (["captured"] if (cell_a.literal_slot >= 0).any() else [])
@@ -478,7 +481,10 @@ def _model_contrasts(
                 c = paired_contrast(
                     cell_a, cell_b, outcome=outcome, n_resamples=n_resamples, seed=seed
                 )
-            except AnalysisError:  # no shared item: different plans
+            except AnalysisError as e:  # no shared item: different plans
+                skipped.append(
+                    Skipped(f"model contrast {label_a} − {label_b} ({family}, {outcome})", str(e))
+                )
                 continue
             measure = "accuracy" if outcome == "correct" else "lar"
             out.append(
@@ -496,9 +502,9 @@ def _model_contrasts(
             out.append(
                 ModelContrast(label_a, label_b, "e6 o4", "accuracy", PairedContrast.from_dict(c))
             )
-        except AnalysisError:
-            pass
-    return out
+        except AnalysisError as e:
+            skipped.append(Skipped(f"model contrast {label_a} − {label_b} (e6 o4)", str(e)))
+    return out, skipped
 
 
 def _pairing(label_a: str, rows_a: MeaningRows, label_b: str, rows_b: MeaningRows) -> PairingCheck:
