@@ -29,10 +29,10 @@ def _chromium_or_skip() -> None:
 def test_a_browser_completes_a_session_with_a_reload_mid_study(tmp_path: Path) -> None:
     _chromium_or_skip()
     from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
-    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
     def submit(element_id: str) -> None:
