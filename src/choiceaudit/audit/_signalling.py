@@ -23,7 +23,6 @@ from choiceaudit.audit._backend import RaySettings, open_scorer
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
-    INSTRUMENT_FILE,
     ConformanceReport,
     FrozenInstrument,
     InstrumentMismatchError,
@@ -31,11 +30,12 @@ from choiceaudit.instruments.signalling import (
     build_signalling_items,
     candidate_columns,
     check_conformance,
-    chooser_condition,
     freeze_instrument,
     load_instrument,
     signalling_chooser,
 )
+from choiceaudit.instruments.signalling.choosers import chooser_condition
+from choiceaudit.instruments.signalling.frozen import INSTRUMENT_FILE
 from choiceaudit.scorers import Scorer, accepted_options, backend_of, load_embedder, load_scorer
 from choiceaudit.store import RunStore
 

@@ -9,6 +9,7 @@ import httpx
 import typer
 
 from choiceaudit.cli import _fail, app, out
+from choiceaudit.errors import InputError
 
 data_app = typer.Typer(help="Fetch norms and corpora to local files.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
@@ -28,11 +29,11 @@ def fetch(
     """Download a bundle, verify its sha256 sums and record them in DEST/SHA256SUMS.json."""
     if name != "things":
         raise _fail(f"unknown bundle {name!r}; available: things")
-    from choiceaudit.instruments.signalling import ChecksumError, fetch_things
+    from choiceaudit.instruments.signalling import fetch_things
 
     try:
         report = fetch_things(dest, base_url=base_url)
-    except (ChecksumError, httpx.HTTPError) as exc:
+    except (InputError, httpx.HTTPError) as exc:  # InputError: a checksum differs
         raise _fail(str(exc)) from None
     for rel, status in report.status.items():
         out.print(f"{status:>10}  {report.sha256[rel]}  {report.dest / rel}")

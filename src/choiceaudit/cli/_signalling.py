@@ -39,10 +39,9 @@ from choiceaudit.instruments.signalling import (
     ConformanceReport,
     RobustnessConfig,
     SignallingAnalysis,
-    amend_instrument,
     load_instrument,
-    read_amendments,
 )
+from choiceaudit.instruments.signalling.frozen import amend_instrument, read_amendments
 
 __all__ = ["check_app", "print_conformance", "print_signalling_summary", "signalling_summary"]
 

@@ -5,10 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from choiceaudit.instruments.signalling import (
-    CosineChooser,
-    UniformChooser,
-)
 from choiceaudit.instruments.signalling._analysis import (
     cell_summary,
     coordinate_table,
@@ -32,6 +28,7 @@ from choiceaudit.instruments.signalling._rsa import (
 from choiceaudit.instruments.signalling._rsa_chooser import (
     RSAChooser,
 )
+from choiceaudit.instruments.signalling.choosers import CosineChooser, UniformChooser
 from choiceaudit.types import Item
 
 OPTIONS = ("stays still", "moves a little", "moves")

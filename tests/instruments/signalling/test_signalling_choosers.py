@@ -9,11 +9,6 @@ import pytest
 from sig_helpers import things_items
 
 from choiceaudit import stats
-from choiceaudit.instruments.signalling import (
-    BayesOracleChooser,
-    SalienceChooser,
-    UniformChooser,
-)
 from choiceaudit.instruments.signalling._analysis import (
     cell_summary,
     coordinate_table,
@@ -22,6 +17,11 @@ from choiceaudit.instruments.signalling._analysis import (
 )
 from choiceaudit.instruments.signalling._render import (
     render_queries,
+)
+from choiceaudit.instruments.signalling.choosers import (
+    BayesOracleChooser,
+    SalienceChooser,
+    UniformChooser,
 )
 from choiceaudit.scorers._fake import FakeScorer
 from choiceaudit.scorers._protocol import Scorer

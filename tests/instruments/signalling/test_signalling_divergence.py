@@ -8,11 +8,6 @@ import numpy as np
 import pytest
 from sig_helpers import things_items
 
-from choiceaudit.instruments.signalling import (
-    BayesOracleChooser,
-    SalienceChooser,
-    UniformChooser,
-)
 from choiceaudit.instruments.signalling._analysis import (
     coordinate_table,
     summarise_cells,
@@ -25,6 +20,11 @@ from choiceaudit.instruments.signalling._divergence import (
 )
 from choiceaudit.instruments.signalling._render import (
     render_queries,
+)
+from choiceaudit.instruments.signalling.choosers import (
+    BayesOracleChooser,
+    SalienceChooser,
+    UniformChooser,
 )
 from choiceaudit.scorers._fake import FakeScorer
 from choiceaudit.scorers._protocol import Scorer

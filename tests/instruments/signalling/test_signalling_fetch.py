@@ -14,14 +14,12 @@ import httpx
 import pytest
 from sig_helpers import shared_data
 
-from choiceaudit.instruments.signalling import (
-    ChecksumError,
-    fetch_things,
-)
+from choiceaudit.instruments.signalling import fetch_things
 from choiceaudit.instruments.signalling._fetch import (
     CHECKSUM_FILE,
     THINGS_FILES,
     THINGS_SHA256,
+    ChecksumError,
 )
 from choiceaudit.instruments.signalling._things import load_things
 

@@ -13,13 +13,10 @@ from sig_helpers import shared_data
 
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
-    INSTRUMENT_FILE,
     InstrumentMismatchError,
-    amend_instrument,
     build_signalling_items,
     freeze_instrument,
     load_instrument,
-    read_amendments,
 )
 from choiceaudit.instruments.signalling._freeze import (
     AMENDMENTS_FILE,
@@ -28,6 +25,11 @@ from choiceaudit.instruments.signalling._freeze import (
 )
 from choiceaudit.instruments.signalling._item_tables import (
     item_set_hash,
+)
+from choiceaudit.instruments.signalling.frozen import (
+    INSTRUMENT_FILE,
+    amend_instrument,
+    read_amendments,
 )
 from choiceaudit.types import ItemSet
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from choiceaudit.instruments.signalling import (
-    BayesOracleChooser,
-)
 from choiceaudit.instruments.signalling._analysis import (
     cell_summary,
     coordinate_table,
@@ -23,6 +20,7 @@ from choiceaudit.instruments.signalling._selection import (
     select_items,
 )
 from choiceaudit.instruments.signalling._tiles import load_tiles
+from choiceaudit.instruments.signalling.choosers import BayesOracleChooser
 
 
 def test_lancaster_items_render_and_score() -> None:

@@ -6,15 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from choiceaudit.instruments.signalling import (
-    CosineChooser,
-)
 from choiceaudit.instruments.signalling._render import (
     INSTRUCTION,
     SALIENCE_SENTENCE,
     render_queries,
     render_signalling_query,
 )
+from choiceaudit.instruments.signalling.choosers import CosineChooser
 from choiceaudit.types import Item
 
 OPTIONS = ("stays still", "moves a little", "moves")

@@ -7,9 +7,11 @@ paper's. Entry points: ``build_signalling_items`` builds the item set in one cal
 step: norms bundle ``load_things`` / ``load_lancaster`` → ``build_pool`` → ``load_tiles`` →
 ``generate_candidates``, oracle under both decay families → ``select_items``);
 ``freeze_instrument`` writes the frozen item directory with its content hash before any model
-runs (``load_instrument``, ``amend_instrument``, ``read_amendments``); the frozen renderings are
-scored by any scorer or reference chooser (uniform, salience, Bayes oracle, cosine; the audit
-layer, ``choiceaudit.audit.run_signalling``, does this into run directories); and
+runs (``load_instrument``; amendments and the log in the public module
+:mod:`choiceaudit.instruments.signalling.frozen`); the frozen renderings are scored by any scorer
+or reference chooser (``signalling_chooser`` by name; the classes — uniform, salience, Bayes
+oracle, cosine — in :mod:`choiceaudit.instruments.signalling.choosers`; the audit layer,
+``choiceaudit.audit.run_signalling``, does this into run directories); and
 ``analyse_signalling_runs`` runs the frozen analysis battery on the scored runs, returning one
 typed :class:`SignallingAnalysis` (Table I ``CoordinateCell`` s, references, slopes, condition
 agreement, format L, excess against distance with r, and every skipped analysis) per
@@ -21,31 +23,20 @@ from choiceaudit.instruments.signalling._build import (
     build_signalling_items,
 )
 from choiceaudit.instruments.signalling._chooser_factory import (
-    chooser_condition,
     signalling_chooser,
-)
-from choiceaudit.instruments.signalling._choosers import (
-    BayesOracleChooser,
-    CosineChooser,
-    SalienceChooser,
-    UniformChooser,
 )
 from choiceaudit.instruments.signalling._conformance import (
     ConformanceReport,
     check_conformance,
 )
 from choiceaudit.instruments.signalling._fetch import (
-    ChecksumError,
     fetch_things,
 )
 from choiceaudit.instruments.signalling._freeze import (
-    INSTRUMENT_FILE,
     FrozenInstrument,
     InstrumentMismatchError,
-    amend_instrument,
     freeze_instrument,
     load_instrument,
-    read_amendments,
 )
 from choiceaudit.instruments.signalling._human import HumanAnalysis, analyse_human_runs
 from choiceaudit.instruments.signalling._items import (
@@ -63,29 +54,20 @@ from choiceaudit.instruments.signalling._selection import (
 )
 
 __all__ = [
-    "INSTRUMENT_FILE",
-    "BayesOracleChooser",
-    "ChecksumError",
     "ConformanceReport",
     "CoordinateCell",
-    "CosineChooser",
     "FrozenInstrument",
     "HumanAnalysis",
     "InstrumentMismatchError",
     "RobustnessConfig",
-    "SalienceChooser",
     "SignallingAnalysis",
-    "UniformChooser",
-    "amend_instrument",
     "analyse_human_runs",
     "analyse_signalling_runs",
     "build_signalling_items",
     "candidate_columns",
     "check_conformance",
-    "chooser_condition",
     "fetch_things",
     "freeze_instrument",
     "load_instrument",
-    "read_amendments",
     "signalling_chooser",
 ]
