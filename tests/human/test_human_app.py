@@ -20,6 +20,7 @@ from human_helpers import (
 )
 from starlette.testclient import TestClient
 
+from choiceaudit.errors import InputError
 from choiceaudit.human import (
     ADMIN_TOKEN_ENV,
     DB_FILE,
@@ -353,3 +354,177 @@ def test_a_full_study_refuses_newcomers_and_a_double_submit_records_once(
         t.join()
     assert sorted(outcomes) == ["ok"] + ["stale"] * 19
     assert db.progress(who) == 1
+
+
+# -- withdrawal keeps the id out (a keyed digest, never the id) --------------------------------
+WITHDRAWN_ID = "5f0c9e2ab7d4419c8e3a6b1d"  # a Prolific-like id: long enough to find in bytes
+
+
+def _study_bytes(out: Path) -> bytes:
+    """Every byte SQLite keeps for the study: the database, its write-ahead log and index."""
+    return b"".join(p.read_bytes() for p in sorted(out.glob(DB_FILE + "*")))
+
+
+def _counts(out: Path) -> tuple[int, int, int, int]:
+    con = sqlite3.connect(out / DB_FILE)
+    try:
+        return tuple(  # type: ignore[return-value]
+            con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("participants", "trials", "responses", "withdrawn")
+        )
+    finally:
+        con.close()
+
+
+def _consent_fields(client: TestClient, pid: str) -> dict[str, str]:
+    """A valid consent form for ``pid``: the CSRF token is bound to the browser's pre-session
+    cookie, not to the id, so one taken from another id's consent page passes."""
+    page = client.get("/?PROLIFIC_PID=FRESH01")
+    assert page.status_code == 200 and "consent" in page.text
+    return {"csrf": hidden(page.text, "csrf"), "panel_id": pid, "consent": "yes"}
+
+
+def test_a_withdrawn_panel_id_is_refused_and_nothing_is_recorded(
+    study: tuple[Path, Path],
+) -> None:
+    from choiceaudit.human import withdraw
+
+    items, out = study
+    client = _client(items, out)
+    html = _enter(client, "W001")
+    client.post("/answer", data=answer_fields(html, choices(html)[0]))
+    _enter(_client(items, out), "W002")
+    done = withdraw(out, "W001")
+    assert done.found and done.responses == 1 and done.blocked and not done.erased
+    before = _counts(out)
+    assert before == (1, 11, 0, 1)
+    # the study link again, in a fresh browser: a clear page, 410, no consent form
+    again = _client(items, out)
+    page = again.get("/?PROLIFIC_PID=W001")
+    assert page.status_code == 410
+    assert "You have withdrawn from this study; nothing more is recorded" in page.text
+    assert 'name="panel_id"' not in page.text and "csrf" not in page.text
+    # the old session cookie is gone with the participant; a forged consent is refused too
+    assert client.get("/item").status_code == 403
+    r = again.post("/consent", data=_consent_fields(again, "W001"))
+    assert r.status_code == 410 and "You have withdrawn" in r.text
+    assert _counts(out) == before  # nothing written: no participant, no trial, no response
+    # no k was consumed: the next newcomer takes the one W001 would have taken again
+    _enter(_client(items, out), "W003")
+    con = sqlite3.connect(out / DB_FILE)
+    ks = dict(con.execute("SELECT panel_id, k FROM participants").fetchall())
+    assert ks == {"W002": 1, "W003": 2}
+
+
+def test_a_withdrawn_panel_id_takes_no_place_in_a_full_study(
+    study: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from choiceaudit.human import withdraw
+
+    items, out = study
+    toml = tmp_path / "two.toml"
+    toml.write_text(
+        "seed = 1\nmax_participants = 2\nattention_checks = 0\n"
+        'blocks = [{ name = "population", n_items = 3 }]\n',
+        encoding="utf-8",
+    )
+    spec, study_items, secret = open_study(items, out, parse_study_file(toml))
+
+    def client() -> TestClient:
+        return TestClient(create_app(out, spec, study_items, secret), follow_redirects=True)
+
+    for pid in ("M001", "M002"):
+        c = client()
+        assert c.post("/consent", data=_consent_fields(c, pid)).status_code == 200
+    withdraw(out, "M001")
+    c = client()
+    r = c.post("/consent", data=_consent_fields(c, "M001"))
+    assert r.status_code == 410  # refused as withdrawn, not counted: one place is still free
+    c = client()
+    r = c.post("/consent", data=_consent_fields(c, "M003"))
+    assert r.status_code == 200 and "Instructions" in r.text
+    c = client()
+    r = c.post("/consent", data=_consent_fields(c, "M004"))
+    assert r.status_code == 409 and "full" in r.text
+
+
+def test_withdrawal_keeps_a_keyed_digest_never_the_panel_id(study: tuple[Path, Path]) -> None:
+    import hashlib
+    import hmac
+
+    from choiceaudit.human import ResponsesDB, withdraw
+    from choiceaudit.human._security import csrf_token, withdrawal_digest
+
+    items, out = study
+    client = _client(items, out)
+    html = _enter(client, WITHDRAWN_ID)
+    _finish(client, html)
+    _enter(_client(items, out), "W002")
+    assert WITHDRAWN_ID.encode() in _study_bytes(out)  # the check below can see it
+    # a study database from before the withdrawn table: the table is created when opened
+    con = sqlite3.connect(out / DB_FILE)
+    con.execute("DROP TABLE withdrawn")
+    con.close()
+    done = withdraw(out, WITHDRAWN_ID)
+    assert done.found and done.responses == 11 and done.scrubbed
+    secret = (out / "secret").read_bytes()
+    con = sqlite3.connect(out / DB_FILE)
+    rows = con.execute("SELECT digest, withdrawn_at FROM withdrawn").fetchall()
+    con.close()
+    assert len(rows) == 1
+    digest, when = rows[0]
+    assert digest == withdrawal_digest(secret, WITHDRAWN_ID) and len(digest) == 64
+    assert WITHDRAWN_ID not in digest and WITHDRAWN_ID not in when
+    # purpose-separated: neither a plain HMAC of the id nor any CSRF token of the study key
+    assert digest != hmac.new(secret, WITHDRAWN_ID.encode(), hashlib.sha256).hexdigest()
+    assert digest not in {csrf_token(secret, WITHDRAWN_ID, p) for p in ("consent", "withdrawn")}
+    # the deleted rows are overwritten, not merely unlinked: no byte of the files holds the id
+    assert WITHDRAWN_ID.encode() not in _study_bytes(out)
+    assert b"W002" in _study_bytes(out)
+    # the admin view and the import read the participants only, as before
+    reader = ResponsesDB(out / DB_FILE)
+    assert {r["panel_id"] for r in reader.export()} == {"W002"}
+    reader.close()
+
+
+def test_erase_leaves_no_trace_and_allows_reentry(study: tuple[Path, Path]) -> None:
+    from choiceaudit.human import withdraw
+    from choiceaudit.human._security import withdrawal_digest
+
+    items, out = study
+    client = _client(items, out)
+    _enter(client, WITHDRAWN_ID)
+    digest = withdrawal_digest((out / "secret").read_bytes(), WITHDRAWN_ID)
+    withdraw(out, WITHDRAWN_ID)
+    assert _counts(out) == (0, 0, 0, 1) and digest.encode() in _study_bytes(out)
+    done = withdraw(out, WITHDRAWN_ID, erase=True)  # the erasure request comes later
+    assert not done.found and done.was_blocked and done.erased and not done.blocked
+    assert _counts(out) == (0, 0, 0, 0)
+    assert digest.encode() not in _study_bytes(out)
+    assert WITHDRAWN_ID.encode() not in _study_bytes(out)
+    _enter(_client(items, out), WITHDRAWN_ID)  # enrolled afresh
+    # an erasure of an enrolled participant deletes them and keeps no digest at all
+    done = withdraw(out, WITHDRAWN_ID, erase=True)
+    assert done.found and not done.was_blocked and not done.blocked
+    assert _counts(out) == (0, 0, 0, 0)
+    assert _client(items, out).get(f"/?PROLIFIC_PID={WITHDRAWN_ID}").status_code == 200
+    # nothing to erase: an error, nothing changes
+    with pytest.raises(InputError, match="no participant and no withdrawal record"):
+        withdraw(out, WITHDRAWN_ID, erase=True)
+
+
+def test_an_unknown_panel_id_is_an_error_but_is_kept_out(study: tuple[Path, Path]) -> None:
+    from choiceaudit.human import withdraw
+
+    items, out = study
+    client = _client(items, out)
+    _enter(client, "W002")
+    # a person who withdraws before ever opening the link: reported (no participant), and kept out
+    with pytest.raises(InputError, match=r"no participant .* now recorded as withdrawn"):
+        withdraw(out, "NEVER01")
+    assert _counts(out) == (1, 11, 0, 1)
+    page = _client(items, out).get("/?PROLIFIC_PID=NEVER01")
+    assert page.status_code == 410 and "You have withdrawn" in page.text
+    with pytest.raises(InputError, match="already withdrawn; nothing changed"):
+        withdraw(out, "NEVER01")
+    assert _counts(out) == (1, 11, 0, 1)

@@ -25,8 +25,8 @@ def _simulate(items_dir: Path, study: Path, toml: Path, people: dict[str, str]) 
     """Participants answering by a known strategy through the study's own database (the HTTP
     path is tested in test_human_app): S picks o_fit, B picks o_bayes, R picks at random;
     every attention check is passed, except by ids starting with X."""
-    spec, items, _ = open_study(items_dir, study, parse_study_file(toml))
-    db = ResponsesDB(study / DB_FILE)
+    spec, items, secret = open_study(items_dir, study, parse_study_file(toml))
+    db = ResponsesDB(study / DB_FILE, secret=secret)
     queries = items.query_by_id()
     frozen = {i.id: i for i in load_instrument(items_dir).items}
     rng = random.Random(0)

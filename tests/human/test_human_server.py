@@ -123,3 +123,32 @@ def test_reopening_a_study_with_another_study_file_is_refused(tmp_path: Path) ->
         open_study(items, tmp_path / "study", parse_study_file(other))
     spec, _, _ = open_study(items, tmp_path / "study", None)  # no file: the recorded one
     assert spec == parse_study_file(toml)
+
+
+def test_withdrawal_while_the_server_runs_keeps_the_id_out(tmp_path: Path) -> None:
+    import httpx
+
+    from choiceaudit.human import withdraw
+
+    items, toml = frozen_items(tmp_path), study_file(tmp_path)
+    study = tmp_path / "study"
+    server = Server(items, study, toml)
+    acked: list[tuple[str, int, int]] = []
+    pid = "5f0c9e2ab7d4419c8e3a6b1d"
+    try:
+        run_participant(server.url, pid, acked, stop_after=3)
+        run_participant(server.url, "R002", acked, stop_after=2)
+        done = withdraw(study, pid)  # the server keeps its connection open meanwhile
+        assert done.found and done.responses == 3 and done.scrubbed
+        page = httpx.get(f"{server.url}/?PROLIFIC_PID={pid}", timeout=30)
+        assert page.status_code == 410 and "nothing more is recorded" in page.text
+        last = run_participant(server.url, "R002", acked)  # the other one resumes and finishes
+    finally:
+        server.kill()
+    assert "C8TEST" in last
+    assert {p for p, _, _ in _stored(study)} == {"R002"}
+    con = sqlite3.connect(study / DB_FILE)
+    assert con.execute("SELECT COUNT(*) FROM withdrawn").fetchone()[0] == 1
+    assert con.execute("SELECT COUNT(*) FROM participants").fetchone()[0] == 1
+    con.close()
+    assert not any(pid.encode() in p.read_bytes() for p in study.glob(DB_FILE + "*"))

@@ -102,10 +102,39 @@ def import_human_cmd(
 def withdraw_human(
     study: Annotated[Path, typer.Argument(help="Study directory written by serve-human.")],
     panel_id: Annotated[str, typer.Argument(help="The participant's panel id.")],
+    erase: Annotated[
+        bool,
+        typer.Option(
+            "--erase",
+            help="Erasure request: keep no digest of the id either (it may then enrol again).",
+        ),
+    ] = False,
 ) -> None:
-    """Delete everything a study stores about one participant (withdrawal or erasure request);
-    safe while the server runs. Runs imported before keep their copy: re-import."""
+    """Withdraw one participant: delete their row, trials and responses, and keep a keyed
+    digest of the panel id (not the id) so the same id is not enrolled again; --erase keeps
+    nothing. Safe while the server runs. Runs imported before keep their copy: re-import."""
     from choiceaudit.human import withdraw
 
-    n = withdraw(study, panel_id)
-    out.print(f"{study}: {panel_id} withdrawn, {n} response(s) deleted", highlight=False)
+    done = withdraw(study, panel_id, erase=erase)
+    if erase:
+        parts = [f"{done.responses} response(s) deleted"] if done.found else []
+        if done.was_blocked:
+            parts.append("withdrawal digest deleted")
+        out.print(
+            f"{study}: {panel_id} erased ({', '.join(parts)}); nothing about this id is kept, "
+            "so it may enrol again",
+            highlight=False,
+        )
+    else:
+        out.print(
+            f"{study}: {panel_id} withdrawn: {done.responses} response(s) deleted; a keyed "
+            "digest of the id is kept (not the id), so it cannot enrol again (--erase "
+            "removes it)",
+            highlight=False,
+        )
+    if not done.scrubbed:
+        out.print(
+            "warning: another connection kept the database busy, so its write-ahead log may "
+            "hold earlier copies of the deleted rows until the next checkpoint",
+            highlight=False,
+        )

@@ -6,12 +6,14 @@ analysis treats as one more arm.
 ``open_study`` creates or reopens a study directory (the study file's blocks and seed, a copy of
 the items, the CSRF key); ``create_app`` is the Starlette application over its SQLite file;
 ``serve`` runs it with uvicorn; ``assign`` is the seeded, balanced assignment; ``read_study``
-returns everything stored, for the import and the admin export.
+returns everything stored, for the import and the admin export; ``withdraw`` deletes a
+participant and keeps only a keyed digest of the panel id, so it is not enrolled again
+(``erase=True`` keeps nothing).
 """
 
 from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
 from choiceaudit.human._assign import Trial, assign, classification_items
-from choiceaudit.human._db import DB_FILE, ResponsesDB
+from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, WithdrawnError
 from choiceaudit.human._serve import StudyRecord, read_study, serve, withdraw
 from choiceaudit.human._study import (
     STUDY_FILE,
@@ -36,6 +38,8 @@ __all__ = [
     "StudyRecord",
     "StudySpec",
     "Trial",
+    "Withdrawal",
+    "WithdrawnError",
     "assign",
     "classification_items",
     "create_app",

@@ -13,6 +13,12 @@ Status codes of a refused submission (nothing is written): 400 malformed field, 
 session or bad CSRF token, 409 not the current trial (a resubmission) or the participant has
 finished, 413 body too large, 415 not a form, 422 a choice that is not a displayed option, 429
 rate limited (with ``Retry-After``).
+
+A panel id that withdrew (``choiceaudit withdraw-human``, without ``--erase``) is answered 410
+Gone, at the study link and at consent, with a page saying that nothing more is recorded: the
+refusal is permanent for that id (only an erasure lifts it), and 410 keeps it apart from the 403
+of a missing session. Nothing is written, so it takes no place under ``max_participants`` and no
+assignment index.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from choiceaudit.human._assign import Trial, assign
-from choiceaudit.human._db import DB_FILE, Participant, ResponsesDB
+from choiceaudit.human._db import DB_FILE, Participant, ResponsesDB, WithdrawnError
 from choiceaudit.human._security import RateLimiter, csrf_token, csrf_valid, security_headers
 from choiceaudit.human._study import PANEL_ID_PATTERN, StudyItems, StudySpec
 
@@ -82,7 +88,7 @@ def create_app(
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
-    db = ResponsesDB(Path(study_dir) / DB_FILE)
+    db = ResponsesDB(Path(study_dir) / DB_FILE, secret=secret)
     queries = items.query_by_id()
     views = {i.item_id: i.view for i in items.items}
     limiter = RateLimiter(rate, burst)
@@ -95,6 +101,16 @@ def create_app(
 
     def refusal(request: Request, exc: _Refused) -> Response:
         return page(request, "message.html", exc.status, heading="Not accepted", text=exc.message)
+
+    def withdrawn(request: Request) -> Response:
+        return page(
+            request,
+            "message.html",
+            410,
+            heading="You have withdrawn",
+            text="You have withdrawn from this study; nothing more is recorded. "
+            "Thank you. You may close this page.",
+        )
 
     async def form(request: Request) -> dict[str, str]:
         kind = request.headers.get("content-type", "").split(";")[0].strip()
@@ -150,6 +166,8 @@ def create_app(
         known = await run_in_threadpool(db.by_panel_id, panel_id)
         if known is not None:  # a reconnect: resume where this participant was
             return session_redirect("/item" if known.started else "/instructions", known)
+        if await run_in_threadpool(db.is_withdrawn, panel_id):
+            return withdrawn(request)
         pre = request.cookies.get(PRE_COOKIE) or secrets.token_urlsafe(24)
         response = page(
             request,
@@ -182,12 +200,15 @@ def create_app(
                 )
             if fields.get("consent") != "yes":
                 raise _Refused(400, "Please choose whether you consent.")
-            who = await run_in_threadpool(
-                db.enrol,
-                panel_id,
-                lambda k: assign(spec, items, k, panel_id),
-                max_participants=spec.max_participants,
-            )
+            try:
+                who = await run_in_threadpool(
+                    db.enrol,
+                    panel_id,
+                    lambda k: assign(spec, items, k, panel_id),
+                    max_participants=spec.max_participants,
+                )
+            except WithdrawnError:
+                return withdrawn(request)
             if who is None:
                 raise _Refused(409, "This study is full. Thank you for your interest.")
             return session_redirect("/item" if who.started else "/instructions", who)

@@ -10,6 +10,13 @@ a back-button resubmission or a forged position changes nothing.
 Nothing about a person is stored beyond the panel id: the participant's consent time, the
 trials assigned, and per response the chosen display slot, the response time (client-measured
 and server-measured) and the time it was recorded.
+
+Withdrawal (``withdraw``) deletes the participant's row, trials and responses and keeps, in the
+``withdrawn`` table, only a keyed digest of the panel id (``_security.withdrawal_digest``) and
+the time, so the same id is refused at enrolment (``WithdrawnError``) instead of being enrolled
+afresh; ``erase=True`` keeps no digest either. Every connection runs with ``secure_delete`` and a
+withdrawal ends by checkpointing and truncating the write-ahead log, so the deleted rows (the raw
+panel id among them) are overwritten in the file, not merely unlinked.
 """
 
 from __future__ import annotations
@@ -25,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.human._assign import Trial
+from choiceaudit.human._security import withdrawal_digest
 
-__all__ = ["DB_FILE", "Participant", "ResponsesDB"]
+__all__ = ["DB_FILE", "Participant", "ResponsesDB", "Withdrawal", "WithdrawnError"]
 
 DB_FILE = "responses.sqlite"
 
@@ -62,6 +70,10 @@ CREATE TABLE IF NOT EXISTS responses (
     PRIMARY KEY (participant, position),
     FOREIGN KEY (participant, position) REFERENCES trials(participant, position)
 );
+CREATE TABLE IF NOT EXISTS withdrawn (
+    digest TEXT PRIMARY KEY,
+    withdrawn_at TEXT NOT NULL
+);
 """
 
 
@@ -76,15 +88,40 @@ class Participant:
     n_trials: int
 
 
+class WithdrawnError(Exception):
+    """Enrolment refused: the panel id's digest is in ``withdrawn`` (nothing was written)."""
+
+
+@dataclass(frozen=True)
+class Withdrawal:
+    """What ``ResponsesDB.withdraw`` did. ``found``: a participant had this panel id (their row,
+    trials and ``responses`` responses were deleted). ``erased``: an erasure request, so no
+    digest is kept. ``blocked``: the id's digest is in ``withdrawn`` afterwards, so it cannot
+    enrol; ``was_blocked``: it already was before. ``scrubbed``: the write-ahead log was
+    checkpointed and truncated, so no earlier copy of a deleted row is left in the files (False
+    only when another connection kept it busy for 30 s; the next checkpoint then does it)."""
+
+    found: bool
+    responses: int
+    erased: bool
+    blocked: bool
+    was_blocked: bool
+    scrubbed: bool
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 class ResponsesDB:
-    """The study's SQLite file; thread-safe (one connection, one lock, short transactions)."""
+    """The study's SQLite file; thread-safe (one connection, one lock, short transactions).
 
-    def __init__(self, path: Path | str) -> None:
+    ``secret`` is the study key (the ``secret`` file): ``enrol`` and ``withdraw`` need it to
+    compute the withdrawal digest and raise ValueError without it; reading needs none."""
+
+    def __init__(self, path: Path | str, *, secret: bytes | None = None) -> None:
         self.path = Path(path)
+        self._secret = secret
         self._lock = threading.Lock()
         self._con = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=30
@@ -93,11 +130,20 @@ class ResponsesDB:
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA synchronous=FULL")
         self._con.execute("PRAGMA foreign_keys=ON")
+        self._con.execute("PRAGMA secure_delete=ON")
         self._con.executescript(_SCHEMA)
 
     def close(self) -> None:
         with self._lock:
             self._con.close()
+
+    def _digest(self, panel_id: str) -> str:
+        if self._secret is None:
+            raise ValueError(
+                "ResponsesDB needs the study secret (secret=...) to enrol or withdraw: "
+                "withdrawn panel ids are checked by their keyed digest"
+            )
+        return withdrawal_digest(self._secret, panel_id)
 
     def _tx(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
         with self._lock:
@@ -138,6 +184,15 @@ class ResponsesDB:
             ).fetchone()
         return self._participant(row)
 
+    def is_withdrawn(self, panel_id: str) -> bool:
+        """Whether ``panel_id`` withdrew (its digest is in ``withdrawn``)."""
+        digest = self._digest(panel_id)
+        with self._lock:
+            row = self._con.execute(
+                "SELECT 1 FROM withdrawn WHERE digest = ?", (digest,)
+            ).fetchone()
+        return row is not None
+
     def n_participants(self) -> int:
         with self._lock:
             return int(self._con.execute("SELECT COUNT(*) FROM participants").fetchone()[0])
@@ -150,7 +205,9 @@ class ResponsesDB:
         max_participants: int | None = None,
     ) -> Participant | None:
         """The participant with ``panel_id``, created (consent recorded, ``trials(k)`` stored)
-        if new; None when the study is full."""
+        if new; None when the study is full. Raises WithdrawnError, writing nothing, when the
+        id withdrew: such an id never counts toward ``max_participants`` nor takes a ``k``."""
+        digest = self._digest(panel_id)
 
         def work(con: sqlite3.Connection) -> Participant | None:
             row = con.execute(
@@ -158,6 +215,10 @@ class ResponsesDB:
             ).fetchone()
             if row is not None:
                 return self._participant(row)
+            if con.execute("SELECT 1 FROM withdrawn WHERE digest = ?", (digest,)).fetchone():
+                raise WithdrawnError(
+                    f"panel id {panel_id!r} withdrew from this study; not enrolled"
+                )
             # k counts consents ever made (a withdrawn participant's k is never reused, so
             # the balanced assignment stays a function of consent order)
             k = int(con.execute("SELECT COALESCE(MAX(k) + 1, 0) FROM participants").fetchone()[0])
@@ -263,23 +324,41 @@ class ResponsesDB:
                 ).fetchone()[0]
             )
 
-    def withdraw(self, panel_id: str) -> int:
-        """Delete everything stored about ``panel_id`` (a withdrawal or an erasure request):
-        its participant row, trials and responses. Returns the responses deleted."""
+    def withdraw(self, panel_id: str, *, erase: bool = False) -> Withdrawal:
+        """Delete the participant with ``panel_id`` (row, trials and responses) and record the
+        id's keyed digest in ``withdrawn`` so it cannot enrol again; with ``erase`` (an erasure
+        request) delete any digest too, so nothing about the id is left and it may enrol again.
+        An unknown id is not an error here: without ``erase`` its digest is recorded all the
+        same (a person who withdraws before starting stays out); ``Withdrawal.found`` says."""
+        digest = self._digest(panel_id)
 
-        def work(con: sqlite3.Connection) -> int:
+        def work(con: sqlite3.Connection) -> tuple[bool, int, bool]:
+            was_blocked = (
+                con.execute("SELECT 1 FROM withdrawn WHERE digest = ?", (digest,)).fetchone()
+                is not None
+            )
             row = con.execute(
                 "SELECT id FROM participants WHERE panel_id = ?", (panel_id,)
             ).fetchone()
-            if row is None:
-                return -1
-            n = con.execute("DELETE FROM responses WHERE participant = ?", (row["id"],)).rowcount
-            con.execute("DELETE FROM trials WHERE participant = ?", (row["id"],))
-            con.execute("DELETE FROM participants WHERE id = ?", (row["id"],))
-            return int(n)
+            n = 0
+            if row is not None:
+                n = con.execute(
+                    "DELETE FROM responses WHERE participant = ?", (row["id"],)
+                ).rowcount
+                con.execute("DELETE FROM trials WHERE participant = ?", (row["id"],))
+                con.execute("DELETE FROM participants WHERE id = ?", (row["id"],))
+            if erase:
+                con.execute("DELETE FROM withdrawn WHERE digest = ?", (digest,))
+            elif not was_blocked:
+                con.execute(
+                    "INSERT INTO withdrawn (digest, withdrawn_at) VALUES (?, ?)", (digest, _now())
+                )
+            return row is not None, int(n), was_blocked
 
-        result: int = self._tx(work)
-        return result
+        found, n, was_blocked = self._tx(work)
+        with self._lock:  # copy the overwritten pages home and empty the log
+            busy = self._con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return Withdrawal(found, n, erase, not erase, was_blocked, int(busy) == 0)
 
     def export(self) -> list[dict[str, Any]]:
         """Every trial of every participant with its response (None where unanswered), in

@@ -1,4 +1,5 @@
-"""CSRF tokens, rate limiting and the response headers every page carries."""
+"""CSRF tokens, the withdrawal digest, rate limiting and the response headers every page
+carries."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import hmac
 import threading
 import time
 
-__all__ = ["RateLimiter", "csrf_token", "csrf_valid", "security_headers"]
+__all__ = ["RateLimiter", "csrf_token", "csrf_valid", "security_headers", "withdrawal_digest"]
+
+# the label deriving the withdrawal key from the study key; it has no ":", so it is never the
+# message of a CSRF token ("purpose:session") and the two uses of the study key stay apart
+_WITHDRAWAL_KEY_LABEL = b"choiceaudit.human/withdrawn-panel-id/v1"
 
 
 def csrf_token(secret: bytes, session: str, purpose: str) -> str:
@@ -20,6 +25,14 @@ def csrf_valid(secret: bytes, session: str | None, purpose: str, given: str | No
     if not session or not given:
         return False
     return hmac.compare_digest(csrf_token(secret, session, purpose), given)
+
+
+def withdrawal_digest(secret: bytes, panel_id: str) -> str:
+    """What a study keeps of a withdrawn panel id: HMAC-SHA256 of the id under a key derived
+    from the study key for this purpose alone (HMAC of a fixed label). It cannot be turned back
+    into the id, nor checked against a guessed id, without the study's ``secret`` file."""
+    key = hmac.new(secret, _WITHDRAWAL_KEY_LABEL, hashlib.sha256).digest()
+    return hmac.new(key, panel_id.encode(), hashlib.sha256).hexdigest()
 
 
 class RateLimiter:

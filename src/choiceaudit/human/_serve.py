@@ -10,8 +10,15 @@ from typing import Any
 
 from choiceaudit.errors import InputError
 from choiceaudit.human._app import create_app
-from choiceaudit.human._db import DB_FILE, ResponsesDB
-from choiceaudit.human._study import STUDY_FILE, StudyItems, StudySpec, load_study_items, open_study
+from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal
+from choiceaudit.human._study import (
+    SECRET_FILE,
+    STUDY_FILE,
+    StudyItems,
+    StudySpec,
+    load_study_items,
+    open_study,
+)
 
 __all__ = ["StudyRecord", "read_study", "serve", "withdraw"]
 
@@ -77,17 +84,51 @@ def read_study(path: Path | str) -> StudyRecord:
     return StudyRecord(root, spec, items, trials, record)
 
 
-def withdraw(path: Path | str, panel_id: str) -> int:
-    """Delete what the study at ``path`` stores about ``panel_id``; returns the responses
-    deleted (an unknown panel id is an error)."""
+def withdraw(path: Path | str, panel_id: str, *, erase: bool = False) -> Withdrawal:
+    """Withdraw ``panel_id`` from the study at ``path`` (safe while the server runs).
+
+    By default the participant's row, trials and responses are deleted and a keyed digest of
+    the id (HMAC-SHA256 under a key derived from the study's ``secret``; never the id itself)
+    is kept, so the same id is refused when it opens the study link again. ``erase=True`` (an
+    erasure request) deletes the digest too: nothing about the id is left, and it may enrol
+    again.
+
+    An unknown panel id is an error (InputError), as a typo should be noticed; without
+    ``erase`` its digest is recorded before the error all the same, so a person who withdraws
+    before ever starting is kept out too (the message says so; ``erase=True`` undoes it). With
+    ``erase`` an id with neither a participant nor a digest is an error and nothing changes."""
     root = Path(path)
     if not (root / DB_FILE).is_file():
         raise InputError(f"not a study directory (no {DB_FILE})", source=str(root))
-    db = ResponsesDB(root / DB_FILE)
+    secret_path = root / SECRET_FILE
+    if not secret_path.is_file():
+        raise InputError(
+            f"the study has no {SECRET_FILE} file: the withdrawal digest needs the study key",
+            source=str(root),
+        )
+    db = ResponsesDB(root / DB_FILE, secret=secret_path.read_bytes())
     try:
-        n = db.withdraw(panel_id)
+        result = db.withdraw(panel_id, erase=erase)
     finally:
         db.close()
-    if n < 0:
-        raise InputError(f"no participant with panel id {panel_id!r}", source=str(root))
-    return n
+    if not result.found:
+        if erase and not result.was_blocked:
+            raise InputError(
+                f"no participant and no withdrawal record with panel id {panel_id!r}; "
+                "nothing changed",
+                source=str(root),
+            )
+        if not erase and result.was_blocked:
+            raise InputError(
+                f"no participant with panel id {panel_id!r}: it had already withdrawn; "
+                "nothing changed",
+                source=str(root),
+            )
+        if not erase:
+            raise InputError(
+                f"no participant with panel id {panel_id!r}, nothing deleted; its digest is "
+                "now recorded as withdrawn, so this id cannot enrol (erase=True / --erase "
+                "undoes that)",
+                source=str(root),
+            )
+    return result

@@ -6,7 +6,8 @@
   rendering people see); a restart with other items or another study file is refused;
 * ``instrument/`` — a copy of the frozen signalling item directory (as a run keeps one), or
   ``queries.jsonl`` — the meaning plan's queries, for meaning items;
-* ``responses.sqlite`` — the responses (``_db``); ``secret`` — the CSRF key (mode 0600).
+* ``responses.sqlite`` — the responses (``_db``); ``secret`` — the study key (mode 0600):
+  CSRF tokens, completion codes and the keyed digest kept of a withdrawn panel id.
 
 A study item is one item of the instrument with its frozen renderings (signalling: the two
 stored permutations of the chosen condition under format V; meaning: the queries the plan wrote
