@@ -416,6 +416,26 @@ def test_a_withdrawn_panel_id_is_refused_and_nothing_is_recorded(
     assert ks == {"W002": 1, "W003": 2}
 
 
+def test_the_latest_participants_k_is_not_reused_after_a_withdrawal(
+    study: tuple[Path, Path],
+) -> None:
+    """k counts consents ever made: when the most recent participant withdraws, the next
+    newcomer gets the next k, not the withdrawn one's (the assignment is a function of consent
+    order), also after the server restarts on the same study file."""
+    from choiceaudit.human import withdraw
+
+    items, out = study
+    _enter(_client(items, out), "K001")
+    _enter(_client(items, out), "K002")
+    assert withdraw(out, "K002").found
+    _enter(_client(items, out), "K003")
+    assert withdraw(out, "K003", erase=True).found
+    _enter(_client(items, out), "K004")  # a fresh client reopens the study file
+    con = sqlite3.connect(out / DB_FILE)
+    ks = dict(con.execute("SELECT panel_id, k FROM participants").fetchall())
+    assert ks == {"K001": 0, "K004": 3}
+
+
 def test_a_withdrawn_panel_id_takes_no_place_in_a_full_study(
     study: tuple[Path, Path], tmp_path: Path
 ) -> None:

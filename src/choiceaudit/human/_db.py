@@ -70,6 +70,10 @@ CREATE TABLE IF NOT EXISTS responses (
     PRIMARY KEY (participant, position),
     FOREIGN KEY (participant, position) REFERENCES trials(participant, position)
 );
+CREATE TABLE IF NOT EXISTS counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS withdrawn (
     digest TEXT PRIMARY KEY,
     withdrawn_at TEXT NOT NULL
@@ -219,9 +223,16 @@ class ResponsesDB:
                 raise WithdrawnError(
                     f"panel id {panel_id!r} withdrew from this study; not enrolled"
                 )
-            # k counts consents ever made (a withdrawn participant's k is never reused, so
-            # the balanced assignment stays a function of consent order)
-            k = int(con.execute("SELECT COALESCE(MAX(k) + 1, 0) FROM participants").fetchone()[0])
+            # k counts consents ever made: a stored counter, so a withdrawn participant's k
+            # is never reused (not even the latest one's) and the balanced assignment stays a
+            # function of consent order. A study file from before the counter starts it at
+            # the highest k stored plus one.
+            stored = con.execute("SELECT value FROM counters WHERE name = 'next_k'").fetchone()
+            k = int(
+                stored[0]
+                if stored is not None
+                else con.execute("SELECT COALESCE(MAX(k) + 1, 0) FROM participants").fetchone()[0]
+            )
             n_now = int(con.execute("SELECT COUNT(*) FROM participants").fetchone()[0])
             if max_participants is not None and n_now >= max_participants:
                 return None
@@ -232,6 +243,11 @@ class ResponsesDB:
                 (k, panel_id, secrets.token_urlsafe(32), _now(), len(assigned)),
             )
             pid = cur.lastrowid
+            con.execute(
+                "INSERT INTO counters (name, value) VALUES ('next_k', ?) "
+                "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                (k + 1,),
+            )
             con.executemany(
                 "INSERT INTO trials (participant, position, block, item_id, query_id, perm_index, "
                 "check_option) VALUES (?, ?, ?, ?, ?, ?, ?)",
