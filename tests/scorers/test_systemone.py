@@ -424,7 +424,7 @@ def server_factory() -> Iterator[Callable[[dict[str, list[str]]], _Server]]:
     servers: list[_Server] = []
 
     def make(faults: dict[str, list[str]]) -> _Server:
-        server = _Server(faults, slow_s=0.6).__enter__()
+        server = _Server(faults, slow_s=3.0).__enter__()
         servers.append(server)
         return server
 
@@ -447,7 +447,7 @@ def test_real_server_with_injected_faults_records_every_query_once(
     }
     server = server_factory(faults)
     scorer = SystemOneScorer(
-        server.url, "local/decider", max_retries=4, backoff=0.01, timeout=0.25, concurrency=4
+        server.url, "local/decider", max_retries=4, backoff=0.01, timeout=1.0, concurrency=4
     )
     queries = [make_query(f"s{i}", item_id=i) for i in range(9)]
     decisions = scorer.score(queries)
