@@ -81,3 +81,16 @@ def test_withdraw_human_erase_keeps_nothing(db: ResponsesDB) -> None:
     assert not db.is_withdrawn("C002")
     r = runner.invoke(app, ["withdraw-human", study, "C002", "--erase"])
     assert r.exit_code == 1 and "no participant and no withdrawal record" in r.output
+
+
+def test_serve_human_off_loopback_needs_the_host_names(tmp_path: Path) -> None:
+    """On a non-loopback address the study cannot guess the name participants use: the command
+    refuses before creating the study directory and says which option to give."""
+    items, toml = frozen_items(tmp_path), study_file(tmp_path)
+    out = tmp_path / "study"
+    args = ["serve-human", str(items), "--out", str(out), "--study", str(toml)]
+    r = runner.invoke(app, [*args, "--host", "0.0.0.0"])
+    assert r.exit_code == 1
+    assert "serving on 0.0.0.0" in r.output and "--allowed-host" in r.output
+    assert "answering Host" not in r.output  # refused before it claims to serve
+    assert not out.exists()

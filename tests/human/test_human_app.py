@@ -548,3 +548,45 @@ def test_an_unknown_panel_id_is_an_error_but_is_kept_out(study: tuple[Path, Path
     with pytest.raises(InputError, match="already withdrawn; nothing changed"):
         withdraw(out, "NEVER01")
     assert _counts(out) == (1, 11, 0, 1)
+
+
+def test_only_the_allowed_host_names_are_answered(study: tuple[Path, Path]) -> None:
+    """A request whose Host header is not allowed (a DNS-rebinding page, a stray vhost) gets
+    400 before anything is rendered or stored; the allowed name is served as usual."""
+    items, out = study
+    spec = parse_study_file(study_file(out.parent))
+    spec, study_items, secret = open_study(items, out, spec)
+    app = create_app(out, spec, study_items, secret, allowed_hosts=["127.0.0.1", "localhost"])
+    stranger = TestClient(app, base_url="http://rebind.example", follow_redirects=True)
+    for path in ("/?PROLIFIC_PID=H001", "/item", "/admin/export"):
+        r = stranger.get(path)
+        assert r.status_code == 400 and "Invalid host header" in r.text, path
+    r = stranger.post("/consent", data={"panel_id": "H001", "consent": "yes"})
+    assert r.status_code == 400
+    assert _counts(out)[0] == 0
+    for base in ("http://127.0.0.1:8000", "http://localhost"):
+        local = TestClient(app, base_url=base, follow_redirects=True)
+        assert "consent" in local.get("/?PROLIFIC_PID=H001").text
+    _enter(TestClient(app, base_url="http://127.0.0.1:8000", follow_redirects=True), "H001")
+    assert _counts(out)[0] == 1
+    with pytest.raises(ValueError, match="allowed_hosts is empty"):
+        create_app(out, spec, study_items, secret, allowed_hosts=[])
+
+
+def test_the_served_host_names_default_to_loopback_and_are_required_elsewhere() -> None:
+    from choiceaudit.human import allowed_hosts_for
+
+    assert allowed_hosts_for("127.0.0.1", None) == ["127.0.0.1", "localhost"]
+    assert allowed_hosts_for("localhost", None) == ["127.0.0.1", "localhost"]
+    assert allowed_hosts_for("127.0.0.2", None) == ["127.0.0.1", "localhost", "127.0.0.2"]
+    with pytest.raises(InputError, match=r"serving on 0\.0\.0\.0: .*--allowed-host"):
+        allowed_hosts_for("0.0.0.0", None)
+    with pytest.raises(InputError, match="--allowed-host"):
+        allowed_hosts_for("192.0.2.7", None)
+    assert allowed_hosts_for("0.0.0.0", ["study.example.org", "*.lab.example"]) == [
+        "study.example.org",
+        "*.lab.example",
+    ]
+    assert allowed_hosts_for("0.0.0.0", ["*"]) == ["*"]
+    with pytest.raises(InputError, match="needs a host name"):
+        allowed_hosts_for("0.0.0.0", [" "])

@@ -142,6 +142,9 @@ def test_withdrawal_while_the_server_runs_keeps_the_id_out(tmp_path: Path) -> No
         assert done.found and done.responses == 3 and done.scrubbed
         page = httpx.get(f"{server.url}/?PROLIFIC_PID={pid}", timeout=30)
         assert page.status_code == 410 and "nothing more is recorded" in page.text
+        # the served study answers its loopback names only (serve-human's default)
+        forged = httpx.get(f"{server.url}/", headers={"Host": "rebind.example"}, timeout=30)
+        assert forged.status_code == 400
         last = run_participant(server.url, "R002", acked)  # the other one resumes and finishes
     finally:
         server.kill()

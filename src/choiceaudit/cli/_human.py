@@ -13,7 +13,7 @@ import typer
 from choiceaudit.audit import import_human
 from choiceaudit.cli import app, console, guarded, out
 from choiceaudit.cli._groups import import_app
-from choiceaudit.human import ADMIN_TOKEN_ENV, parse_study_file, serve
+from choiceaudit.human import ADMIN_TOKEN_ENV, allowed_hosts_for, parse_study_file, serve
 
 __all__: list[str] = []
 
@@ -45,12 +45,25 @@ def serve_human(
     secure_cookies: Annotated[
         bool, typer.Option(help="Mark cookies Secure (behind HTTPS).")
     ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A Host name the study answers (repeatable; '*.example.org', or '*' for "
+            "any). Default: 127.0.0.1 and localhost on a loopback address; required on any "
+            "other address. Other hosts get 400.",
+        ),
+    ] = None,
 ) -> None:
     """Serve a frozen item set to people (consent, instructions, items, completion code).
     The admin export at /admin/export needs the token in $CHOICEAUDIT_HUMAN_ADMIN_TOKEN."""
     spec = parse_study_file(study) if study is not None else None
+    hosts = allowed_hosts_for(host, allowed_host)  # refused before anything is printed
     admin = "on" if os.environ.get(ADMIN_TOKEN_ENV) else f"off (set {ADMIN_TOKEN_ENV})"
-    console.print(f"serving {items} → {out_dir} on http://{host}:{port}/; admin export {admin}")
+    console.print(
+        f"serving {items} → {out_dir} on http://{host}:{port}/ (answering Host "
+        f"{', '.join(hosts)}); admin export {admin}"
+    )
     serve(
         items,
         out_dir,
@@ -60,6 +73,7 @@ def serve_human(
         rate=rate,
         burst=burst,
         secure_cookies=secure_cookies,
+        allowed_hosts=hosts,
     )
 
 

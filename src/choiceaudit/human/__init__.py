@@ -14,7 +14,7 @@ participant and keeps only a keyed digest of the panel id, so it is not enrolled
 from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
 from choiceaudit.human._assign import Trial, assign, classification_items
 from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, WithdrawnError
-from choiceaudit.human._serve import StudyRecord, read_study, serve, withdraw
+from choiceaudit.human._serve import StudyRecord, allowed_hosts_for, read_study, serve, withdraw
 from choiceaudit.human._study import (
     STUDY_FILE,
     BlockSpec,
@@ -40,6 +40,7 @@ __all__ = [
     "Trial",
     "Withdrawal",
     "WithdrawnError",
+    "allowed_hosts_for",
     "assign",
     "classification_items",
     "create_app",

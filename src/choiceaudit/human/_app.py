@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
@@ -66,15 +66,23 @@ def create_app(
     rate: float = 10.0,
     burst: int = 30,
     secure_cookies: bool = False,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> Starlette:
     """The study's application over ``<study_dir>/responses.sqlite``. Starlette, Jinja2 and
     uvicorn are the ``human`` extra, imported here so the rest of choiceaudit never needs
-    them."""
+    them.
+
+    ``allowed_hosts``: the Host header values the study answers (Starlette's
+    ``TrustedHostMiddleware``: exact names, ``*.example.org``, or ``*`` for any); any other host
+    gets 400 before a page is rendered, which keeps DNS-rebinding pages from reaching a study on
+    loopback. None checks no host — for an application mounted behind a front end that does;
+    :func:`~choiceaudit.human.serve` always passes a list."""
     import jinja2
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.middleware import Middleware
     from starlette.middleware.base import BaseHTTPMiddleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.responses import (
         HTMLResponse,
         JSONResponse,
@@ -350,7 +358,12 @@ def create_app(
             response.headers.setdefault(name, value)
         return response
 
-    app = Starlette(routes=routes, middleware=[Middleware(BaseHTTPMiddleware, dispatch=limit)])
+    middleware = [Middleware(BaseHTTPMiddleware, dispatch=limit)]
+    if allowed_hosts is not None:
+        if not allowed_hosts:
+            raise ValueError("allowed_hosts is empty: no request could be answered")
+        middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
+    app = Starlette(routes=routes, middleware=middleware)
     app.state.db = db
     return app
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,28 @@ from choiceaudit.human._study import (
     open_study,
 )
 
-__all__ = ["StudyRecord", "read_study", "serve", "withdraw"]
+__all__ = ["LOOPBACK_HOSTS", "StudyRecord", "allowed_hosts_for", "read_study", "serve", "withdraw"]
+
+#: the Host header names a study bound to a loopback address answers by default
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+
+
+def allowed_hosts_for(host: str, allowed_hosts: Sequence[str] | None) -> list[str]:
+    """The Host names a study served on ``host`` answers: ``allowed_hosts`` when given, the
+    loopback names when it listens on loopback; on any other address the names must be given
+    (the study cannot know the name its participants' browsers use), else an InputError."""
+    if allowed_hosts is not None:
+        names = [h.strip() for h in allowed_hosts]
+        if not names or any(not h for h in names):
+            raise InputError("--allowed-host needs a host name (or '*' for any)")
+        return names
+    if host in LOOPBACK_HOSTS or host.startswith("127."):
+        return [*LOOPBACK_HOSTS, host] if host not in LOOPBACK_HOSTS else list(LOOPBACK_HOSTS)
+    raise InputError(
+        f"serving on {host}: name the host names participants' browsers will use with "
+        "--allowed-host (e.g. --allowed-host study.example.org), or --allowed-host '*' to "
+        "answer any Host header"
+    )
 
 
 def serve(
@@ -33,13 +55,24 @@ def serve(
     rate: float = 10.0,
     burst: int = 30,
     secure_cookies: bool = False,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> None:
-    """Create or reopen the study directory ``out`` and serve it until interrupted."""
+    """Create or reopen the study directory ``out`` and serve it until interrupted. Requests
+    whose Host header is not one of :func:`allowed_hosts_for` ``(host, allowed_hosts)`` get
+    400."""
     import uvicorn
 
+    hosts = allowed_hosts_for(host, allowed_hosts)  # refuse before touching the study
     spec, study_items, secret = open_study(items, out, spec)
     app = create_app(
-        out, spec, study_items, secret, rate=rate, burst=burst, secure_cookies=secure_cookies
+        out,
+        spec,
+        study_items,
+        secret,
+        rate=rate,
+        burst=burst,
+        secure_cookies=secure_cookies,
+        allowed_hosts=hosts,
     )
     uvicorn.run(
         app, host=host, port=port, log_level="warning", access_log=False, server_header=False
