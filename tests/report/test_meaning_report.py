@@ -437,3 +437,37 @@ def test_a_model_contrast_without_shared_items_is_listed_as_skipped(
     assert families == {"d-rand", "d-lit"}
     assert all("share no item" in s for s in skipped)
     assert any("(d-lit, captured)" in s for s in skipped)
+
+
+def test_unit_integrity_variants_without_intact_rows_are_listed_as_skipped(
+    report: dict[str, Any],
+) -> None:
+    """An E3 variant that cannot be paired with the intact (v0) answer — here the v0 rows of
+    every item are missing, as in an interrupted run — has no contrast, and says so."""
+    import dataclasses
+
+    arm = load_run(report["runs"][0]).arm()
+    e3 = [q.meta.get("condition") for q, _ in arm.rows if q.meta.get("experiment") == "e3"]
+    variants = sorted({str(c) for c in e3} - {"v0"})
+    assert variants and "v0" in e3
+    full = analyse_meaning_runs([arm], n_resamples=20)
+    assert full.arms[0].analysis is not None and full.arms[0].analysis.e3 is not None
+    assert full.arms[0].analysis.e3.not_contrasted == {}
+    assert not [s for s in full.skipped if "unit integrity" in s.analysis]
+    cut = dataclasses.replace(
+        arm,
+        rows=tuple(
+            (q, d)
+            for q, d in arm.rows
+            if not (q.meta.get("experiment") == "e3" and q.meta.get("condition") == "v0")
+        ),
+    )
+    analysis = analyse_meaning_runs([cut], n_resamples=20)
+    e3_result = analysis.arms[0].analysis.e3  # type: ignore[union-attr]
+    assert e3_result is not None and e3_result.contrast_vs_intact == {}
+    reasons = set(e3_result.not_contrasted)
+    excluded = {v for v, n in e3_result.n_identity_excluded.items() if n}
+    assert reasons | excluded >= set(variants) and reasons
+    skipped = [s for s in analysis.skipped if "unit integrity" in s.analysis]
+    assert sorted(s.analysis.split()[-3] for s in skipped) == sorted(reasons)
+    assert all(s.reason == "no intact (v0) rows to contrast with" for s in skipped)

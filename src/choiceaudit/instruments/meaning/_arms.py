@@ -260,6 +260,11 @@ def _analyse_arm(
             analysis = analyse_meaning(
                 rows, n_resamples=n_resamples, seed=seed, hook_stopwords=hook_stopwords
             )
+        if analysis.e3 is not None:
+            skipped.extend(
+                Skipped(f"{display}: {EXPERIMENT_NAMES['e3']} {variant} − v0", reason)
+                for variant, reason in analysis.e3.not_contrasted.items()
+            )
         if arm.status != "complete":
             skipped.append(
                 Skipped(

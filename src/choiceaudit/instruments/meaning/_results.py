@@ -343,6 +343,9 @@ class UnitIntegrity:
     contrast_vs_intact: Mapping[str, PairedContrast] = field(default_factory=dict)
     #: rows whose perturbation returned the intact string, per variant (excluded above)
     n_identity_excluded: Mapping[str, int] = field(default_factory=dict)
+    #: variants with no v0 contrast, and why (no item shared with the intact rows: an
+    #: interrupted run); the arm's analysis lists each as skipped
+    not_contrasted: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -307,6 +307,7 @@ def _unit(rows: MeaningRows, opts: _Opts) -> UnitIntegrity:
     rows = rows.select(~identity)
     result = unit_integrity(rows, n_resamples=opts.n_resamples, seed=opts.seed)
     contrasts: dict[str, PairedContrast] = {}
+    not_contrasted: dict[str, str] = {}
     if "v0" in set(rows.condition.tolist()):
         intact = rows.where(condition="v0")
         for variant in sorted(set(rows.condition.tolist()) - {"v0"}):
@@ -319,8 +320,13 @@ def _unit(rows: MeaningRows, opts: _Opts) -> UnitIntegrity:
                         seed=opts.seed,
                     )
                 )
-            except AnalysisError:
-                continue
+            except AnalysisError as exc:
+                not_contrasted[variant] = str(exc)
+    elif len(rows):
+        not_contrasted = {
+            str(v): "no intact (v0) rows to contrast with"
+            for v in sorted(set(rows.condition.tolist()))
+        }
     contrasts = _bonferroni(contrasts)
     agreement = {}
     for variant, cell in result["agreement_with_intact"].items():
@@ -336,6 +342,7 @@ def _unit(rows: MeaningRows, opts: _Opts) -> UnitIntegrity:
         agreement_with_intact=agreement,
         contrast_vs_intact=contrasts,
         n_identity_excluded=excluded,
+        not_contrasted=not_contrasted,
     )
 
 
