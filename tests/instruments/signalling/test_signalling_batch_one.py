@@ -54,3 +54,9 @@ def test_the_flip_rate_counts_changed_choices_per_tile(tmp_path: Path) -> None:
         assert flip.flip_rate == pytest.approx(expected / per_tile[tile])
     assert ("probs", flipped_tile) in flips
     assert json.dumps([f.flip_rate for f in analysis.batch_flips])  # plain numbers
+    assert not [s for s in analysis.skipped if s.analysis.startswith("batch-1 flips")]
+    # the batch-1 run alone: no flip rate can be computed, and the analysis says why
+    (alone,) = analyse_runs([single])
+    assert alone.batch_flips == ()
+    (skip,) = [s for s in alone.skipped if s.analysis.startswith("batch-1 flips")]
+    assert "the batched run of fake is not among the runs analysed" in skip.reason

@@ -405,6 +405,8 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
                 "the letters)",
             )
         )
+    flips, flip_skips = batch_flip_records(group)
+    skipped.extend(flip_skips)
     norms = frozen.record.get("norms")
     return SignallingAnalysis(
         instrument_hash=frozen.hash,
@@ -433,27 +435,41 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         cosine_sign=_cosine_sign(group),
         fit_cost_gaussian=bins_gaussian,
         slopes_gaussian=slopes_gaussian,
-        batch_flips=tuple(batch_flip_records(group)),
+        batch_flips=tuple(flips),
     )
 
 
-def batch_flip_records(group: Sequence[AnalysedArm]) -> list[BatchFlip]:
+def batch_flip_records(group: Sequence[AnalysedArm]) -> tuple[list[BatchFlip], list[Skipped]]:
     """For every model arm scored at batch size 1 (``config["batch_of"]`` names the batched
     run's model), the flip rate against that batched arm per scoring rule and tile, on the
-    renderings both hold (exact ties are sets: a flip is a changed tied set)."""
+    renderings both hold (exact ties are sets: a flip is a changed tied set). A batch-1 arm
+    whose batched run is not in ``group``, or that shares no rendering or rule with it, comes
+    back as a ``Skipped``."""
     by_model = {
         str(a.arm.config.get("model")): a
         for a in group
         if a.kind == "model" and not a.arm.config.get("batch_of")
     }
     records: list[BatchFlip] = []
+    skipped: list[Skipped] = []
     for single in group:
         base_name = single.arm.config.get("batch_of")
-        if not base_name or str(base_name) not in by_model:
+        if not base_name:
+            continue  # not a batch-1 arm
+        what = f"batch-1 flips of {single.label}"
+        if str(base_name) not in by_model:
+            skipped.append(
+                Skipped(what, f"the batched run of {base_name} is not among the runs analysed")
+            )
             continue
         batched = by_model[str(base_name)]
         theirs = {q.id: (q, d) for q, d in batched.arm.rows}
         rules = [r for r in single.rules if r in batched.rules]
+        if not rules or not any(q.id in theirs for q, _ in single.arm.rows):
+            skipped.append(
+                Skipped(what, f"no rendering and scoring rule shared with the run of {base_name}")
+            )
+            continue
         for rule in rules:
             cells: dict[str, list[tuple[bool, float]]] = {}
             for query, decision in single.arm.rows:
@@ -479,7 +495,7 @@ def batch_flip_records(group: Sequence[AnalysedArm]) -> list[BatchFlip]:
                         max_abs_score_change=max(c for _, c in values),
                     )
                 )
-    return records
+    return records, skipped
 
 
 def analyse_signalling_runs(arms: Sequence[Arm]) -> tuple[SignallingAnalysis, ...]:
