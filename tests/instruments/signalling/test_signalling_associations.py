@@ -35,6 +35,18 @@ def test_swow_strengths_detects_response_set_and_reads_rows() -> None:
     assert "station wagon" in swow.cues and len(swow) == 5
 
 
+def test_swow_rows_without_a_response_are_counted(tmp_path: Path) -> None:
+    table = tmp_path / "s.tsv"
+    table.write_text(
+        "cue\tresponse\tR1\tN\tR1.Strength\n"
+        "cat\tdog\t3\t10\t0.3\ncat\tNA\t2\t10\t0.2\ncat\t\t1\t10\t0.1\n"
+    )
+    swow = read_swow_strengths(table)
+    assert swow.strength == {"cat": {"dog": 0.3}}
+    assert swow.n_missing_responses == 2
+    assert read_swow_strengths(SWOW).n_missing_responses == 0
+
+
 def test_swow_inconsistent_strength_names_the_row(tmp_path: Path) -> None:
     bad = tmp_path / "s.tsv"
     bad.write_text("cue\tresponse\tR1\tN\tR1.Strength\ncat\tdog\t3\t10\t0.9\n")

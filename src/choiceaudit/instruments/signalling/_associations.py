@@ -47,6 +47,9 @@ class AssociationStrengths:
 
     strength: dict[str, dict[str, float]]
     response_set: str
+    #: rows with no response (empty or ``NA``: the participant gave none), read and not counted
+    #: as associations; recorded so a build shows them
+    n_missing_responses: int = 0
 
     @property
     def cues(self) -> frozenset[str]:
@@ -77,12 +80,16 @@ def read_swow_strengths(
         if missing:
             raise NormsFormatError(path, f"missing column(s) {missing}; header is {header}")
         table: dict[str, dict[str, float]] = {}
+        n_missing = 0
         for i, row in enumerate(reader, start=2):
             cue, response = row["cue"], row["response"]
             if not cue:
                 raise NormsFormatError(path, "empty cue", row=i, field="cue")
             if not response or response == "NA":
-                continue  # the published tables already drop missing responses; be tolerant
+                # a missing response is no association (the published strength tables have
+                # dropped them already); counted, and the build records the count
+                n_missing += 1
+                continue
             try:
                 count = int(row[response_set])
                 total = int(row["N"])
@@ -99,7 +106,7 @@ def read_swow_strengths(
                     field=f"{response_set}.Strength",
                 )
             table.setdefault(cue, {})[response] = strength
-    return AssociationStrengths(table, response_set)
+    return AssociationStrengths(table, response_set, n_missing_responses=n_missing)
 
 
 def swow_coverage(norms: NormsBundle, swow: AssociationStrengths) -> BoolArray:

@@ -193,6 +193,7 @@ def build_signalling_items(
             "file": str(swow),
             "response_set": strengths.response_set,
             "cues": len(strengths),
+            "rows_without_response": strengths.n_missing_responses,
             "concepts_matched": int(mask.sum()),
             "matching": "exact-case string equality on the concept word (§I-B)",
         }
