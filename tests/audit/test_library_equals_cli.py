@@ -105,3 +105,12 @@ def test_signalling_api_equals_cli(tmp_path: Path) -> None:
     for a, c in zip(api, cli, strict=True):
         assert _rows(a) == _rows(c)
     assert _analysis(api, tmp_path / "api") == _analysis(cli, tmp_path / "cli")
+
+
+def test_run_meaning_takes_a_string_root_like_run_signalling(tmp_path: Path) -> None:
+    # the README's call: run_meaning([...], "runs/meaning", ...) with a str root
+    corpus = write_bagdhara(tmp_path / "b.jsonl", 8)
+    kwargs: dict[str, Any] = {"corpus": f"bagdhara:{corpus}", "experiments": ["e1"],
+                              "n_items": 4, "embedder": "none"}  # fmt: skip
+    (run,) = run_meaning(["fake"], str(tmp_path / "m"), **kwargs)
+    assert run == tmp_path / "m" / "meaning-fake" and _rows(run)

@@ -94,3 +94,17 @@ def test_serve_human_off_loopback_needs_the_host_names(tmp_path: Path) -> None:
     assert "serving on 0.0.0.0" in r.output and "--allowed-host" in r.output
     assert "answering Host" not in r.output  # refused before it claims to serve
     assert not out.exists()
+
+
+def test_serve_human_refuses_a_study_it_cannot_open_before_claiming_to_serve(
+    tmp_path: Path,
+) -> None:
+    """A study file the items cannot fill is refused (exit 1) without the 'serving' line."""
+    items = frozen_items(tmp_path)
+    toml = study_file(tmp_path, 'seed = 1\nblocks = [{ name = "classification", n_items = 999 }]\n')
+    out = tmp_path / "study"
+    r = runner.invoke(app, ["serve-human", str(items), "--out", str(out), "--study", str(toml)])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception
+    assert "the classification block asks for 999" in r.output
+    assert "answering Host" not in r.output
+    assert not out.exists()

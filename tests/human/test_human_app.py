@@ -590,3 +590,26 @@ def test_the_served_host_names_default_to_loopback_and_are_required_elsewhere() 
     assert allowed_hosts_for("0.0.0.0", ["*"]) == ["*"]
     with pytest.raises(InputError, match="needs a host name"):
         allowed_hosts_for("0.0.0.0", [" "])
+
+
+def test_the_population_block_can_draw_on_the_analysis_set(study: tuple[Path, Path]) -> None:
+    # the README's study file: classification takes its n_items conflict items of the analysis
+    # set, and the population block draws on the rest of the analysis set (not on nothing)
+    items, out = study
+    text = (
+        'seed = 8\ncondition = "4"\nattention_checks = 1\nblocks = [\n'
+        '  { name = "classification", n_items = 6 },\n'
+        '  { name = "population", n_items = 4, pool = "analysis_set" },\n]\n'
+    )
+    spec = parse_study_file(study_file(out.parent, text))
+    spec, study_items, _ = open_study(items, out, spec)
+    in_set = {i.item_id for i in study_items.items if i.in_analysis_set}
+    shared: set[str] | None = None
+    for k in range(8):
+        ts = assign(spec, study_items, k, f"P{k}")
+        cls = {t.item_id for t in ts if t.block == "classification"}
+        pop = [t.item_id for t in ts if t.block == "population"]
+        shared = shared or cls
+        assert cls == shared and len(cls) == 6
+        assert len(pop) == len(set(pop)) == 4
+        assert set(pop) <= in_set - cls

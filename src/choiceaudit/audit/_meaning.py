@@ -103,7 +103,7 @@ def queries_for(model: str, queries: Sequence[Query]) -> list[Query]:
 
 def run_meaning(
     models: Sequence[str],
-    out_root: Path,
+    out_root: Path | str,
     *,
     corpus: str | Corpus = "idioms-en",
     experiments: Sequence[str] = DEFAULT_MEANING_EXPERIMENTS,
@@ -132,6 +132,7 @@ def run_meaning(
     ``choice_not_argmax_rows``: rows whose returned ``choice`` is not the argmax of the
     returned probabilities (issue 12, item 5). With ``ray`` each model's chunks are scored on
     Ray actors (:class:`~choiceaudit.audit.RaySettings`); the parts are written here."""
+    out_root = Path(out_root)
     if not models:
         raise InputError("run_meaning needs at least one model")
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus

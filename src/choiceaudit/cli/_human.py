@@ -60,10 +60,13 @@ def serve_human(
     spec = parse_study_file(study) if study is not None else None
     hosts = allowed_hosts_for(host, allowed_host)  # refused before anything is printed
     admin = "on" if os.environ.get(ADMIN_TOKEN_ENV) else f"off (set {ADMIN_TOKEN_ENV})"
-    console.print(
-        f"serving {items} → {out_dir} on http://{host}:{port}/ (answering Host "
-        f"{', '.join(hosts)}); admin export {admin}"
-    )
+
+    def announce() -> None:  # once the study is open: a refused study never claims to serve
+        console.print(
+            f"serving {items} → {out_dir} on http://{host}:{port}/ (answering Host "
+            f"{', '.join(hosts)}); admin export {admin}"
+        )
+
     serve(
         items,
         out_dir,
@@ -74,6 +77,7 @@ def serve_human(
         burst=burst,
         secure_cookies=secure_cookies,
         allowed_hosts=hosts,
+        on_open=announce,
     )
 
 

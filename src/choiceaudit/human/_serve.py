@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,10 +56,12 @@ def serve(
     burst: int = 30,
     secure_cookies: bool = False,
     allowed_hosts: Sequence[str] | None = None,
+    on_open: Callable[[], None] | None = None,
 ) -> None:
     """Create or reopen the study directory ``out`` and serve it until interrupted. Requests
     whose Host header is not one of :func:`allowed_hosts_for` ``(host, allowed_hosts)`` get
-    400."""
+    400. ``on_open`` is called once the study is open, just before the server starts (a study
+    that is refused never calls it)."""
     import uvicorn
 
     hosts = allowed_hosts_for(host, allowed_hosts)  # refuse before touching the study
@@ -74,6 +76,8 @@ def serve(
         secure_cookies=secure_cookies,
         allowed_hosts=hosts,
     )
+    if on_open is not None:
+        on_open()
     uvicorn.run(
         app, host=host, port=port, log_level="warning", access_log=False, server_header=False
     )

@@ -338,9 +338,13 @@ def block_pool(spec: BlockSpec, items: StudyItems, taken: Sequence[str]) -> list
 
 
 def _check_feasible(spec: StudySpec, items: StudyItems) -> None:
-    taken: list[str] = []
+    # the population block draws on what classification takes (its n_items items, the same
+    # ones ``assign`` uses), not on the rest of the classification pool
+    from choiceaudit.human._assign import classification_items
+
+    taken = [i.item_id for i in classification_items(spec, items)]
     for b in spec.blocks:
-        pool = block_pool(b, items, taken)
+        pool = block_pool(b, items, [] if b.name == "classification" else taken)
         what = "conflict items of the analysis set" if b.name == "classification" else "items"
         if len(pool) < b.n_items:
             raise InputError(
@@ -348,5 +352,3 @@ def _check_feasible(spec: StudySpec, items: StudyItems) -> None:
                 f"{len(pool)} (an item is never shown twice)",
                 field="blocks",
             )
-        if b.name == "classification":
-            taken.extend(i.item_id for i in pool)

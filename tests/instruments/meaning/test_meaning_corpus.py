@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import Corpus, CorpusError, load_bagdhara
 from choiceaudit.instruments.meaning._bagdhara import BAGDHARA_FIELDS
 from choiceaudit.instruments.meaning._idioms_en import parse_senses
@@ -205,7 +206,8 @@ def test_three_rows_are_too_few_for_four_options(shared_data: Path) -> None:
     from choiceaudit.instruments.meaning._items import build_ladder
 
     corpus = load_bagdhara(shared_data / "bagdhara" / "sample_3rows.jsonl")
-    with pytest.raises(ValueError, match="too few distinct glosses to give item 1 3 distractors"):
+    # an input error (the command line prints one error: line), still a ValueError
+    with pytest.raises(InputError, match="too few distinct glosses to give item 1 3 distractors"):
         build_ladder(corpus, families=("d-rand",))
 
 

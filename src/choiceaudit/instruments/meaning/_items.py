@@ -140,7 +140,7 @@ def draw_item(
 
     rand, _, _ = family_draw(None)
     if len(rand) < K - 1:
-        raise ValueError(
+        raise InputError(
             f"corpus {pools.corpus.name} has too few distinct glosses to give item {entry.id} "
             f"{K - 1} distractors"
         )

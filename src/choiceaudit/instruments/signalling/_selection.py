@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling._items import (
     CandidateBlock,
     RobustnessConfig,
@@ -175,7 +176,7 @@ def select_items(
     config = config if config is not None else RobustnessConfig()
     k = len(blocks)
     if n_items % (2 * k):
-        raise ValueError(f"{n_items} items cannot split evenly over {k} tiles × conflict/control")
+        raise InputError(f"{n_items} items cannot split evenly over {k} tiles × conflict/control")
     per_cell = n_items // (2 * k)
     conflict: dict[str, IntArray] = {}
     control: dict[str, IntArray] = {}
