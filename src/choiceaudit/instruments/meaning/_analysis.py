@@ -227,8 +227,10 @@ def paired_contrast(
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
 ) -> dict[str, Any]:
-    """``a − b`` on the items both share (one row per item each): exact McNemar on unique-argmax
-    outcomes and a paired bootstrap interval on the per-item credit difference.
+    """``a − b`` on the items both share (one row per item each): exact McNemar on the items
+    whose outcome is whole on both sides (credit 0 or 1; a tie that shares the credited option
+    is left out and counted in ``n_tied_excluded``) and a paired bootstrap interval on the
+    per-item credit difference.
 
     ``outcome`` is ``"correct"`` (accuracy) or ``"captured"`` (LAR)."""
     index_a = _one_row_per_item(rows_a, "a")
