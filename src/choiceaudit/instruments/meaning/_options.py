@@ -11,7 +11,7 @@ the same way, under ``d-rand`` (seed 6000):
   other order and stays; an item none of whose options can change is kept with
   ``meta["identity_perturbation"] = True``, excluded from o2's statistics and counted);
 * ``o3`` each gloss's counterpart in the other language (corpora with two languages only);
-* ``o4`` bare labels by display slot, ``অর্থ 1…4`` / ``meaning 1…4`` in the corpus language, the
+* ``o4`` bare labels by display slot, ``অর্থ 1…4`` / ``meaning 1…4`` in the block's language, the
   semantics-free control of §5.3 (labels follow the slot, not the option, so they carry nothing).
 
 Words are those of :func:`~choiceaudit.instruments.meaning._text.words`: the E6 tokenizer "splits
