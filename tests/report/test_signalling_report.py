@@ -95,6 +95,11 @@ def test_table1_values(report: Path) -> None:
     u = cells["uniform"]
     assert abs(float(u["delta"])) < 1e-12
     assert u["excess"] == ""  # every rendering is a tie: no untied pair to compare
+    # and the table says how many items the excess left out, and why
+    assert (u["excess_n"], u["excess_tied_out"], u["excess_unpaired_out"]) == ("0", "20", "0")
+    for c in cells.values():
+        assert int(c["excess_n"]) + int(c["excess_tied_out"]) == 20
+        assert int(c["excess_unpaired_out"]) == 0
     b, s = cells["bayes"], cells["salience"]
     assert float(b["o_bayes"]) == 1.0 and float(b["o_fit"]) == 0.0  # conflict items
     assert float(s["o_fit"]) == 1.0

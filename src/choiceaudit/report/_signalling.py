@@ -91,6 +91,9 @@ _TABLE1 = {
     "o_fit_both": "share_o_fit_both",
     "consist": "consistency",
     "excess": "excess",
+    "excess_n": "excess_n_items",
+    "excess_tied_out": "excess_excluded_tied",
+    "excess_unpaired_out": "excess_excluded_unpaired",
     "o_fit": "agree_o_fit",
     "o_bayes": "agree_o_bayes",
     "ties": "n_tied_renderings",
@@ -116,7 +119,11 @@ def _table1(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "fraction of the way from random to the salience pole, s_to_b = from salience to "
             "Bayes (secondary, §IV-B); o_fit_both = share of items on o_fit under both stored "
             "permutations; consist = "
-            "permutation consistency; excess = permutation consistency minus the marginal null (§IV-A); o_fit / "
+            "permutation consistency; excess = permutation consistency minus the marginal null "
+            "(§IV-A), over the excess_n items untied under both permutations "
+            "(excess_tied_out items with a tied rendering and excess_unpaired_out items "
+            "missing a rendering are left out: the paper does not define excess under ties); "
+            "o_fit / "
             "o_bayes = share of choices on the salience / Bayes option; ties = renderings whose "
             "choice is a tied set."
         ),

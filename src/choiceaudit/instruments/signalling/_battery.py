@@ -149,6 +149,9 @@ def battery_cells(
                 salience_to_bayes=(post - sal) / (1.0 - sal) if sal != 1.0 else float("nan"),
                 share_o_fit_both=c["share_o_fit_both"],
                 n_covered_items=c["n_items"],
+                excess_n_items=int(ex.get("n_items", 0)),
+                excess_excluded_tied=int(ex.get("excluded_tied", 0)),
+                excess_excluded_unpaired=int(ex.get("excluded_unpaired", 0)),
             )
         )
     return out

@@ -41,7 +41,10 @@ class CoordinateCell:
     """One Table I cell: a chooser x scoring rule on the frozen analysis set. ``delta_*`` is the
     paired item bootstrap of ``post_norm`` minus the random reference (95 %, and at the
     Bonferroni ``bonferroni_level`` across all the cells); ``excess`` / ``consistency`` are
-    ``None`` when no item has an untied choice under both permutations."""
+    over the ``excess_n_items`` items with an untied choice under both permutations (``None``
+    when there is none); ``excess_excluded_tied`` items had a tied rendering and
+    ``excess_excluded_unpaired`` lacked one of the two renderings (see the README: the paper
+    does not define excess under ties)."""
 
     chooser: str
     kind: str
@@ -79,6 +82,9 @@ class CoordinateCell:
     salience_to_bayes: float = float("nan")
     share_o_fit_both: float | None = None
     n_covered_items: int = 0
+    excess_n_items: int = 0
+    excess_excluded_tied: int = 0
+    excess_excluded_unpaired: int = 0
 
 
 @dataclass(frozen=True)
