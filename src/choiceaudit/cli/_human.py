@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -13,7 +14,7 @@ import typer
 from choiceaudit.audit import import_human
 from choiceaudit.cli import app, console, guarded, out
 from choiceaudit.cli._groups import import_app
-from choiceaudit.human import ADMIN_TOKEN_ENV, allowed_hosts_for, parse_study_file, serve
+from choiceaudit.human import ADMIN_TOKEN_ENV, parse_study_file, serve
 
 __all__: list[str] = []
 
@@ -58,10 +59,9 @@ def serve_human(
     """Serve a frozen item set to people (consent, instructions, items, completion code).
     The admin export at /admin/export needs the token in $CHOICEAUDIT_HUMAN_ADMIN_TOKEN."""
     spec = parse_study_file(study) if study is not None else None
-    hosts = allowed_hosts_for(host, allowed_host)  # refused before anything is printed
     admin = "on" if os.environ.get(ADMIN_TOKEN_ENV) else f"off (set {ADMIN_TOKEN_ENV})"
 
-    def announce() -> None:  # once the study is open: a refused study never claims to serve
+    def announce(hosts: Sequence[str]) -> None:  # once the study is open, never before
         console.print(
             f"serving {items} → {out_dir} on http://{host}:{port}/ (answering Host "
             f"{', '.join(hosts)}); admin export {admin}"
@@ -76,7 +76,7 @@ def serve_human(
         rate=rate,
         burst=burst,
         secure_cookies=secure_cookies,
-        allowed_hosts=hosts,
+        allowed_hosts=allowed_host,
         on_open=announce,
     )
 

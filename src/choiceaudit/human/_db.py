@@ -108,13 +108,21 @@ class Withdrawal:
     found: bool
     responses: int
     erased: bool
-    blocked: bool
     was_blocked: bool
     scrubbed: bool
+
+    @property
+    def blocked(self) -> bool:
+        return not self.erased
 
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _blocked(con: sqlite3.Connection, digest: str) -> bool:
+    """Whether ``digest`` (a withdrawn panel id's) is in ``withdrawn``."""
+    return con.execute("SELECT 1 FROM withdrawn WHERE digest = ?", (digest,)).fetchone() is not None
 
 
 class ResponsesDB:
@@ -192,10 +200,7 @@ class ResponsesDB:
         """Whether ``panel_id`` withdrew (its digest is in ``withdrawn``)."""
         digest = self._digest(panel_id)
         with self._lock:
-            row = self._con.execute(
-                "SELECT 1 FROM withdrawn WHERE digest = ?", (digest,)
-            ).fetchone()
-        return row is not None
+            return _blocked(self._con, digest)
 
     def n_participants(self) -> int:
         with self._lock:
@@ -219,7 +224,7 @@ class ResponsesDB:
             ).fetchone()
             if row is not None:
                 return self._participant(row)
-            if con.execute("SELECT 1 FROM withdrawn WHERE digest = ?", (digest,)).fetchone():
+            if _blocked(con, digest):
                 raise WithdrawnError(
                     f"panel id {panel_id!r} withdrew from this study; not enrolled"
                 )
@@ -349,10 +354,7 @@ class ResponsesDB:
         digest = self._digest(panel_id)
 
         def work(con: sqlite3.Connection) -> tuple[bool, int, bool]:
-            was_blocked = (
-                con.execute("SELECT 1 FROM withdrawn WHERE digest = ?", (digest,)).fetchone()
-                is not None
-            )
+            was_blocked = _blocked(con, digest)
             row = con.execute(
                 "SELECT id FROM participants WHERE panel_id = ?", (panel_id,)
             ).fetchone()
@@ -374,7 +376,7 @@ class ResponsesDB:
         found, n, was_blocked = self._tx(work)
         with self._lock:  # copy the overwritten pages home and empty the log
             busy = self._con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        return Withdrawal(found, n, erase, not erase, was_blocked, int(busy) == 0)
+        return Withdrawal(found, n, erase, was_blocked, int(busy) == 0)
 
     def export(self) -> list[dict[str, Any]]:
         """Every trial of every participant with its response (None where unanswered), in

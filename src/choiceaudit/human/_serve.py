@@ -56,12 +56,12 @@ def serve(
     burst: int = 30,
     secure_cookies: bool = False,
     allowed_hosts: Sequence[str] | None = None,
-    on_open: Callable[[], None] | None = None,
+    on_open: Callable[[Sequence[str]], None] | None = None,
 ) -> None:
     """Create or reopen the study directory ``out`` and serve it until interrupted. Requests
     whose Host header is not one of :func:`allowed_hosts_for` ``(host, allowed_hosts)`` get
-    400. ``on_open`` is called once the study is open, just before the server starts (a study
-    that is refused never calls it)."""
+    400. ``on_open`` is called with those Host names once the study is open, just before the
+    server starts (a study that is refused never calls it)."""
     import uvicorn
 
     hosts = allowed_hosts_for(host, allowed_hosts)  # refuse before touching the study
@@ -77,7 +77,7 @@ def serve(
         allowed_hosts=hosts,
     )
     if on_open is not None:
-        on_open()
+        on_open(hosts)
     uvicorn.run(
         app, host=host, port=port, log_level="warning", access_log=False, server_header=False
     )
@@ -148,24 +148,21 @@ def withdraw(path: Path | str, panel_id: str, *, erase: bool = False) -> Withdra
         result = db.withdraw(panel_id, erase=erase)
     finally:
         db.close()
-    if not result.found:
-        if erase and not result.was_blocked:
-            raise InputError(
-                f"no participant and no withdrawal record with panel id {panel_id!r}; "
-                "nothing changed",
-                source=str(root),
-            )
-        if not erase and result.was_blocked:
-            raise InputError(
-                f"no participant with panel id {panel_id!r}: it had already withdrawn; "
-                "nothing changed",
-                source=str(root),
-            )
-        if not erase:
-            raise InputError(
-                f"no participant with panel id {panel_id!r}, nothing deleted; its digest is "
-                "now recorded as withdrawn, so this id cannot enrol (erase=True / --erase "
-                "undoes that)",
-                source=str(root),
-            )
-    return result
+    if result.found or (erase and result.was_blocked):
+        return result
+    if erase:
+        why = (
+            f"no participant and no withdrawal record with panel id {panel_id!r}; "
+            "nothing changed"
+        )
+    elif result.was_blocked:
+        why = (
+            f"no participant with panel id {panel_id!r}: it had already withdrawn; "
+            "nothing changed"
+        )
+    else:
+        why = (
+            f"no participant with panel id {panel_id!r}, nothing deleted; its digest is now "
+            "recorded as withdrawn, so this id cannot enrol (erase=True / --erase undoes that)"
+        )
+    raise InputError(why, source=str(root))
