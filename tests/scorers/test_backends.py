@@ -18,6 +18,7 @@ from choiceaudit.scorers import (
     DEFAULT_IDENTITY,
     FakeScorer,
     ScorerError,
+    _backends,
     accepted_options,
     backend_named,
     capabilities_of,
@@ -25,7 +26,6 @@ from choiceaudit.scorers import (
     parse_model_spec,
     resume_identity,
 )
-from choiceaudit.scorers import _backends
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
 
