@@ -71,6 +71,7 @@ def score_queries() -> list[Query]:
 
 
 def compare_score(remote: str, local: str, url: str, tmp: Path, atol: float) -> None:
+    tmp.mkdir(parents=True, exist_ok=True)
     write_queries(tmp / "q.jsonl", score_queries())
     score_file(tmp / "q.jsonl", remote, tmp / "a", scorer_options=wire(url))
     score_file(tmp / "q.jsonl", local, tmp / "b")

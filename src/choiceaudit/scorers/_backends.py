@@ -79,7 +79,8 @@ class Backend:
     cannot do without, each with what it is; ``installed`` names the built-in model whose
     packages must be installed (``"{spec}"`` / ``"{target}"`` stand for the spec's own).
     ``causal_lm`` says where the causal LM whose prompt conventions apply is named: the spec
-    itself, its target (``openai:smollm2`` serves ``smollm2``), or nowhere."""
+    itself, its target (``openai:smollm2`` serves ``smollm2``), or nowhere. ``target_hint`` is
+    what follows the prefix, as an unknown spec's error lists it."""
 
     name: str
     prefix: str | None
@@ -91,6 +92,7 @@ class Backend:
     required: tuple[tuple[str, str], ...] = ()
     installed: str | None = None
     causal_lm: Literal["spec", "target"] | None = None
+    target_hint: str = "<model>"
 
     def load_callable(self) -> Callable[..., Any]:
         """The loader itself (imports the backend's module, not the model)."""
@@ -119,6 +121,7 @@ BACKENDS: tuple[Backend, ...] = (
         target_is_spec=True,
         installed="{spec}",
         causal_lm="spec",
+        target_hint="<dir|gguf|hub id>",
     ),
     Backend(
         "lm-choice",
@@ -134,6 +137,7 @@ BACKENDS: tuple[Backend, ...] = (
             chat_template=True,
         ),
         installed="{target}",
+        target_hint="<causal LM>",
     ),
     Backend(
         "sparrow",
@@ -145,6 +149,7 @@ BACKENDS: tuple[Backend, ...] = (
             "menu", ("prob",), ("backend", "model", "model_id", "weights_sha256", "truncate")
         ),
         installed="sparrow",
+        target_hint="<name>",
     ),
     Backend(
         "systemone",

@@ -171,11 +171,8 @@ def parse_model_spec(spec: str) -> ModelSpec:
     known = ", ".join(
         [
             *BUILTIN_MODELS,
-            "hf:<dir|gguf|hub id>",
-            "sparrow:<name>",
-            "systemone:<model>",
-            "openai:<model>",
-            "fake",
+            *(f"{b.prefix}{b.target_hint}" for b in BACKENDS if b.prefix is not None),
+            *(n for b in BACKENDS for n in b.names if n not in BUILTIN_MODELS),
         ]
     )
     raise ScorerError(f"unknown model {spec!r}; known: {known}")
