@@ -190,3 +190,16 @@ def test_an_openai_scorer_is_identified_by_the_prompt_it_sends_too() -> None:
         "chat_template": None,
         "system_prompt": None,
     }
+
+
+def test_a_served_model_gets_the_chat_template_default_of_the_model_it_serves() -> None:
+    from choiceaudit.audit._signalling import default_chat_template
+
+    template, why = default_chat_template("openai:smollm2")
+    assert (template, why) == (
+        "own",
+        f"served model smollm2: {default_chat_template('smollm2')[1]}",
+    )
+    assert default_chat_template("openai:gemma3-270m")[0] is None  # a base model, as in process
+    assert default_chat_template("openai:an-alias")[0] is None
+    assert default_chat_template("fake") == (None, "fake is not a causal LM; no chat template")
