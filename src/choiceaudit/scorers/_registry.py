@@ -198,11 +198,14 @@ def backend_of(spec: str) -> str:
 
 def _keywords(target: Callable[..., Any], *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return tuple(
+    names = tuple(
         name
         for name, p in inspect.signature(target).parameters.items()
         if p.kind in kinds and name not in exclude
     )
+    # a shared loader passes its class's own options through to the constructor
+    owner = getattr(target, "__self__", None)
+    return names + tuple(getattr(owner, "backend_options", ()))
 
 
 def _loader(spec: str) -> tuple[str, Callable[..., Any], tuple[str, ...]]:
@@ -216,7 +219,7 @@ def _loader(spec: str) -> tuple[str, Callable[..., Any], tuple[str, ...]]:
     if backend == "lm-choice":
         from choiceaudit.scorers._lm_choice import LMChoiceScorer
 
-        return backend, LMChoiceScorer.load, ("lm_name",)
+        return backend, LMChoiceScorer.load, ("name",)
     if backend == "sparrow":
         from choiceaudit.scorers._sparrow import SparrowScorer
 
