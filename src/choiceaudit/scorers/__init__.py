@@ -31,13 +31,15 @@ from choiceaudit.scorers._registry import (
 if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing them needs torch)
     from choiceaudit.scorers._hf import EngineOptions, HFScorer
     from choiceaudit.scorers._lm_choice import LMChoiceScorer
-    from choiceaudit.scorers._prompt import PromptLogprobs, prompt_logprobs
+    from choiceaudit.scorers._prompt import NextToken, PromptLogprobs, next_token, prompt_logprobs
 
 _LAZY = {
     "EngineOptions": "choiceaudit.scorers._hf",
     "HFScorer": "choiceaudit.scorers._hf",
     "LMChoiceScorer": "choiceaudit.scorers._lm_choice",
+    "NextToken": "choiceaudit.scorers._prompt",
     "PromptLogprobs": "choiceaudit.scorers._prompt",
+    "next_token": "choiceaudit.scorers._prompt",
     "prompt_logprobs": "choiceaudit.scorers._prompt",
 }
 
@@ -62,6 +64,7 @@ __all__ = [
     "MissingBackendError",
     "ModelInfo",
     "ModelSpec",
+    "NextToken",
     "OpenAIScorer",
     "PartialScoreError",
     "PromptLogprobs",
@@ -75,6 +78,7 @@ __all__ = [
     "load_embedder",
     "load_scorer",
     "model_status",
+    "next_token",
     "parse_model_spec",
     "prompt_logprobs",
 ]

@@ -267,12 +267,14 @@ def check_tiling(
     tokens: Sequence[str | None],
     spans: Sequence[tuple[int, int]],
 ) -> None:
-    """Refuse spans that do not cover ``text`` exactly once, left to right (zero-width
-    tokens aside), naming the cause: byte tokens decoded as ``""``, truncation, or overlap."""
+    """Refuse spans that do not cover ``text`` left to right without a gap or an overlap,
+    naming the cause: byte tokens decoded as ``""``, truncation, or a misplaced token.
+    Zero-width tokens are allowed, and so is a token that ends where the one before it ended
+    (a fast tokenizer reports each byte token of a character with that character's span)."""
     cursor = 0
     for s, e in spans:
-        if s == e:
-            continue
+        if s == e or (s < cursor and e == cursor):
+            continue  # zero-width, or another byte token of the character just covered
         if s != cursor:
             if _byte_gaps(text, tokens):
                 raise _partial_utf8(base_url, text)
