@@ -73,17 +73,15 @@ dtype and tokenizer.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import httpx
-import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.scorers._http import HTTPBackend, Retryable
+from choiceaudit.scorers._openai_rows import decision_from_tokens
 from choiceaudit.scorers._openai_wire import (
     APIS,
     INFO,
@@ -96,22 +94,9 @@ from choiceaudit.scorers._openai_wire import (
 )
 from choiceaudit.scorers._probe import ProbeResult, run_probe, skipped_probe
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
-from choiceaudit.scorers._tokenize import InPlace, _locate
 from choiceaudit.types import Decision, Query
 
 __all__ = ["APIS", "OpenAIScorer", "align_tokens"]
-
-FloatArray = npt.NDArray[np.float64]
-
-#: vLLM clamps a returned log-probability at this value (``max(logprob, -9999.0)``).
-_CLAMP = -9999.0
-
-
-def _softmax(scores: FloatArray) -> FloatArray:
-    # the same shifted float64 softmax as hf's (kept here: importing _hf needs torch)
-    z = np.exp(scores - scores.max())
-    return z / z.sum()  # type: ignore[no-any-return]
-
 
 class OpenAIScorer(HTTPBackend):
     """Causal LM option scorer over an inference server (rules ``sum``, ``mean``, ``pmi``); see
@@ -368,55 +353,8 @@ class OpenAIScorer(HTTPBackend):
         for query, (strings, n_context, labels) in zip(batch, per_query, strict=True):
             tokens = scored[start : start + len(strings)]
             start += len(strings)
-            out.append(self._decision(query, n_context, labels, tokens))
+            out.append(decision_from_tokens(query, n_context, labels, tokens))
         return out
-
-    def _decision(
-        self,
-        query: Query,
-        n_context: list[int],
-        labels: list[str],
-        tokens: list[Tokens],
-    ) -> Decision:
-        located: list[InPlace] = []
-        lps: list[FloatArray] = []
-        # the spans tile each string (checked when the answer was parsed), so every string
-        # was scored whole
-        for n_ctx, label, tok in zip(n_context, labels, tokens, strict=True):
-            try:
-                enc = _locate(list(range(len(tok.spans))), list(tok.spans), n_ctx, label)
-            except ScorerError as exc:
-                exc.query_id = query.id
-                raise
-            values = tok.logprobs[enc.first_scored : len(enc.ids)]
-            if any(v is None for v in values):
-                raise ScorerError(
-                    f"{label}: the server returned no log-probability for a scored token",
-                    query_id=query.id,
-                )
-            if any(v is not None and v <= _CLAMP for v in values):
-                raise ScorerError(
-                    f"{label}: the server returned {_CLAMP} for a scored token, the value vLLM "
-                    "writes for a log-probability it clamped (-inf); the score would be wrong",
-                    query_id=query.id,
-                )
-            located.append(enc)
-            lps.append(np.asarray(values, dtype=np.float64))
-        k = len(query.options)
-        sums = np.array([x.sum() for x in lps[:k]], dtype=np.float64)
-        n_tokens = np.array([e.n_scored for e in located[:k]], dtype=np.float64)
-        scores = {"sum": sums, "mean": sums / n_tokens}
-        aux: dict[str, Any] = {"crosses_join": [e.crosses_join for e in located[:k]]}
-        if len(located) > k:
-            scores["pmi"] = sums - np.array([x.sum() for x in lps[k:]], dtype=np.float64)
-            aux["n_tokens_neutral"] = [e.n_scored for e in located[k:]]
-        return Decision(
-            query_id=query.id,
-            probs=_softmax(sums),
-            scores=scores,
-            n_tokens=tuple(e.n_scored for e in located[:k]),
-            aux=aux,
-        )
 
     # -- the order check -----------------------------------------------------------------------
 

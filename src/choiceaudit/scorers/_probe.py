@@ -114,8 +114,13 @@ def run_probe(scorer: OpenAIScorer) -> ProbeResult:
     diffs = [c["abs_diff"] for c in comparisons]
     return ProbeResult(
         status="passed",
-        passed=(SEVERAL_PROMPTS if answer is None else "one prompt per request",
-                NO_GENERATION, TILING, POSSIBLE, CONDITIONAL),  # fmt: skip
+        passed=(
+            SEVERAL_PROMPTS if answer is None else "one prompt per request",
+            NO_GENERATION,
+            TILING,
+            POSSIBLE,
+            CONDITIONAL,
+        ),
         prompts_per_request="several" if scorer.several_prompts else "one",
         several_prompts_answer=answer,
         compared=len(comparisons),
@@ -221,8 +226,13 @@ def _conditional(scorer: OpenAIScorer) -> tuple[list[dict[str, Any]], int]:
             continue
         diff = abs(echoed - generated_lp)
         comparisons.append(
-            {"prefix": prefix, "token": token, "echoed": echoed, "generated": generated_lp,
-             "abs_diff": diff}  # fmt: skip
+            {
+                "prefix": prefix,
+                "token": token,
+                "echoed": echoed,
+                "generated": generated_lp,
+                "abs_diff": diff,
+            }
         )
         if diff > scorer.probe_tolerance:
             raise ProbeFailed(

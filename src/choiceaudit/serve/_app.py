@@ -118,7 +118,9 @@ def create_app(
         try:
             if generating:
                 tokens = await run_in_threadpool(generate, texts)
-                choices = [_generated(i, t, n) for i, (t, n) in enumerate(zip(texts, tokens))]
+                choices = [
+                    _generated(i, t, n) for i, (t, n) in enumerate(zip(texts, tokens, strict=True))
+                ]
                 n_tokens, n_generated = 0, len(tokens)
             else:
                 results = await run_in_threadpool(score, texts)
