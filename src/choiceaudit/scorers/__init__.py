@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
 from choiceaudit.scorers._openai import OpenAIScorer
+from choiceaudit.scorers._openai_wire import ConformanceError
+from choiceaudit.scorers._probe import ProbeFailed, ProbeResult
 from choiceaudit.scorers._protocol import (
     MissingBackendError,
     PartialScoreError,
@@ -55,6 +57,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "BUILTIN_MODELS",
+    "ConformanceError",
     "EMBEDDERS",
     "Embedder",
     "EngineOptions",
@@ -67,6 +70,8 @@ __all__ = [
     "NextToken",
     "OpenAIScorer",
     "PartialScoreError",
+    "ProbeFailed",
+    "ProbeResult",
     "PromptLogprobs",
     "Scorer",
     "ScorerError",
