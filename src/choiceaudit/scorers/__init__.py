@@ -57,8 +57,8 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "BUILTIN_MODELS",
-    "ConformanceError",
     "EMBEDDERS",
+    "ConformanceError",
     "Embedder",
     "EngineOptions",
     "FakeScorer",
