@@ -81,7 +81,7 @@ from typing import Any, Literal
 import httpx
 
 from choiceaudit.scorers._http import HTTPBackend, Retryable
-from choiceaudit.scorers._openai_rows import decision_from_tokens
+from choiceaudit.scorers._openai_rows import decision_from_tokens, query_strings
 from choiceaudit.scorers._openai_wire import (
     APIS,
     INFO,
@@ -133,6 +133,8 @@ class OpenAIScorer(HTTPBackend):
             raise ScorerError(f"openai api must be one of {sorted(APIS)}, got {api!r}")
         if not model:
             raise ScorerError("openai needs a model name (openai:<model>)")
+        if not isinstance(probe, bool):
+            raise ScorerError(f"probe must be true or false, got {probe!r}")
         if reorder_action not in ("error", "record"):
             raise ScorerError(f"reorder_action must be 'error' or 'record', got {reorder_action!r}")
         if (
@@ -323,23 +325,8 @@ class OpenAIScorer(HTTPBackend):
             exc.query_id = exc.query_id or batch[0].id
             return exc
 
-    def _strings(self, query: Query) -> tuple[list[str], list[int], list[str]]:
-        """The strings of a query (options after the prompt, then after the neutral prompt),
-        each one's context length, and labels for errors."""
-        conts = query.continuations()
-        texts, n_context, labels = [], [], []
-        contexts = [(query.prompt(), "")]
-        if query.neutral_state is not None:
-            contexts.append((query.prompt(neutral=True), ", neutral prompt"))
-        for context, where in contexts:
-            for i, cont in enumerate(conts):
-                texts.append(context + cont)
-                n_context.append(len(context))
-                labels.append(f"query {query.id} option {i} ({query.options[i]!r}){where}")
-        return texts, n_context, labels
-
     def _score_batch(self, batch: list[Query]) -> list[Decision]:
-        per_query = [self._strings(q) for q in batch]
+        per_query = [query_strings(q) for q in batch]
         texts = [t for strings, _, _ in per_query for t in strings]
         with self._lock:
             self._counts["queries"] += len(batch)

@@ -1,4 +1,5 @@
-"""From the tokens a server returned for a query's strings to the query's
+"""From the tokens of a query's strings with their character spans and log-probabilities
+(from an inference server, or from llama.cpp in process) to the query's
 :class:`~choiceaudit.types.Decision`, by the in-place rule the ``hf`` scorer uses
 (:mod:`._tokenize`), so that over ``serve-model`` the two give the same rows.
 """
@@ -15,7 +16,7 @@ from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.scorers._tokenize import InPlace, _locate
 from choiceaudit.types import Decision, Query
 
-__all__ = ["decision_from_tokens"]
+__all__ = ["decision_from_tokens", "query_strings"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -77,3 +78,19 @@ def decision_from_tokens(
         n_tokens=tuple(e.n_scored for e in located[:k]),
         aux=aux,
     )
+
+
+def query_strings(query: Query) -> tuple[list[str], list[int], list[str]]:
+    """The strings of a query (options after the prompt, then after the neutral prompt),
+    each one's context length in characters, and labels for errors."""
+    conts = query.continuations()
+    texts, n_context, labels = [], [], []
+    contexts = [(query.prompt(), "")]
+    if query.neutral_state is not None:
+        contexts.append((query.prompt(neutral=True), ", neutral prompt"))
+    for context, where in contexts:
+        for i, cont in enumerate(conts):
+            texts.append(context + cont)
+            n_context.append(len(context))
+            labels.append(f"query {query.id} option {i} ({query.options[i]!r}){where}")
+    return texts, n_context, labels

@@ -159,6 +159,7 @@ _PREFIXES = (
     ("sparrow:", "sparrow"),
     ("systemone:", "systemone"),
     ("openai:", "openai"),
+    ("llama-cpp:", "llama-cpp"),
 )
 #: whole-word specs.
 _NAMES = {"smollm2": "hf", "gemma3-270m": "hf", "sparrow": "sparrow", "minilm": "cosine", "fake": "fake"}
@@ -183,6 +184,7 @@ def parse_model_spec(spec: str) -> ModelSpec:
             "sparrow:<name>",
             "systemone:<model>",
             "openai:<model>",
+            "llama-cpp:<file.gguf>",
             "fake",
         ]
     )
@@ -236,6 +238,10 @@ def _loader(spec: str) -> tuple[str, Callable[..., Any], tuple[str, ...]]:
         from choiceaudit.scorers._openai import OpenAIScorer
 
         return backend, OpenAIScorer, ("model",)
+    if backend == "llama-cpp":
+        from choiceaudit.scorers._llama_cpp import LlamaCppScorer
+
+        return backend, LlamaCppScorer.load, ("path",)
     from choiceaudit.scorers._fake import FakeScorer
 
     return backend, FakeScorer, ()
@@ -272,7 +278,9 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
     ``systemone:<model alias>`` — a decision-model HTTP API (needs ``base_url=``);
     ``openai:<model>`` — a causal LM scored by prompt log-probabilities from an OpenAI-compatible
     completions server (vLLM, SGLang, ``choiceaudit serve-model``; needs ``base_url=``);
-    ``fake`` — the deterministic test scorer. ``options`` go to the backend's constructor; one
+    ``llama-cpp:<file.gguf>`` — a GGUF causal LM run by llama.cpp in process (the
+    ``llama-cpp`` extra); ``fake`` — the deterministic test scorer. ``options`` go to the
+    backend's constructor; one
     it does not take is a :class:`ScorerOptionError` listing those it does (before any weights
     load; :func:`accepted_options` gives the list).
     """
@@ -311,6 +319,10 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
         if "base_url" not in options:
             raise ScorerError("openai:<model> needs base_url= (the server's address)")
         return OpenAIScorer(model=target, **options)
+    if backend == "llama-cpp":
+        from choiceaudit.scorers._llama_cpp import LlamaCppScorer
+
+        return LlamaCppScorer.load(target, **options)
     from choiceaudit.scorers._fake import FakeScorer
 
     return FakeScorer(**options)
