@@ -128,21 +128,7 @@ def create_app(
                 n_tokens, n_generated = sum(len(r.ids) for r in results), 0
         except ScorerError as exc:
             return _error(400, str(exc))
-        return JSONResponse(
-            {
-                "id": f"cmpl-{uuid.uuid4().hex}",
-                "object": "text_completion",
-                "created": int(time.time()),
-                "model": name,
-                "system_fingerprint": fingerprint,
-                "choices": choices,
-                "usage": {
-                    "prompt_tokens": n_tokens,
-                    "completion_tokens": n_generated,
-                    "total_tokens": n_tokens + n_generated,
-                },
-            }
-        )
+        return JSONResponse(_completion(name, fingerprint, choices, n_tokens, n_generated))
 
     routes = [
         Route("/v1/completions", completions, methods=["POST"]),
@@ -176,6 +162,24 @@ def _check_request(body: dict[str, Any], name: str) -> str | None:
     if body.get("n", 1) != 1 or body.get("stream", False):
         return "n must be 1 and stream false"
     return None
+
+
+def _completion(
+    name: str, fingerprint: str, choices: list[dict[str, Any]], n_prompt: int, n_generated: int
+) -> dict[str, Any]:
+    return {
+        "id": f"cmpl-{uuid.uuid4().hex}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": name,
+        "system_fingerprint": fingerprint,
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": n_prompt,
+            "completion_tokens": n_generated,
+            "total_tokens": n_prompt + n_generated,
+        },
+    }
 
 
 def _generated(index: int, prompt: str, token: NextToken) -> dict[str, Any]:
