@@ -6,8 +6,10 @@ every prompt token. The **scored tokens** are then located exactly as the ``hf``
 them (:mod:`._tokenize`): the first token whose character span ends after the last prompt
 character, through the last token covering any character, so a token that crosses the join is
 scored. ``sum``, ``mean`` and ``pmi`` and ``probs = softmax(sum)`` follow as in :mod:`._hf`.
-No chat template is applied (the server receives the raw rendered prompt; a template is the
-server's business) and the server adds its own special tokens, as ``hf`` does without a template.
+The prompt options are ``hf``'s (``chat_template``, ``system_prompt``) and are applied on the
+client (:mod:`._client_prompt`): the server is sent the text ``hf`` would read in process, so
+``openai:X`` is asked what ``X`` is asked. Without a template the server adds its own special
+tokens, as ``hf`` does; with one it is asked not to (the template writes them).
 
 Three wire formats (``api=``; bodies and parsing in :mod:`._openai_wire`):
 
@@ -80,8 +82,9 @@ from typing import Any, Literal
 
 import httpx
 
+from choiceaudit.scorers._client_prompt import ClientPrompt
 from choiceaudit.scorers._http import HTTPBackend, Retryable
-from choiceaudit.scorers._openai_rows import decision_from_tokens, query_strings
+from choiceaudit.scorers._openai_rows import decision_from_tokens
 from choiceaudit.scorers._openai_wire import (
     APIS,
     INFO,
@@ -113,6 +116,9 @@ class OpenAIScorer(HTTPBackend):
         model: str,
         *,
         api: Literal["completions", "vllm-prompt-logprobs", "sglang"] = "completions",
+        chat_template: str | None = None,
+        system_prompt: str | None = None,
+        tokenizer: str | None = None,
         api_key_env: str = "CHOICEAUDIT_API_KEY",
         queries_per_request: int = 1,
         concurrency: int = 4,
@@ -163,6 +169,9 @@ class OpenAIScorer(HTTPBackend):
             sleep=sleep,
             seed=seed,
             counters=("queries", "requests", "http_calls", "retries", "failed"),
+        )
+        self.prompt = ClientPrompt.resolve(
+            model, api, chat_template=chat_template, system_prompt=system_prompt, tokenizer=tokenizer
         )
         self.name = f"openai:{model}"
         self.model = model
@@ -254,6 +263,7 @@ class OpenAIScorer(HTTPBackend):
                 "revision": own.get("revision"),
                 "dtype": own.get("dtype"),
                 "tokenizer": own.get("tokenizer") or entry.get("tokenizer_path"),
+                **self.prompt.describe(),
                 "server": {
                     "base_url": self.base_url,
                     "api": self.api,
@@ -325,8 +335,23 @@ class OpenAIScorer(HTTPBackend):
             exc.query_id = exc.query_id or batch[0].id
             return exc
 
+    def _strings(self, query: Query) -> tuple[list[str], list[int], list[str]]:
+        """The strings of a query (options after the prompt, then after the neutral prompt),
+        each one's context length, and labels for errors."""
+        conts = [self.prompt.continuation(c) for c in query.continuations()]
+        texts, n_context, labels = [], [], []
+        contexts = [(self.prompt.context(query.prompt()), "")]
+        if query.neutral_state is not None:
+            contexts.append((self.prompt.context(query.prompt(neutral=True)), ", neutral prompt"))
+        for context, where in contexts:
+            for i, cont in enumerate(conts):
+                texts.append(context + cont)
+                n_context.append(len(context))
+                labels.append(f"query {query.id} option {i} ({query.options[i]!r}){where}")
+        return texts, n_context, labels
+
     def _score_batch(self, batch: list[Query]) -> list[Decision]:
-        per_query = [query_strings(q) for q in batch]
+        per_query = [self._strings(q) for q in batch]
         texts = [t for strings, _, _ in per_query for t in strings]
         with self._lock:
             self._counts["queries"] += len(batch)
@@ -398,7 +423,10 @@ class OpenAIScorer(HTTPBackend):
     def scored(self, texts: list[str], *, as_list: bool, max_retries: int | None = None) -> Parsed:
         """One scoring request for ``texts``, parsed and checked (the probe uses it too)."""
         self._count("requests")
-        body = request_body(self.api, self.model, texts, as_list=as_list)
+        body = {
+            **request_body(self.api, self.model, texts, as_list=as_list),
+            **self.prompt.body_fields(),
+        }
         parsed: Parsed = self.exchange(
             "POST",
             self.endpoint,

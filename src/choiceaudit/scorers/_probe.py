@@ -176,6 +176,7 @@ def _one_token_body(scorer: OpenAIScorer, prefix: str) -> dict[str, Any]:
         "temperature": 0.0,
         "logprobs": 1,
         "echo": False,
+        **scorer.prompt.body_fields(),  # the echo it is compared with carries them too
     }
 
 

@@ -11,7 +11,9 @@ characters in the prompt, ``""`` for a zero-width special token such as a BOS),
 one generation served is a greedy one-token completion (``echo: false``, ``max_tokens: 1``):
 the next token and its log-probability, which the ``openai`` scorer's conformance probe
 compares with the echo of the prompt plus that token. Anything else is refused (400), as is a
-prompt longer than the context window (never truncated).
+prompt longer than the context window (never truncated). ``add_special_tokens: false`` (as
+vLLM takes it) scores the text without the tokenizer's special tokens: the ``openai`` scorer
+sends it when it has applied a chat template itself.
 
 The strings of one request run as one group of the engine (one token trie), so the ``openai``
 scorer, which sends one query's option strings per request, makes the same packed row as the
@@ -90,13 +92,18 @@ def create_app(
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "model": name})
 
-    def score(texts: list[str]) -> list[PromptLogprobs]:
+    def score(texts: list[str], add_special_tokens: bool) -> list[PromptLogprobs]:
         with engine_lock:
-            return prompt_logprobs(lm, texts, engine=scorer.engine, add_special_tokens=True)
+            return prompt_logprobs(
+                lm, texts, engine=scorer.engine, add_special_tokens=add_special_tokens
+            )
 
-    def generate(texts: list[str]) -> list[NextToken]:
+    def generate(texts: list[str], add_special_tokens: bool) -> list[NextToken]:
         with engine_lock:
-            return [next_token(lm, t, engine=scorer.engine) for t in texts]
+            return [
+                next_token(lm, t, engine=scorer.engine, add_special_tokens=add_special_tokens)
+                for t in texts
+            ]
 
     async def completions(request: Request) -> JSONResponse:
         if not authorised(request):
@@ -115,15 +122,16 @@ def create_app(
         from starlette.concurrency import run_in_threadpool
 
         generating = body.get("echo") is not True
+        specials = bool(body.get("add_special_tokens", True))
         try:
             if generating:
-                tokens = await run_in_threadpool(generate, texts)
+                tokens = await run_in_threadpool(generate, texts, specials)
                 choices = [
                     _generated(i, t, n) for i, (t, n) in enumerate(zip(texts, tokens, strict=True))
                 ]
                 n_tokens, n_generated = 0, len(tokens)
             else:
-                results = await run_in_threadpool(score, texts)
+                results = await run_in_threadpool(score, texts, specials)
                 choices = [_choice(i, r) for i, r in enumerate(results)]
                 n_tokens, n_generated = sum(len(r.ids) for r in results), 0
         except ScorerError as exc:
@@ -159,6 +167,8 @@ def _check_request(body: dict[str, Any], name: str) -> str | None:
     logprobs = body.get("logprobs")
     if isinstance(logprobs, bool) or logprobs not in (0, 1):
         return "logprobs must be 0 or 1 (the prompt token's log-probability; no alternatives are served)"
+    if not isinstance(body.get("add_special_tokens", True), bool):
+        return "add_special_tokens must be true or false"
     if body.get("n", 1) != 1 or body.get("stream", False):
         return "n must be 1 and stream false"
     return None
