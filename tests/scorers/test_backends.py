@@ -36,6 +36,7 @@ SPECS = {
     "sparrow": "sparrow",
     "systemone": "systemone:jev",
     "openai": "openai:smollm2",
+    "llama-cpp": "llama-cpp:/models/x.gguf",
     "cosine": "minilm",
     "fake": "fake",
 }

@@ -35,7 +35,7 @@ def chars_server(sent: list[dict[str, Any]], model: str = "m") -> httpx.MockTran
             }
             for i, text in enumerate(body["prompt"])
         ]
-        return httpx.Response(200, json={"model": "m", "choices": choices})
+        return httpx.Response(200, json={"model": model, "choices": choices})
 
     return httpx.MockTransport(handle)
 

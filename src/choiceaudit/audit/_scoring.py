@@ -192,7 +192,10 @@ def run_scoring(
 
     Nothing is written into the run directory before its lock is held and the scorer and
     configuration are accepted; ``on_accepted(run_dir)`` is then called (under the lock) for
-    files that belong beside the decisions, such as the queries or a frozen item set.
+    files that belong beside the decisions, such as the queries or a frozen item set. A
+    scorer with a ``prepare()`` method (the ``openai`` scorer's conformance probe) has it
+    called first, so a server that would give wrong numbers is refused before anything is
+    written.
 
     The manifest is kept current: each committed part updates the session's ``scored`` count
     and the run's ``rows`` (atomically); an exception records ``status: failed`` with the
@@ -210,6 +213,9 @@ def run_scoring(
         raise ValueError("chunk_size must be at least 1")
     store = run if isinstance(run, RunStore) else RunStore(run)
     with store.lock():
+        prepare = getattr(scorer, "prepare", None)
+        if callable(prepare):  # a server's conformance probe, before the first row
+            prepare()
         description = scorer.describe()
         stamp = _stamp(description, config)
         manifest = _session_manifest(store, scorer, description, command=command, config=config)

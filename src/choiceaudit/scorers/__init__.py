@@ -21,6 +21,8 @@ from choiceaudit.scorers._backends import (
 from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
 from choiceaudit.scorers._openai import OpenAIScorer
+from choiceaudit.scorers._openai_wire import ConformanceError
+from choiceaudit.scorers._probe import ProbeFailed, ProbeResult
 from choiceaudit.scorers._protocol import (
     MissingBackendError,
     PartialScoreError,
@@ -45,13 +47,15 @@ from choiceaudit.scorers._registry import (
 if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing them needs torch)
     from choiceaudit.scorers._hf import EngineOptions, HFScorer
     from choiceaudit.scorers._lm_choice import LMChoiceScorer
-    from choiceaudit.scorers._prompt import PromptLogprobs, prompt_logprobs
+    from choiceaudit.scorers._prompt import NextToken, PromptLogprobs, next_token, prompt_logprobs
 
 _LAZY = {
     "EngineOptions": "choiceaudit.scorers._hf",
     "HFScorer": "choiceaudit.scorers._hf",
     "LMChoiceScorer": "choiceaudit.scorers._lm_choice",
+    "NextToken": "choiceaudit.scorers._prompt",
     "PromptLogprobs": "choiceaudit.scorers._prompt",
+    "next_token": "choiceaudit.scorers._prompt",
     "prompt_logprobs": "choiceaudit.scorers._prompt",
 }
 
@@ -72,6 +76,7 @@ __all__ = [
     "EMBEDDERS",
     "Backend",
     "Capabilities",
+    "ConformanceError",
     "Embedder",
     "EngineOptions",
     "FakeScorer",
@@ -80,8 +85,11 @@ __all__ = [
     "MissingBackendError",
     "ModelInfo",
     "ModelSpec",
+    "NextToken",
     "OpenAIScorer",
     "PartialScoreError",
+    "ProbeFailed",
+    "ProbeResult",
     "PromptLogprobs",
     "Scorer",
     "ScorerError",
@@ -96,6 +104,7 @@ __all__ = [
     "load_embedder",
     "load_scorer",
     "model_status",
+    "next_token",
     "parse_model_spec",
     "prompt_logprobs",
     "resume_identity",

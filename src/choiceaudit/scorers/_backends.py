@@ -128,7 +128,7 @@ BACKENDS: tuple[Backend, ...] = (
         "lm-choice:",
         (),
         "choiceaudit.scorers._lm_choice:LMChoiceScorer.load",
-        "lm_name",
+        "name",
         Capabilities(
             "menu",
             ("prob", "logit"),
@@ -176,6 +176,18 @@ BACKENDS: tuple[Backend, ...] = (
         ),
         required=(("base_url", "the server's address"),),
         causal_lm="target",
+    ),
+    Backend(
+        "llama-cpp",
+        "llama-cpp:",
+        (),
+        "choiceaudit.scorers._llama_cpp:LlamaCppScorer.load",
+        "path",
+        # llama.cpp executes the GGUF as it is quantized: its file (by sha256) identifies it
+        Capabilities(
+            "continuations", _LOGPROB_RULES, ("backend", "model", "model_id", "weights_sha256")
+        ),
+        target_hint="<file.gguf>",
     ),
     Backend(
         "cosine",

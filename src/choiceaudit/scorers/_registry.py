@@ -205,11 +205,14 @@ def causal_lm_of(spec: str) -> str | None:
 
 def _keywords(target: Callable[..., Any], *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return tuple(
+    names = tuple(
         name
         for name, p in inspect.signature(target).parameters.items()
         if p.kind in kinds and name not in exclude
     )
+    # a shared loader passes its class's own options through to the constructor
+    owner = getattr(target, "__self__", None)
+    return names + tuple(getattr(owner, "backend_options", ()))
 
 
 def _loader(spec: str) -> tuple[Backend, Callable[..., Any], tuple[str, ...]]:
