@@ -36,6 +36,7 @@ from choiceaudit.scorers._engine import (
     sequence_logprobs,
 )
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
+from choiceaudit.scorers._prefix_cache import prefix_cache_for
 from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.scorers._tokenize import InPlace, encode_in_place
 from choiceaudit.types import Decision, Query
@@ -58,6 +59,8 @@ class EngineOptions:
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     max_batch_rows: int = 64
     pad_multiple: int = 8
+    #: megabytes of cross-query key/value states (:mod:`._prefix_cache`); 0 turns it off
+    prefix_cache_mb: float = 0
 
 
 class PromptRenderer:
@@ -108,6 +111,7 @@ class HFScorer:
         self.renderer = PromptRenderer(lm.tokenizer, self.chat)
         self.engine = engine or EngineOptions()
         self.context_window = context_window(lm.model)
+        self.prefix_cache = prefix_cache_for(lm.model, self.engine.prefix_cache_mb)
 
     @classmethod
     def load(
@@ -122,6 +126,7 @@ class HFScorer:
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_batch_rows: int = 64,
         pad_multiple: int = 8,
+        prefix_cache_mb: float = 0,
     ) -> HFScorer:
         """Load ``name`` (``smollm2``, ``gemma3-270m``, ``hf:<dir|gguf|hub id>``) for scoring."""
         lm = load_causal_lm(name, dtype=dtype, device=device, trust_remote_code=trust_remote_code)
@@ -129,7 +134,7 @@ class HFScorer:
             lm,
             chat_template=chat_template,
             system_prompt=system_prompt,
-            engine=EngineOptions(max_batch_tokens, max_batch_rows, pad_multiple),
+            engine=EngineOptions(max_batch_tokens, max_batch_rows, pad_multiple, prefix_cache_mb),
         )
 
     def describe(self) -> dict[str, Any]:
@@ -148,6 +153,7 @@ class HFScorer:
                 "max_batch_tokens": self.engine.max_batch_tokens,
                 "max_batch_rows": self.engine.max_batch_rows,
                 "pad_multiple": self.engine.pad_multiple,
+                "prefix_cache_mb": self.engine.prefix_cache_mb,
             },
         }
 
@@ -186,6 +192,7 @@ class HFScorer:
             max_batch_tokens=self.engine.max_batch_tokens,
             max_batch_rows=self.engine.max_batch_rows,
             pad_multiple=self.engine.pad_multiple,
+            prefix_cache=self.prefix_cache,
         )
         return [
             _decision(q, p, n, lp) for q, (p, n), lp in zip(queries, encoded, logprobs, strict=True)

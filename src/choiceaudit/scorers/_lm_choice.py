@@ -29,6 +29,7 @@ from choiceaudit.scorers._chat import resolve_chat_template
 from choiceaudit.scorers._engine import DEFAULT_MAX_BATCH_TOKENS, context_window, next_token_logits
 from choiceaudit.scorers._hf import EngineOptions, PromptRenderer, softmax
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
+from choiceaudit.scorers._prefix_cache import prefix_cache_for
 from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.types import DEFAULT_TEMPLATE, Decision, Query
 
@@ -66,6 +67,7 @@ class LMChoiceScorer:
         self.menu_line = menu_line
         self.engine = engine or EngineOptions()
         self.context_window = context_window(lm.model)
+        self.prefix_cache = prefix_cache_for(lm.model, self.engine.prefix_cache_mb)
 
     @classmethod
     def load(
@@ -80,6 +82,7 @@ class LMChoiceScorer:
         menu_line: str = DEFAULT_MENU_LINE,
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_batch_rows: int = 64,
+        prefix_cache_mb: float = 0,
     ) -> LMChoiceScorer:
         lm = load_causal_lm(
             lm_name, dtype=dtype, device=device, trust_remote_code=trust_remote_code
@@ -89,7 +92,7 @@ class LMChoiceScorer:
             chat_template=chat_template,
             system_prompt=system_prompt,
             menu_line=menu_line,
-            engine=EngineOptions(max_batch_tokens, max_batch_rows),
+            engine=EngineOptions(max_batch_tokens, max_batch_rows, prefix_cache_mb=prefix_cache_mb),
         )
 
     def describe(self) -> dict[str, Any]:
@@ -107,6 +110,7 @@ class LMChoiceScorer:
             else {"source": chat.source, "template": chat.template},
             "system_prompt": None if chat is None else chat.system_prompt,
             "context_window": self.context_window,
+            "prefix_cache_mb": self.engine.prefix_cache_mb,
         }
 
     def prompt(self, query: Query) -> str:
@@ -169,6 +173,7 @@ class LMChoiceScorer:
             max_batch_tokens=self.engine.max_batch_tokens,
             max_batch_rows=self.engine.max_batch_rows,
             pad_multiple=self.engine.pad_multiple,
+            prefix_cache=self.prefix_cache,
         )
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
