@@ -16,6 +16,7 @@ import numpy.typing as npt
 from choiceaudit.scorers._chat import ChatTemplate, resolve_chat_template
 from choiceaudit.scorers._engine import DEFAULT_MAX_BATCH_TOKENS, context_window
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
+from choiceaudit.scorers._prefix_cache import prefix_cache_for
 from choiceaudit.scorers._tokenize import InPlace, encode_in_place
 
 __all__ = ["CausalLMScorer", "EngineOptions", "PromptRenderer", "softmax"]
@@ -37,6 +38,8 @@ class EngineOptions:
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     max_batch_rows: int = 64
     pad_multiple: int = 8
+    #: megabytes of cross-query key/value states (:mod:`._prefix_cache`); 0 turns it off
+    prefix_cache_mb: float = 0
 
 
 class PromptRenderer:
@@ -91,6 +94,7 @@ class CausalLMScorer:
         self.renderer = PromptRenderer(lm.tokenizer, self.chat)
         self.engine = engine or EngineOptions()
         self.context_window = context_window(lm.model)
+        self.prefix_cache = prefix_cache_for(lm.model, self.engine.prefix_cache_mb)
 
     @classmethod
     def load(
@@ -105,6 +109,7 @@ class CausalLMScorer:
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_batch_rows: int = 64,
         pad_multiple: int = 8,
+        prefix_cache_mb: float = 0,
         **backend_options: Any,
     ) -> S:
         """Load ``name`` (``smollm2``, ``gemma3-270m``, ``hf:<dir|gguf|hub id>``) for scoring."""
@@ -113,7 +118,7 @@ class CausalLMScorer:
             lm,
             chat_template=chat_template,
             system_prompt=system_prompt,
-            engine=EngineOptions(max_batch_tokens, max_batch_rows, pad_multiple),
+            engine=EngineOptions(max_batch_tokens, max_batch_rows, pad_multiple, prefix_cache_mb),
             **backend_options,
         )
 
@@ -132,4 +137,5 @@ class CausalLMScorer:
             "max_batch_tokens": self.engine.max_batch_tokens,
             "max_batch_rows": self.engine.max_batch_rows,
             "pad_multiple": self.engine.pad_multiple,
+            "prefix_cache_mb": self.engine.prefix_cache_mb,
         }

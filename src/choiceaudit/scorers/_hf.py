@@ -102,6 +102,7 @@ class HFScorer(CausalLMScorer):
             max_batch_tokens=self.engine.max_batch_tokens,
             max_batch_rows=self.engine.max_batch_rows,
             pad_multiple=self.engine.pad_multiple,
+            prefix_cache=self.prefix_cache,
         )
         return [
             _decision(q, p, n, lp) for q, (p, n), lp in zip(queries, encoded, logprobs, strict=True)

@@ -78,6 +78,7 @@ class LMChoiceScorer(CausalLMScorer):
             "probs": "softmax of the key tokens' next-token logits, restricted to the menu's keys",
             "menu_line": self.menu_line,
             **self.describe_prompting(),
+            "prefix_cache_mb": self.engine.prefix_cache_mb,
         }
 
     def prompt(self, query: Query) -> str:
@@ -140,6 +141,7 @@ class LMChoiceScorer(CausalLMScorer):
             max_batch_tokens=self.engine.max_batch_tokens,
             max_batch_rows=self.engine.max_batch_rows,
             pad_multiple=self.engine.pad_multiple,
+            prefix_cache=self.prefix_cache,
         )
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
