@@ -81,6 +81,7 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
         "Δ rand",
         "95% CI",
         "excess",
+        "ex_n",
         "o_fit",
         "o_bay",
     ):
@@ -102,6 +103,7 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
             f(c.delta_post_vs_random, "+.3f") + ("†" if c.delta_excludes_zero else " "),
             f"[{f(c.delta_low, '+.2f')}, {f(c.delta_high, '+.2f')}]",
             f(c.excess, "+.3f"),
+            str(c.excess_n_items),
             f(c.agree_o_fit, ".2f"),
             f(c.agree_o_bayes, ".2f"),
         )
@@ -112,7 +114,8 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
             f"post = mean post_norm (1 = Bayes pole), fit = mean fit_norm (1 = salience pole); "
             f"random reference post_norm {c.random_post_norm:.3f} (SD "
             f"{c.random_post_norm_sd:.3f}), salience pole post_norm "
-            f"{c.salience_post_norm:.3f}; † = 95% interval of Δ excludes 0",
+            f"{c.salience_post_norm:.3f}; † = 95% interval of Δ excludes 0; excess over the "
+            "ex_n items holding both permutations, ties by split credit",
             highlight=False,
         )
 

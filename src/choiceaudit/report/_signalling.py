@@ -1,4 +1,4 @@
-"""The signalling report (issue 7, signalling half): *Consistency Without Alignment* laid out
+"""The signalling report: *Consistency Without Alignment* laid out
 from :class:`~choiceaudit.instruments.signalling.SignallingAnalysis` results (one section per
 instrument hash). Every number comes from the instrument's analysis
 (``analyse_signalling_runs``); this module only arranges the typed records as tables, figures
@@ -34,7 +34,8 @@ coordinate over the tied options (§I-F1, §I-H). The random reference is unifor
 option set, shown with its SD across items (§I-H1). Intervals: 95 % percentile bootstrap with the
 item as the unit, paired against the per-item random reference, plus the Bonferroni count across
 the cells shown (§I-H2). Excess is permutation consistency over the two stored permutations minus
-the chooser's own marginal null (§IV-A); it is item-sensitivity, not alignment (§IV-C).
+the chooser's own marginal null (§IV-A), a tie scored by split credit like every tie; it is
+item-sensitivity, not alignment (§IV-C).
 Analysis set (frozen before any run, "What is pre-registered"): {set_label}. Instrument hash
 <code>{hash}</code>, {n_items} items, norms <code>{norms}</code>; amendments logged: {n_amend}.
 Language models are scored under PMI (primary), the unnormalised sum and the per-token mean;
@@ -92,7 +93,7 @@ _TABLE1 = {
     "consist": "consistency",
     "excess": "excess",
     "excess_n": "excess_n_items",
-    "excess_tied_out": "excess_excluded_tied",
+    "excess_tied": "excess_tied_items",
     "excess_unpaired_out": "excess_excluded_unpaired",
     "o_fit": "agree_o_fit",
     "o_bayes": "agree_o_bayes",
@@ -120,9 +121,11 @@ def _table1(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "Bayes (secondary, §IV-B); o_fit_both = share of items on o_fit under both stored "
             "permutations; consist = "
             "permutation consistency; excess = permutation consistency minus the marginal null "
-            "(§IV-A), over the excess_n items untied under both permutations "
-            "(excess_tied_out items with a tied rendering and excess_unpaired_out items "
-            "missing a rendering are left out: the paper does not define excess under ties); "
+            "(§IV-A), over the excess_n items holding both stored permutations; a tied "
+            "rendering is scored by split credit, as every tie is (§I-H: each tied option gets "
+            "1/|T|, an item's agreement is the sum over options of t_a(o) t_b(o), the marginal "
+            "the pooled credit), so no item is left out for a tie (excess_tied of them had "
+            "one; excess_unpaired_out items missing a rendering are left out); "
             "o_fit / "
             "o_bayes = share of choices on the salience / Bayes option; ties = renderings whose "
             "choice is a tied set."
@@ -266,7 +269,8 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
             "tile_excess",
             "signalling_tile_excess",
             "Excess over the marginal null per tile (condition 4, format V, all items; §IV-H3)",
-            "n = items with an untied choice under both permutations.",
+            "n_items = items holding both permutations; tied = those with a tied rendering, "
+            "scored by split credit (§I-H).",
         ),
         (
             "label_forms",
@@ -308,7 +312,8 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                 "Format L: permutation consistency and the letter prior (§IV-H4; condition 4)",
                 _records(analysis.format_l),
                 note=(
-                    "n = items with an untied choice under both permutations (tied: left out); "
+                    "n = items holding both permutations (tied: those with a tied rendering, "
+                    "scored by split credit, §I-H); "
                     "null = the marginal null; excess ≤ 0 means the canonical choice carries no "
                     "item information; chance = 1/k; top_share = share of renderings on the most "
                     "chosen letter (the letter prior); canonical_dev = largest distance of the "

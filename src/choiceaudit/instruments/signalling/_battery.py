@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from choiceaudit import stats
-from choiceaudit.instruments.signalling._analysis import summarise_cells
+from choiceaudit.instruments.signalling._analysis import paired_excess, summarise_cells
 from choiceaudit.instruments.signalling._divergence import (
     choice_distributions,
     condition_agreement,
@@ -149,9 +148,9 @@ def battery_cells(
                 salience_to_bayes=(post - sal) / (1.0 - sal) if sal != 1.0 else float("nan"),
                 share_o_fit_both=c["share_o_fit_both"],
                 n_covered_items=c["n_items"],
-                excess_n_items=int(ex.get("n_items", 0)),
-                excess_excluded_tied=int(ex.get("excluded_tied", 0)),
-                excess_excluded_unpaired=int(ex.get("excluded_unpaired", 0)),
+                excess_n_items=int(ex["n_items"]),
+                excess_tied_items=int(ex["tied_items"]),
+                excess_excluded_unpaired=int(ex["excluded_unpaired"]),
             )
         )
     return out
@@ -228,11 +227,11 @@ def rule_agreement_records(
 
 def tile_excess_records(choosers: Sequence[ChooserRows]) -> list[TileExcess]:
     """§IV-H3: excess over the marginal null per tile, condition 4, format V, every item of
-    the tile (conflict and control), per chooser x rule."""
+    the tile (conflict and control), per chooser x rule; ties by split credit."""
     out = []
     for a in choosers:
         for rule in a.rules:
-            tiles: dict[str, dict[str, dict[int, Mapping[str, Any]]]] = {}
+            tiles: dict[str, list[Mapping[str, Any]]] = {}
             for r in a.rows:
                 if (
                     r["rule"] == rule
@@ -240,21 +239,21 @@ def tile_excess_records(choosers: Sequence[ChooserRows]) -> list[TileExcess]:
                     and r["format"] == "V"
                     and r["covered"]
                 ):
-                    tiles.setdefault(str(r["tile"]), {}).setdefault(r["item_id"], {})[
-                        int(r["perm_index"])
-                    ] = r
-            for tile, pairs in sorted(tiles.items()):
-                both = [p for p in pairs.values() if 0 in p and 1 in p]
-                untied = [p for p in both if p[0]["n_tied"] == 1 and p[1]["n_tied"] == 1]
-                consistency = null = excess = None
-                if untied:
-                    k = int(untied[0][0]["n_options"])
-                    ca = [p[0]["chosen"][0] for p in untied]
-                    cb = [p[1]["chosen"][0] for p in untied]
-                    consistency = stats.permutation_consistency(ca, cb, k)
-                    null = stats.marginal_null(ca, cb, k)
-                    excess = stats.excess_consistency(ca, cb, k)
-                out.append(TileExcess(a.label, rule, tile, len(untied), consistency, null, excess))
+                    tiles.setdefault(str(r["tile"]), []).append(r)
+            for tile, tile_rows in sorted(tiles.items()):
+                ex = paired_excess(tile_rows)
+                out.append(
+                    TileExcess(
+                        a.label,
+                        rule,
+                        tile,
+                        int(ex["n_items"]),
+                        ex.get("consistency"),
+                        ex.get("marginal_null"),
+                        ex.get("excess"),
+                        tied=int(ex["tied_items"]),
+                    )
+                )
     return out
 
 
@@ -434,8 +433,8 @@ def condition_records(choosers: Sequence[ChooserRows]) -> list[ConditionAgreemen
 def format_l_records(choosers: Sequence[ChooserRows]) -> list[FormatLRecord]:
     """Format L (§IV-H4): permutation consistency against its marginal null, and the letter
     prior (the most chosen slot's share beside the canonical distribution's distance from
-    uniform), per model x rule x tile x label form. Tied renderings are left out of the
-    consistency and counted. Reference choosers read the item, not the letters, and are left
+    uniform), per model x rule x tile x label form. Tied renderings enter the consistency by
+    split credit and are counted. Reference choosers read the item, not the letters, and are left
     out."""
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
     for a in choosers:
@@ -446,30 +445,19 @@ def format_l_records(choosers: Sequence[ChooserRows]) -> list[FormatLRecord]:
     records = []
     for (chooser, rule, tile, form), rows in sorted(groups.items()):
         dist = choice_distributions(rows)
-        pairs: dict[str, dict[int, dict[str, Any]]] = {}
-        for r in rows:
-            pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = r
-        both = [p for p in pairs.values() if 0 in p and 1 in p]
-        untied = [p for p in both if p[0]["n_tied"] == 1 and p[1]["n_tied"] == 1]
+        ex = paired_excess(rows)
         k = int(rows[0]["n_options"])
-        consistency = null = excess = None
-        if untied:
-            ca = [p[0]["chosen"][0] for p in untied]
-            cb = [p[1]["chosen"][0] for p in untied]
-            consistency = stats.permutation_consistency(ca, cb, k)
-            null = stats.marginal_null(ca, cb, k)
-            excess = stats.excess_consistency(ca, cb, k)
         records.append(
             FormatLRecord(
                 chooser=chooser,
                 rule=rule,
                 tile=tile,
                 label_form=form,
-                n=len(untied),
-                tied=len(both) - len(untied),
-                consistency=consistency,
-                null=null,
-                excess=excess,
+                n=int(ex["n_items"]),
+                tied=int(ex["tied_items"]),
+                consistency=ex.get("consistency"),
+                null=ex.get("marginal_null"),
+                excess=ex.get("excess"),
                 chance=1.0 / k,
                 top_letter=chr(ord("A") + dist["top_slot"]),
                 top_share=dist["top_slot_share"],

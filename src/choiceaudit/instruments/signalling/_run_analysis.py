@@ -289,6 +289,7 @@ def _excess(
             excess=c.excess,
             delta_post_vs_random=c.delta_post_vs_random,
             distance_from_random=abs(c.delta_post_vs_random),
+            n_items=c.excess_n_items,
         )
         for c in cells
         if c.excess is not None
@@ -300,8 +301,7 @@ def _excess(
         skipped.append(
             Skipped(
                 f"excess for {', '.join(no_excess)}",
-                "no item with an untied choice under both permutations (a chooser indifferent "
-                "between all options has no excess)",
+                "no item holds both stored permutations",
             )
         )
     if not points:
