@@ -90,8 +90,10 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
         )
 
     def f(x: float | None, fmt: str = ".3f") -> str:
-        # floating-point noise around zero prints as +0.000, not -0.000
-        return "–" if x is None else format(0.0 if abs(x) < 1e-12 else x, fmt)
+        # floating-point noise around zero prints as +0.000, not -0.000; undefined as –
+        if x is None or x != x:
+            return "–"
+        return format(0.0 if abs(x) < 1e-12 else x, fmt)
 
     for c in cells:
         table.add_row(
@@ -112,9 +114,9 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
         c = cells[0]
         out.print(
             f"post = mean post_norm (1 = Bayes pole), fit = mean fit_norm (1 = salience pole); "
-            f"random reference post_norm {c.random_post_norm:.3f} (SD "
-            f"{c.random_post_norm_sd:.3f}), salience pole post_norm "
-            f"{c.salience_post_norm:.3f}; † = 95% interval of Δ excludes 0; excess over the "
+            f"random reference post_norm {f(c.random_post_norm)} (SD "
+            f"{f(c.random_post_norm_sd)}), salience pole post_norm "
+            f"{f(c.salience_post_norm)}; † = 95% interval of Δ excludes 0; excess over the "
             "ex_n items holding both permutations, ties by split credit",
             highlight=False,
         )

@@ -336,14 +336,18 @@ def fit_cost_records(
                     Skipped(f"fit_cost bins for {a.label}/{rule}", "too few covered items")
                 )
                 continue
-            res = fit_cost_deciles(
-                rows,
-                items,
-                n_bins=n_bins,
-                seed=seed,
-                n_resamples=n_resamples,
-                level=float(boot["level"]),
-            )
+            try:
+                res = fit_cost_deciles(
+                    rows,
+                    items,
+                    n_bins=n_bins,
+                    seed=seed,
+                    n_resamples=n_resamples,
+                    level=float(boot["level"]),
+                )
+            except ValueError as exc:  # e.g. every item at one fit_cost: no slope exists
+                skipped.append(Skipped(f"fit_cost bins for {a.label}/{rule}", str(exc)))
+                continue
             sl, ps, pc = res["slope"], res["post_slope"], res["post_predicted_change"]
             slopes.append(
                 FitCostSlope(

@@ -278,6 +278,11 @@ def _inert(group: Sequence[AnalysedArm]) -> tuple[InertParameter, ...]:
     return tuple(out)
 
 
+def _flat(values: Sequence[float]) -> bool:
+    # equal up to floating-point noise: a correlation over them would report rounding error
+    return bool(np.ptp(values) <= 1e-12 * max(1.0, float(np.max(np.abs(values)))))
+
+
 def _excess(
     cells: Sequence[CoordinateCell], battery: dict[str, Any], skipped: list[Skipped]
 ) -> tuple[tuple[ExcessPoint, ...], ExcessCorrelation | None]:
@@ -315,11 +320,20 @@ def _excess(
             )
         )
         return points, ExcessCorrelation(len(models), None, None, None)
+    xs = [e.excess for e in models]
+    ys = [e.distance_from_random for e in models]
+    flat = [name for name, v in (("excess", xs), ("distance from random", ys)) if _flat(v)]
+    if flat:
+        skipped.append(
+            Skipped(
+                "r between excess and distance from random (§IV-C)",
+                f"{' and '.join(flat)} the same in all {len(models)} model x rule cells: a "
+                "correlation is undefined",
+            )
+        )
+        return points, ExcessCorrelation(len(models), None, None, None)
     r = stats.pearson_r(
-        [e.excess for e in models],
-        [e.distance_from_random for e in models],
-        n_resamples=int(battery["bootstrap"]["n_resamples"]),
-        seed=int(battery["seed"]),
+        xs, ys, n_resamples=int(battery["bootstrap"]["n_resamples"]), seed=int(battery["seed"])
     )
     if len(models) < MIN_CELLS_CI:
         skipped.append(

@@ -34,6 +34,7 @@ __all__ = [
     "Selection",
     "build_item_set",
     "candidate_columns",
+    "cell_counts",
     "conflict_rates",
     "item_permutations",
     "select_items",
@@ -164,6 +165,14 @@ def conflict_rates(blocks: Sequence[CandidateBlock]) -> dict[str, dict[str, floa
     return out
 
 
+def cell_counts(n_items: int, tiles: Sequence[str]) -> dict[tuple[str, str], int]:
+    """Items per (tile, "conflict" | "control"): ``n_items // (2 k)`` each, and the remainder
+    one each to the conflict cells in tile order, then to the control cells."""
+    cells = [(t, "conflict") for t in tiles] + [(t, "control") for t in tiles]
+    base, extra = divmod(n_items, len(cells))
+    return {cell: base + (i < extra) for i, cell in enumerate(cells)}
+
+
 def select_items(
     blocks: Sequence[CandidateBlock],
     *,
@@ -172,12 +181,15 @@ def select_items(
     config: RobustnessConfig | None = None,
 ) -> Selection:
     """Select ``n_items`` candidates, equal per tile, half conflict and half control, among
-    those with a defined coordinate (``config``: optional filters, default none)."""
+    those with a defined coordinate (``config``: optional filters, default none).
+
+    A count that does not split evenly over tiles x conflict/control (a small trial run) is
+    as balanced as it can be (:func:`cell_counts`: the remainder goes one item each to the
+    conflict cells in tile order, then the control cells), so any count from 1 builds."""
     config = config if config is not None else RobustnessConfig()
-    k = len(blocks)
-    if n_items % (2 * k):
-        raise InputError(f"{n_items} items cannot split evenly over {k} tiles × conflict/control")
-    per_cell = n_items // (2 * k)
+    if n_items < 1:
+        raise InputError(f"n_items must be at least 1, got {n_items}")
+    counts = cell_counts(n_items, [b.tile.name for b in blocks])
     conflict: dict[str, IntArray] = {}
     control: dict[str, IntArray] = {}
     robustness = {}
@@ -191,6 +203,7 @@ def select_items(
         ):
             pool = np.flatnonzero(flags["selectable"] & mask)
             label = "conflict" if cell == 0 else "control"
+            per_cell = counts[(name, label)]
             if pool.size < per_cell:
                 raise ValueError(
                     f"tile {name}: only {pool.size} selectable {label} candidates for {per_cell} "
