@@ -53,6 +53,7 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "rows": a.n_rows,
             "status": a.status,
             "items_hash": a.items_hash[:16],
+            "batch_of": a.batch_of,
         }
         for a in analysis.arms
     ]
@@ -64,7 +65,8 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "condition: 1 cosine, 2 SWOW walk, 3 ConceptNet path, 4 LM zero-shot, 5 LM with the "
             "hypothesis-space sentence, 6 RSA layer over an eligible base, 7 exact oracle; "
             "reference = the uniform and salience references. Only model runs are model x rule "
-            "cells."
+            "cells; a run with batch_of is that model scored again at batch size 1 (--batch-one), "
+            "read beside it in the batch-1 flip table and never counted as a cell."
         ),
     )
 
@@ -290,7 +292,9 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
             "signalling_batch_flips",
             "Batch size 1 against batched scoring: flip rate per model, rule and tile (§I-K)",
             "flip_rate = share of renderings both runs hold whose chosen canonical option set "
-            "differs; the paper scores the size tile at batch size 1 and batches the others.",
+            "differs, max_abs_score_change the largest raw score change; the paper scores the "
+            "size tile at batch size 1 and batches the others. Every other table holds the "
+            "batched run only.",
         ),
         (
             "inert",

@@ -345,7 +345,8 @@ class FormatLRecord:
 class ArmSummary:
     """One analysed run: its directory (``source``), the chooser label and kind ("model": a
     cell per scoring rule; "reference": one choice, ``probs``), the rules analysed, the row
-    count and status, and the manifest as stored."""
+    count and status, and the manifest as stored. ``batch_of`` names the batched model of a
+    batch-1 arm, which is read beside that model (flip rate) and is never a cell."""
 
     source: str
     run: str
@@ -357,6 +358,7 @@ class ArmSummary:
     items_hash: str
     manifest: Mapping[str, Any]
     condition: str = "4"
+    batch_of: str | None = None
 
 
 @dataclass(frozen=True)

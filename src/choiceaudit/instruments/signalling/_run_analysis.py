@@ -359,11 +359,21 @@ def _arm_summary(a: AnalysedArm) -> ArmSummary:
         items_hash=a.frozen.hash,
         manifest=a.arm.manifest,
         condition="4 and 5" if a.kind == "model" else a.condition,
+        batch_of=str(a.arm.config["batch_of"]) if _is_batch_one(a) else None,
     )
 
 
-def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
-    frozen = group[0].frozen
+def _is_batch_one(a: AnalysedArm) -> bool:
+    """A model scored a second time one query per forward pass (``--batch-one``): it is
+    reported beside its batched model (flip rate, largest score change), never as a cell."""
+    return bool(a.arm.config.get("batch_of"))
+
+
+def _analyse_group(everything: Sequence[AnalysedArm]) -> SignallingAnalysis:
+    # the batch-1 arms enter only the flip records: every count of cells (Table I, Bonferroni,
+    # §IV-B, the r of §IV-C) is over the batched cells
+    group = [a for a in everything if not _is_batch_one(a)]
+    frozen = everything[0].frozen
     battery = frozen.analysis
     set_label = analysis_set_label(battery["analysis_set"])
     skipped: list[Skipped] = []
@@ -381,7 +391,10 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
     if not cells:
         skipped.append(
             Skipped(
-                "coordinates, Table I, excess", f"no scored rows in the analysis set ({set_label})"
+                "coordinates, Table I, excess",
+                f"no scored rows in the analysis set ({set_label})"
+                if group
+                else "only batch-1 arms were given; they are read beside their batched runs",
             )
         )
     else:
@@ -419,7 +432,7 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
                 "the letters)",
             )
         )
-    flips, flip_skips = batch_flip_records(group)
+    flips, flip_skips = batch_flip_records(everything)
     skipped.extend(flip_skips)
     norms = frozen.record.get("norms")
     return SignallingAnalysis(
@@ -428,7 +441,7 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         n_items=len(frozen.items),
         norms=None if norms is None else str(norms),
         n_amendments=len(read_amendments(frozen.path)),
-        arms=tuple(_arm_summary(a) for a in group),
+        arms=tuple(_arm_summary(a) for a in everything),
         facets=tuple(facets),
         cells=cells,
         references=references,
