@@ -52,7 +52,10 @@ def test_a_chooser_that_always_hedges_between_two_options_gets_the_monte_carlo_v
     pick_b = np.where(rng.random((draws, n)) < 0.5, first, second)
     agree = (pick_a == pick_b).mean(axis=1)
     counts = np.stack(
-        [np.bincount(np.concatenate([x, y]), minlength=k) for x, y in zip(pick_a, pick_b, strict=True)]
+        [
+            np.bincount(np.concatenate([x, y]), minlength=k)
+            for x, y in zip(pick_a, pick_b, strict=True)
+        ]
     )
     p_mean = (counts / (2 * n)).mean(axis=0)
     se = agree.std(ddof=1) / np.sqrt(draws)

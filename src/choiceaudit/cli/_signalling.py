@@ -99,7 +99,8 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
         table.add_row(
             c.chooser,
             c.rule,
-            str(c.n_items),
+            str(c.n_items)
+            + (f"/{c.n_analysis_items}*" if c.n_items != c.n_analysis_items else ""),
             f(c.post_norm_mean),
             f(c.fit_norm_mean),
             f(c.delta_post_vs_random, "+.3f") + ("†" if c.delta_excludes_zero else " "),
@@ -120,6 +121,14 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
             "ex_n items holding both permutations, ties by split credit",
             highlight=False,
         )
+    for c in cells:
+        if c.n_items != c.n_analysis_items:
+            why = "allowed by --allow-partial-coverage" if c.partial_coverage else "uncovered"
+            out.print(
+                f"* {c.chooser}/{c.rule}: scored {c.n_items} of the {c.n_analysis_items} items "
+                f"({why}; its figures are on those items only, §I-B)",
+                highlight=False,
+            )
 
 
 NormsOpt = Annotated[
@@ -315,6 +324,15 @@ def run_signalling_command(
     swow: SwowOpt = None,
     conceptnet: ConceptNetOpt = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part.")] = 32,
+    allow_partial_coverage: Annotated[
+        bool,
+        typer.Option(
+            "--allow-partial-coverage",
+            help="Score an association chooser (swow, conceptnet, rsa:*) on the items its "
+            "source covers although it cannot score every frozen item (§I-B refuses that by "
+            "default); recorded in the run and shown beside its figures.",
+        ),
+    ] = False,
     batch_one: Annotated[
         bool,
         typer.Option(
@@ -358,6 +376,7 @@ def run_signalling_command(
             command=["choiceaudit", *sys.argv[1:]],
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
             batch_one=batch_one,
+            allow_partial_coverage=allow_partial_coverage,
             progress=advance,
             allow_loss=allow_loss,
             swow=swow,

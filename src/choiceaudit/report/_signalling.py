@@ -76,6 +76,9 @@ _TABLE1 = {
     "condition": "condition",
     "rule": "rule",
     "n": "n_items",
+    "of_n": "n_analysis_items",
+    "partial_cov": "partial_coverage",
+    "uncovered_rows": "n_uncovered_rows",
     "post_mean": "post_norm_mean",
     "post_med": "post_norm_median",
     "fit_mean": "fit_norm_mean",
@@ -113,6 +116,11 @@ def _table1(analysis: SignallingAnalysis, key: str) -> ReportTable:
         f"Table I: coordinate per chooser x rule ({set_label})",
         records,
         note=(
+            "n = items the chooser scored of the of_n analysis-set items it was given "
+            "(uncovered_rows = renderings its source could not score, left out and counted); "
+            "partial_cov = its run was allowed to score only the covered items "
+            "(--allow-partial-coverage; §I-B refuses a condition scored on a different subset, "
+            "so such a row is not a comparison on the same items); "
             "post/fit = post_norm/fit_norm over items; delta = paired per-item difference of "
             "post_norm from the random reference with its 95 % interval [lo, hi]; sig = that "
             "interval excludes 0; sig_bonf = the interval at level "

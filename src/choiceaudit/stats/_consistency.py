@@ -206,6 +206,4 @@ def split_credit_excess(
             credit[o] += Fraction(1, len(s))
     consistency = agree / n
     null = sum((c / (2 * n)) ** 2 for c in credit)
-    return SplitCreditExcess(
-        n, tied, float(consistency), float(null), float(consistency - null)
-    )
+    return SplitCreditExcess(n, tied, float(consistency), float(null), float(consistency - null))

@@ -273,9 +273,7 @@ def paired_excess(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     ex = stats.split_credit_excess(
         [p[0]["chosen"] for p in both], [p[1]["chosen"] for p in both], ks.pop()
     )
-    result.update(
-        consistency=ex.consistency, marginal_null=ex.marginal_null, excess=ex.excess
-    )
+    result.update(consistency=ex.consistency, marginal_null=ex.marginal_null, excess=ex.excess)
     return result
 
 

@@ -61,6 +61,8 @@ class ChooserRows:
     #: the paper's condition (§I-K): "4" for a model on the analysis set, "1"-"3", "6", "7"
     #: for conditions run as choosers, "reference" for uniform and salience
     condition: str = "4"
+    #: the run was allowed to score only the items its source covers (--allow-partial-coverage)
+    partial_coverage: bool = False
 
 
 def in_analysis_set(row: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
@@ -82,14 +84,19 @@ def battery_cells(
         return []
     spec = battery["analysis_set"]
     boot = battery["bootstrap"]
+    # uncovered rows stay in: the cell excludes and counts them (n_uncovered_rows); a chooser
+    # that covers nothing of the analysis set has no cell
+    scored = {a.label for a in choosers for r in a.rows if in_analysis_set(r, spec) and r["covered"]}
     rows = [
         {**r, "chooser": a.label}
         for a in choosers
         for r in a.rows
-        if in_analysis_set(r, spec) and r["covered"]
+        if a.label in scored and in_analysis_set(r, spec)
     ]
     if not rows:
         return []
+    partial = {a.label: a.partial_coverage for a in choosers}
+    n_set = {a.label: len({r["item_id"] for r in a.rows if in_analysis_set(r, spec)}) for a in choosers}
     kinds = {a.label: a.kind for a in choosers}
     conditions = {a.label: a.condition for a in choosers}
     model_cells = {(r["chooser"], r["rule"]) for r in rows if kinds[r["chooser"]] == "model"}
@@ -148,6 +155,8 @@ def battery_cells(
                 salience_to_bayes=(post - sal) / (1.0 - sal) if sal != 1.0 else float("nan"),
                 share_o_fit_both=c["share_o_fit_both"],
                 n_covered_items=c["n_items"],
+                n_analysis_items=n_set[chooser],
+                partial_coverage=partial[chooser],
                 excess_n_items=int(ex["n_items"]),
                 excess_tied_items=int(ex["tied_items"]),
                 excess_excluded_unpaired=int(ex["excluded_unpaired"]),

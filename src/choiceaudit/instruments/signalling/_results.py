@@ -45,7 +45,9 @@ class CoordinateCell:
     by split credit (§I-H; ``excess_tied_items`` of them had one), ``None`` when no item holds
     both; ``excess_excluded_unpaired`` items lacked one of the two renderings.
     ``n_uncovered_rows`` counts the analysis-set renderings the chooser could not score (its
-    source lacks the words) and ``n_covered_items`` the items it scored."""
+    source lacks the words), ``n_covered_items`` the items it scored of the
+    ``n_analysis_items`` it was given, and ``partial_coverage`` says its run was allowed to
+    score a subset (``--allow-partial-coverage``; §I-B otherwise refuses it)."""
 
     chooser: str
     kind: str
@@ -86,6 +88,8 @@ class CoordinateCell:
     excess_n_items: int = 0
     excess_tied_items: int = 0
     excess_excluded_unpaired: int = 0
+    n_analysis_items: int = 0
+    partial_coverage: bool = False
 
 
 @dataclass(frozen=True)

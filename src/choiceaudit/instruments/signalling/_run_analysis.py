@@ -134,8 +134,17 @@ def analyse_arm(arm: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm
     for row, row_g, form in zip(rows, gaussian, forms, strict=True):
         row["label_form"] = row_g["label_form"] = form
     condition = chooser_condition(str(config["chooser"])) if kind == "reference" else "4"
+    partial = bool((config.get("coverage") or {}).get("partial_allowed", False))
     return AnalysedArm(
-        label, kind, rules, rows, condition, arm=arm, frozen=frozen, rows_gaussian=gaussian
+        label,
+        kind,
+        rules,
+        rows,
+        condition,
+        partial,
+        arm=arm,
+        frozen=frozen,
+        rows_gaussian=gaussian,
     )
 
 
@@ -203,7 +212,10 @@ def _decay(
     """Table I's coordinates under both decay families side by side (§I-A: the family is a
     reported dimension; the analysis runs under both)."""
     gaussian = battery_cells(
-        [ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition) for a in group],
+        [
+            ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition, a.partial_coverage)
+            for a in group
+        ],
         group[0].frozen.analysis,
     )
     by_cell = {(g.chooser, g.rule): g for g in gaussian}
@@ -406,7 +418,10 @@ def _analyse_group(everything: Sequence[AnalysedArm]) -> SignallingAnalysis:
         )
         bins, slopes = tuple(fc_bins), tuple(fc_slopes)
         g_bins, g_slopes = fit_cost_records(
-            [ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition) for a in group],
+            [
+            ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition, a.partial_coverage)
+            for a in group
+        ],
             _gaussian_items(list(frozen.items)),
             battery,
             facets=facets,
