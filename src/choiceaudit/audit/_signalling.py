@@ -23,7 +23,6 @@ from choiceaudit.audit._backend import RaySettings, open_scorer
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
-    ConformanceReport,
     FrozenInstrument,
     InstrumentMismatchError,
     RobustnessConfig,
@@ -39,6 +38,10 @@ from choiceaudit.instruments.signalling.choosers import (
     analysis_item_ids,
     chooser_condition,
     item_coverage,
+)
+from choiceaudit.instruments.signalling.conformance import (
+    SeedConformanceReport,
+    conformance_over_seeds,
 )
 from choiceaudit.instruments.signalling.frozen import INSTRUMENT_FILE
 from choiceaudit.scorers import Scorer, accepted_options, backend_of, load_embedder, load_scorer
@@ -139,20 +142,27 @@ def check_signalling(
     n_items: int = 1000,
     swow: Path | str | None = None,
     allow_loss: bool = False,
-) -> ConformanceReport:
+    seeds: int = 20,
+) -> SeedConformanceReport:
     """The model-free conformance check (``choiceaudit check signalling``): build the paper's
-    design (200,000 candidates, 1,000 items by default) and compare every number the paper
-    reports that needs no model with the measured one."""
-    result = build_signalling_items(
-        norms,  # type: ignore[arg-type]
-        seed=seed,
-        data=data,
-        n_candidates=n_candidates,
-        n_items=n_items,
-        allow_loss=allow_loss,
-        swow=swow,
-    )
-    return check_conformance(result, seed=seed)
+    design (200,000 candidates, 1,000 items by default) under ``seeds`` item-set seeds
+    (``seed``, ``seed + 1``, …) and report every number the paper gives that needs no model as
+    a distribution over those draws beside the paper's value."""
+    if seeds < 2:
+        raise InputError(f"--seeds must be at least 2 (one draw has no sampling SE), got {seeds}")
+    reports = []
+    for s in range(seed, seed + seeds):
+        result = build_signalling_items(
+            norms,  # type: ignore[arg-type]
+            seed=s,
+            data=data,
+            n_candidates=n_candidates,
+            n_items=n_items,
+            allow_loss=allow_loss,
+            swow=swow,
+        )
+        reports.append(check_conformance(result, seed=s))
+    return conformance_over_seeds(reports)
 
 
 def make_chooser(
