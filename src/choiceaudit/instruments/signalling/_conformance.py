@@ -292,9 +292,15 @@ def _candidates(result: BuildResult) -> list[ConformanceRow]:
         "any_two_options/target_pair",
     ):
         share = pooled_ties[reading]["geometric_share"]
-        extra = ""
+        suff = pooled_ties.get(f"sufficiency/{reading.split('/')[1]}", {})
+        p_tie = suff.get("p_tie_given_geometric")
+        extra = (
+            ""
+            if p_tie is None
+            else f"; P(tie | geometric) under this range {p_tie:.3f} (sufficient means 1)"
+        )
         if size is not None and size[reading]["geometric_share"] is not None:
-            extra = f"; size tile alone {100 * size[reading]['geometric_share']:.1f} %"
+            extra += f"; size tile alone {100 * size[reading]['geometric_share']:.1f} %"
         rows.append(
             _row(
                 "geometric share of ties",
@@ -303,6 +309,18 @@ def _candidates(result: BuildResult) -> list[ConformanceRow]:
                 quantity=f"geometric share of ties ({reading.replace('/', ', ')})",
             )
         )
+    for scope in ("listed_concepts", "target_pair"):
+        suff = pooled_ties.get(f"sufficiency/{scope}")
+        if suff and suff["p_tie_given_geometric"] is not None:
+            rows.append(
+                _measured(
+                    "Appendix B",
+                    f"P(tie | geometric), range {scope.replace('_', ' ')}",
+                    suff["p_tie_given_geometric"],
+                    f"{suff['tied']} of {suff['geometric_pairs']} option pairs beyond the range "
+                    "on one side tie; Appendix B calls the geometric condition sufficient (1)",
+                )
+            )
     return rows
 
 
