@@ -120,3 +120,36 @@ def test_conformance_with_a_swow_file_compares_the_pool_and_appendix_a(tmp_path:
     retention = report.by_quantity("natural-kind retention gap (pp)")
     assert retention.measured == pytest.approx(result.items.config["retention"]["all"]["gap_pp"])
     assert report.by_quantity("pool concepts in the football bin").measured is not None
+
+
+def test_appendix_a_retention_counts_swow_cue_list_membership(tmp_path: Path) -> None:
+    # a SWOW file whose cues are a random half of the THINGS words, blind to natural kind vs
+    # artifact: retention over the cue list has no gap beyond sampling (SE ≈ 2.8 pp), whatever
+    # the homograph and noun filters do to the final pool, which is kept beside it
+    import numpy as np
+
+    from choiceaudit.instruments.signalling._things import load_things
+
+    words = sorted(set(load_things(shared_data()).words))
+    rng = np.random.default_rng(4)
+    cues = [w for w in words if rng.random() < 0.5]
+    swow = tmp_path / "strength.SWOW-EN.R123.csv"
+    swow.write_text(
+        "cue\tresponse\tR123\tN\tR123.Strength\n"
+        + "".join(f"{w}\tthing\t2\t4\t0.5\n" for w in cues),
+        encoding="utf-8",
+    )
+    result = build_signalling_items(
+        "things", data=shared_data(), seed=3, n_candidates=20_000, n_items=200, swow=swow
+    )
+    retention = result.items.config["retention"]
+    assert retention["set"] == "SWOW cue-list membership over all 1854 concepts"
+    overall = retention["all"]
+    assert overall["natural_kinds"] + overall["artifacts"] == 1854
+    assert abs(overall["gap_pp"]) < 8.5
+    share = (overall["natural_retention"] * overall["natural_kinds"]) + (
+        overall["artifact_retention"] * overall["artifacts"]
+    )
+    assert round(share) == sum(w in set(cues) for w in load_things(shared_data()).words)
+    assert "gap_pp" in retention["final_pool"]["all"]
+    assert len(retention["frequency_quartiles"]) == 4
