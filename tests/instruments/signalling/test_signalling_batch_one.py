@@ -80,3 +80,10 @@ def test_the_batch_one_arm_is_never_a_model_cell(tmp_path: Path) -> None:
     assert all(f.flipped == 0 and f.max_abs_score_change == 0.0 for f in analysis.batch_flips)
     arms = {a.chooser: a for a in analysis.arms}
     assert arms["fake (batch 1)"].batch_of == "fake" and arms["fake"].batch_of is None
+
+
+def test_the_frozen_battery_records_the_bonferroni_family_the_code_uses(tmp_path: Path) -> None:
+    from choiceaudit.audit import build_instrument
+
+    frozen = build_instrument("lancaster", tmp_path / "items", n_items=8, n_candidates=4000)
+    assert frozen.analysis["bonferroni"].startswith("across the model x rule cells")

@@ -116,12 +116,19 @@ CANDIDATE_FIELDS: tuple[str, ...] = (
     "bayes_margin",
     "tie",
     "geometric_tie",
+    "means_ids",
+    "clues_ids",
+    "target_means",
+    "target_clue",
+    "option_ids",
 )
 
 
 def candidate_columns(selection: Selection) -> dict[str, list[Any]]:
     """Every generated candidate, one row each (selected or not), as columns: the item
-    properties selection could see, the per-candidate robustness report and ``selected``."""
+    properties selection could see, the per-candidate robustness report, ``selected``, and
+    what regenerating the candidate needs (concept ids of the Means and Clues lists, target
+    positions, option ids ``<tile>:<canonical index>`` of the frozen tile file)."""
     cols: dict[str, list[Any]] = {f: [] for f in CANDIDATE_FIELDS}
     for block in selection.blocks:
         o, ga = block.oracle, block.oracle_gaussian
@@ -142,6 +149,16 @@ def candidate_columns(selection: Selection) -> dict[str, list[Any]]:
         cols["bayes_margin"].extend(np.asarray(o.bayes_margin, dtype=np.float64).tolist())
         cols["tie"].extend(o.tie.tolist())
         cols["geometric_tie"].extend(o.geometric_tie.tolist())
+        # what regenerating a candidate needs: the norms' concept ids of both lists, the target
+        # positions and the canonical options (the tile's option ids, ``<tile>:<index>``)
+        ids = np.asarray(block.norms.concepts, dtype=object)[block.concepts]
+        m = block.n_means
+        cols["means_ids"].extend(ids[:, :m].tolist())
+        cols["clues_ids"].extend(ids[:, m:].tolist())
+        cols["target_means"].extend(block.target[:, 0].astype(int).tolist())
+        cols["target_clue"].extend(block.target[:, 1].astype(int).tolist())
+        options = [f"{block.tile.name}:{k}" for k in range(block.tile.n_options)]
+        cols["option_ids"].extend([options] * len(block))
     return cols
 
 
