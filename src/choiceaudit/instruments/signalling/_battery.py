@@ -86,7 +86,9 @@ def battery_cells(
     boot = battery["bootstrap"]
     # uncovered rows stay in: the cell excludes and counts them (n_uncovered_rows); a chooser
     # that covers nothing of the analysis set has no cell
-    scored = {a.label for a in choosers for r in a.rows if in_analysis_set(r, spec) and r["covered"]}
+    scored = {
+        a.label for a in choosers for r in a.rows if in_analysis_set(r, spec) and r["covered"]
+    }
     rows = [
         {**r, "chooser": a.label}
         for a in choosers
@@ -96,7 +98,9 @@ def battery_cells(
     if not rows:
         return []
     partial = {a.label: a.partial_coverage for a in choosers}
-    n_set = {a.label: len({r["item_id"] for r in a.rows if in_analysis_set(r, spec)}) for a in choosers}
+    n_set = {
+        a.label: len({r["item_id"] for r in a.rows if in_analysis_set(r, spec)}) for a in choosers
+    }
     kinds = {a.label: a.kind for a in choosers}
     conditions = {a.label: a.condition for a in choosers}
     model_cells = {(r["chooser"], r["rule"]) for r in rows if kinds[r["chooser"]] == "model"}

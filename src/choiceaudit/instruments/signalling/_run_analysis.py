@@ -419,9 +419,11 @@ def _analyse_group(everything: Sequence[AnalysedArm]) -> SignallingAnalysis:
         bins, slopes = tuple(fc_bins), tuple(fc_slopes)
         g_bins, g_slopes = fit_cost_records(
             [
-            ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition, a.partial_coverage)
-            for a in group
-        ],
+                ChooserRows(
+                    a.label, a.kind, a.rules, a.rows_gaussian, a.condition, a.partial_coverage
+                )
+                for a in group
+            ],
             _gaussian_items(list(frozen.items)),
             battery,
             facets=facets,
