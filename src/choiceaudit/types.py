@@ -88,16 +88,41 @@ def _stable_hash(payload: Mapping[str, Any]) -> str:
     return canonical_hash(payload, length=24)
 
 
-def _freeze_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+def _freeze_meta(meta: Mapping[str, Any] | None, *, finite: bool = False) -> dict[str, Any]:
+    """``meta`` as a plain dict of JSON values; with ``finite``, a NaN or infinity anywhere in it
+    is refused too (strict JSON has neither, and an analysis reading one would compute with it)."""
     meta = dict(meta or {})
     for key, value in meta.items():
         if not isinstance(key, str):
             raise TypeError(f"meta keys must be strings, got {key!r}")
         try:
-            json.dumps(value)
+            json.dumps(value, allow_nan=not finite)
         except TypeError:
             raise TypeError(f"meta[{key!r}] = {value!r} is not JSON-serialisable") from None
+        except ValueError:
+            raise ValueError(
+                f"Query.meta.{key} holds a non-finite number ({value!r}); meta must be finite JSON"
+            ) from None
     return meta
+
+
+def _check_gold(meta: Mapping[str, Any], n_options: int) -> None:
+    """``meta["gold"]``, where present, is what every analysis scores against: the canonical
+    index of the correct option, so an integer (not a bool, not a float, not a string) in
+    ``0 .. n_options - 1``. A null gold means the query has none."""
+    gold = meta.get("gold")
+    if gold is None:
+        return
+    if isinstance(gold, bool) or not isinstance(gold, int):
+        raise ValueError(
+            f"Query.meta.gold must be an integer option index (0..{n_options - 1}) or null, "
+            f"got {json.dumps(gold)} ({type(gold).__name__})"
+        )
+    if not 0 <= gold < n_options:
+        raise ValueError(
+            f"Query.meta.gold is {gold}, not an index of the {n_options} options "
+            f"(0..{n_options - 1})"
+        )
 
 
 @dataclass(frozen=True)
@@ -160,7 +185,8 @@ class Query:
             raise ValueError(
                 f"Query.template may use only {{state}} and {{instruction}}: {exc}"
             ) from None
-        object.__setattr__(self, "meta", _freeze_meta(self.meta))
+        object.__setattr__(self, "meta", _freeze_meta(self.meta, finite=True))
+        _check_gold(self.meta, len(options))
         expected = self.content_hash()
         if self.id and self.id != expected:
             raise ValueError(f"Query.id {self.id!r} does not match its content hash {expected!r}")
