@@ -148,7 +148,7 @@ def _check_request(body: dict[str, Any], name: str) -> str | None:
     )
     if not (isinstance(prompts, str) or is_text_list):
         return "prompt must be a string or a non-empty list of strings (token-id prompts are not served)"
-    for index, text in enumerate([prompts] if isinstance(prompts, str) else prompts):
+    for index, text in enumerate([prompts] if isinstance(prompts, str) else list(prompts or ())):
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate (JSON allows "\ud800")
