@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -88,6 +89,25 @@ def _stable_hash(payload: Mapping[str, Any]) -> str:
     return canonical_hash(payload, length=24)
 
 
+def _check_gold(meta: Mapping[str, Any] | None, n_options: int) -> None:
+    """``meta["gold"]``, where present and not null, is what every gold-labelled analysis reads
+    as the canonical index of the correct option, so anything else is refused here, where every
+    query (a file line, an import, a run read back, the Python API) is built: a float, a string
+    or a boolean would otherwise be coerced or dropped far from its source."""
+    if not meta or meta.get("gold") is None:
+        return
+    gold = meta["gold"]
+    if isinstance(gold, bool) or not isinstance(gold, numbers.Integral):
+        raise ValueError(
+            f"Query.meta.gold must be an integer index of the options (0…{n_options - 1}) "
+            f"or null, got {gold!r}"
+        )
+    if not 0 <= int(gold) < n_options:
+        raise ValueError(
+            f"Query.meta.gold is {int(gold)}, outside the {n_options} options (0…{n_options - 1})"
+        )
+
+
 def _freeze_meta(meta: Mapping[str, Any] | None, *, finite: bool = False) -> dict[str, Any]:
     """``meta`` as a plain dict of JSON values; with ``finite``, a NaN or infinity anywhere in it
     is refused too (strict JSON has neither, and an analysis reading one would compute with it)."""
@@ -104,25 +124,6 @@ def _freeze_meta(meta: Mapping[str, Any] | None, *, finite: bool = False) -> dic
                 f"Query.meta.{key} holds a non-finite number ({value!r}); meta must be finite JSON"
             ) from None
     return meta
-
-
-def _check_gold(meta: Mapping[str, Any], n_options: int) -> None:
-    """``meta["gold"]``, where present, is what every analysis scores against: the canonical
-    index of the correct option, so an integer (not a bool, not a float, not a string) in
-    ``0 .. n_options - 1``. A null gold means the query has none."""
-    gold = meta.get("gold")
-    if gold is None:
-        return
-    if isinstance(gold, bool) or not isinstance(gold, int):
-        raise ValueError(
-            f"Query.meta.gold must be an integer option index (0..{n_options - 1}) or null, "
-            f"got {json.dumps(gold)} ({type(gold).__name__})"
-        )
-    if not 0 <= gold < n_options:
-        raise ValueError(
-            f"Query.meta.gold is {gold}, not an index of the {n_options} options "
-            f"(0..{n_options - 1})"
-        )
 
 
 @dataclass(frozen=True)
@@ -185,8 +186,8 @@ class Query:
             raise ValueError(
                 f"Query.template may use only {{state}} and {{instruction}}: {exc}"
             ) from None
-        object.__setattr__(self, "meta", _freeze_meta(self.meta, finite=True))
         _check_gold(self.meta, len(options))
+        object.__setattr__(self, "meta", _freeze_meta(self.meta, finite=True))
         expected = self.content_hash()
         if self.id and self.id != expected:
             raise ValueError(f"Query.id {self.id!r} does not match its content hash {expected!r}")
