@@ -23,6 +23,7 @@ __all__ = [
     "ScorerError",
     "StoreError",
     "located",
+    "unreadable",
 ]
 
 
@@ -91,3 +92,25 @@ def located(
     where = ":".join(str(p) for p in (source, row) if p is not None)
     parts = [p for p in (where, field) if p]
     return ": ".join([*parts, message]) if parts else message
+
+
+def unreadable(
+    path: object, exc: BaseException, *, what: str = "the file", fix: str | None = None
+) -> InputError:
+    """The :class:`InputError` for a file that could not be read as text: missing, a directory,
+    not permitted, or not UTF-8 (``exc`` is the ``OSError`` or ``UnicodeDecodeError`` raised).
+    Callers raise it ``from None``, so the command line shows one line naming ``path``, what
+    was wrong with it and ``fix`` (what to do) where given."""
+    if isinstance(exc, UnicodeDecodeError):
+        why = f"is not UTF-8 text (byte {exc.start}: {exc.reason}); save {what} as UTF-8"
+    elif isinstance(exc, FileNotFoundError):
+        why = f"does not exist; give the path of {what}"
+    elif isinstance(exc, IsADirectoryError):
+        why = f"is a directory, not {what}; give the file's path"
+    elif isinstance(exc, NotADirectoryError):
+        why = f"is not a directory (a part of the path is a file); give {what}"
+    elif isinstance(exc, OSError):
+        why = f"cannot be read ({exc.strerror or exc})"
+    else:
+        why = f"cannot be read ({exc})"
+    return InputError(f"{why}; {fix}" if fix else why, source=str(path))

@@ -108,15 +108,21 @@ def _check_gold(meta: Mapping[str, Any] | None, n_options: int) -> None:
         )
 
 
-def _freeze_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+def _freeze_meta(meta: Mapping[str, Any] | None, *, finite: bool = False) -> dict[str, Any]:
+    """``meta`` as a plain dict of JSON values; with ``finite``, a NaN or infinity anywhere in it
+    is refused too (strict JSON has neither, and an analysis reading one would compute with it)."""
     meta = dict(meta or {})
     for key, value in meta.items():
         if not isinstance(key, str):
             raise TypeError(f"meta keys must be strings, got {key!r}")
         try:
-            json.dumps(value)
+            json.dumps(value, allow_nan=not finite)
         except TypeError:
             raise TypeError(f"meta[{key!r}] = {value!r} is not JSON-serialisable") from None
+        except ValueError:
+            raise ValueError(
+                f"Query.meta.{key} holds a non-finite number ({value!r}); meta must be finite JSON"
+            ) from None
     return meta
 
 
@@ -181,7 +187,7 @@ class Query:
                 f"Query.template may use only {{state}} and {{instruction}}: {exc}"
             ) from None
         _check_gold(self.meta, len(options))
-        object.__setattr__(self, "meta", _freeze_meta(self.meta))
+        object.__setattr__(self, "meta", _freeze_meta(self.meta, finite=True))
         expected = self.content_hash()
         if self.id and self.id != expected:
             raise ValueError(f"Query.id {self.id!r} does not match its content hash {expected!r}")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._scoring import run_scoring
+from choiceaudit.audit._scoring import check_chunk_size, run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import (
     Corpus,
@@ -137,6 +137,14 @@ def run_meaning(
     out_root = Path(out_root)
     if not models:
         raise InputError("run_meaning needs at least one model")
+    check_chunk_size(chunk_size)
+    for name, value in (
+        ("n_items", n_items),
+        ("n_order_items", n_order_items),
+        ("matrix_items", matrix_items),
+    ):
+        if value is not None and value < 0:
+            raise InputError(f"must be 0 (every usable item) or more, got {value}", field=name)
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
     plan = plan_meaning(

@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._scoring import ProgressCallback, RunSummary, run_scoring
+from choiceaudit.audit._scoring import (
+    ProgressCallback,
+    RunSummary,
+    check_chunk_size,
+    run_scoring,
+)
 from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.scorers import Scorer
 from choiceaudit.store import RepairReport, RunStore, read_queries
@@ -45,7 +50,15 @@ def score_file(
     cluster address) the chunks are scored on ``ray_workers`` Ray actors, one model each
     (``ray_gpus_per_worker`` GPUs reserved for each; pass ``-o device=cuda`` to use them), and
     the parts are written here (:class:`~choiceaudit.audit.RayFanout`)."""
+    check_chunk_size(chunk_size)  # refused before a model is loaded
     result = read_queries(queries, skip_invalid=skip_invalid)
+    if not result.queries:  # an empty run would look like a finished one
+        skipped_note = f" ({len(result.errors)} invalid line(s) skipped)" if result.errors else ""
+        raise InputError(
+            f"no queries to score{skipped_note}; a query file needs at least one JSON line "
+            'such as {"state": "…", "options": ["…", "…"]}',
+            source=str(queries),
+        )
     options = dict(scorer_options or {})
     skipped = {"invalid_input_line": len(result.errors)} if result.errors else {}
     settings = None

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from choiceaudit.errors import ScorerError, StoreError
+from choiceaudit.errors import InputError, ScorerError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json
 from choiceaudit.scorers import PartialScoreError, Scorer, resume_identity
 from choiceaudit.store import PartStamp, RunStore
 from choiceaudit.types import Decision, Query
 
-__all__ = ["ChunkExecutor", "ProgressCallback", "RunSummary", "run_scoring"]
+__all__ = ["ChunkExecutor", "ProgressCallback", "RunSummary", "check_chunk_size", "run_scoring"]
 
 #: ``on_progress(done, total)`` after each committed part (and once before the first).
 ProgressCallback = Callable[[int, int], None]
@@ -174,6 +174,16 @@ def _close_killed_session(manifest: dict[str, Any], rows_now: int) -> None:
     last["found_killed_by_next_session"] = _now()
 
 
+def check_chunk_size(chunk_size: int) -> None:
+    """Refuse a part size below one query (an InputError naming the option)."""
+    if chunk_size < 1:
+        raise InputError(
+            f"must be at least 1 (queries per Parquet part), got {chunk_size}; "
+            "pass --chunk-size 1 or more",
+            field="chunk_size",
+        )
+
+
 def run_scoring(
     scorer: Scorer,
     queries: Sequence[Query],
@@ -209,8 +219,7 @@ def run_scoring(
     chunks elsewhere (Ray actors: :func:`choiceaudit.audit.ray_executor`); parts are still
     written here, one per chunk as it comes back, under the lock.
     """
-    if chunk_size < 1:
-        raise ValueError("chunk_size must be at least 1")
+    check_chunk_size(chunk_size)
     store = run if isinstance(run, RunStore) else RunStore(run)
     with store.lock():
         prepare = getattr(scorer, "prepare", None)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._scoring import run_scoring
+from choiceaudit.audit._scoring import check_chunk_size, run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
     FrozenInstrument,
@@ -120,6 +120,7 @@ def build_instrument(
     default; recorded)."""
     if norms not in ("things", "lancaster"):
         raise InputError(f"unknown norms {norms!r}; use things or lancaster")
+    _check_counts(n_items, n_candidates)
     if (Path(out_dir) / INSTRUMENT_FILE).exists():  # refuse before spending the build
         raise InputError(
             f"{out_dir} already holds a frozen instrument; amend it (--amend) or use a new --out"
@@ -137,6 +138,18 @@ def build_instrument(
         robustness=filters,
     )
     return freeze_instrument(result.items, out_dir, candidates=candidate_columns(result.selection))
+
+
+def _check_counts(n_items: int, n_candidates: int | None) -> None:
+    """Refuse item and candidate counts no build can meet, before the norms are read."""
+    if n_items < 1:
+        raise InputError(
+            f"must be at least 1 (paper: 1000, split evenly over tiles and conflict/control), "
+            f"got {n_items}",
+            field="n_items",
+        )
+    if n_candidates is not None and n_candidates < 1:
+        raise InputError(f"must be at least 1, got {n_candidates}", field="n_candidates")
 
 
 def check_signalling(
@@ -361,6 +374,9 @@ def run_signalling(
     coverage."""
     if not models and not choosers:
         raise InputError("give at least one --model or --chooser")
+    check_chunk_size(chunk_size)
+    if items is None:
+        _check_counts(n_items, n_candidates)
     for name in choosers:
         if name.startswith("rsa:") and name not in CHOOSERS:
             signalling_chooser(name, [])  # raises the refusal with its reason (§IV-H1)

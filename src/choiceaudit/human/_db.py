@@ -22,6 +22,7 @@ panel id among them) are overwritten in the file, not merely unlinked.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import secrets
 import sqlite3
 import threading
@@ -31,10 +32,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.errors import InputError
 from choiceaudit.human._assign import Trial
 from choiceaudit.human._security import withdrawal_digest
 
-__all__ = ["DB_FILE", "Participant", "ResponsesDB", "Withdrawal", "WithdrawnError"]
+__all__ = [
+    "DB_FILE",
+    "Participant",
+    "ResponsesDB",
+    "Withdrawal",
+    "WithdrawnError",
+    "corrupt_db",
+]
 
 DB_FILE = "responses.sqlite"
 
@@ -116,6 +125,15 @@ class Withdrawal:
         return not self.erased
 
 
+def corrupt_db(path: Path, exc: sqlite3.Error) -> InputError:
+    """The error for a responses file SQLite cannot read: it names the file and what to do."""
+    return InputError(
+        f"not a readable SQLite responses database ({exc}); the answers live only in this "
+        "file: restore it from a backup, or serve a new study directory (--out)",
+        source=str(path),
+    )
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
@@ -135,15 +153,23 @@ class ResponsesDB:
         self.path = Path(path)
         self._secret = secret
         self._lock = threading.Lock()
-        self._con = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=30
-        )
-        self._con.row_factory = sqlite3.Row
-        self._con.execute("PRAGMA journal_mode=WAL")
-        self._con.execute("PRAGMA synchronous=FULL")
-        self._con.execute("PRAGMA foreign_keys=ON")
-        self._con.execute("PRAGMA secure_delete=ON")
-        self._con.executescript(_SCHEMA)
+        if not self.path.exists():
+            # panel ids live here: readable by the study's owner alone (SQLite gives the
+            # write-ahead log and shared-memory files the database file's permissions)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            self._con = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            self._con.row_factory = sqlite3.Row
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute("PRAGMA synchronous=FULL")
+            self._con.execute("PRAGMA foreign_keys=ON")
+            self._con.execute("PRAGMA secure_delete=ON")
+            self._con.executescript(_SCHEMA)
+            self._con.execute("PRAGMA quick_check(1)").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise corrupt_db(self.path, exc) from None
 
     def close(self) -> None:
         with self._lock:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +11,7 @@ from typing import Any
 
 from choiceaudit.errors import InputError
 from choiceaudit.human._app import create_app
-from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal
+from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, corrupt_db
 from choiceaudit.human._study import (
     PANEL_ID_PATTERN,
     SECRET_FILE,
@@ -20,6 +20,7 @@ from choiceaudit.human._study import (
     StudySpec,
     load_study_items,
     open_study,
+    read_study_record,
 )
 
 __all__ = ["LOOPBACK_HOSTS", "StudyRecord", "allowed_hosts_for", "read_study", "serve", "withdraw"]
@@ -103,7 +104,7 @@ def read_study(path: Path | str) -> StudyRecord:
     record_path = root / STUDY_FILE
     if not record_path.is_file():
         raise InputError(f"not a study directory (no {STUDY_FILE})", source=str(root))
-    record = json.loads(record_path.read_text(encoding="utf-8"))
+    record = read_study_record(record_path)
     spec = StudySpec.from_dict(record["study"], source=str(record_path))
     source = root / "instrument" if record["instrument"] == "signalling" else root / "queries.jsonl"
     items = load_study_items(source, condition=spec.condition)
@@ -117,6 +118,8 @@ def read_study(path: Path | str) -> StudyRecord:
     db = ResponsesDB(root / DB_FILE)
     try:
         trials = tuple(db.export())
+    except sqlite3.DatabaseError as exc:
+        raise corrupt_db(root / DB_FILE, exc) from None
     finally:
         db.close()
     return StudyRecord(root, spec, items, trials, record)
@@ -161,14 +164,10 @@ def withdraw(path: Path | str, panel_id: str, *, erase: bool = False) -> Withdra
     if result.found or (erase and result.was_blocked):
         return result
     if erase:
-        why = (
-            f"no participant and no withdrawal record with panel id {panel_id!r}; "
-            "nothing changed"
-        )
+        why = f"no participant and no withdrawal record with panel id {panel_id!r}; nothing changed"
     elif result.was_blocked:
         why = (
-            f"no participant with panel id {panel_id!r}: it had already withdrawn; "
-            "nothing changed"
+            f"no participant with panel id {panel_id!r}: it had already withdrawn; nothing changed"
         )
     else:
         why = (

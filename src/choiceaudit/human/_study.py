@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from choiceaudit.errors import InputError
+from choiceaudit.errors import InputError, unreadable
 from choiceaudit.files import atomic_write_bytes, canonical_hash
 from choiceaudit.instruments.signalling import FrozenInstrument, load_instrument
 from choiceaudit.store import read_queries
@@ -44,12 +44,13 @@ __all__ = [
     "load_study_items",
     "open_study",
     "parse_study_file",
+    "read_study_record",
 ]
 
 STUDY_FILE = "study.json"
 SECRET_FILE = "secret"
 #: A panel id (Prolific's ``PROLIFIC_PID`` is 24 hex digits): letters, digits, ``_`` and ``-``.
-PANEL_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+PANEL_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")  # always used with fullmatch
 BLOCKS = ("classification", "population")
 
 
@@ -166,8 +167,12 @@ def parse_study_file(path: Path | str) -> StudySpec:
         data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
     except FileNotFoundError:
         raise InputError("no such study file", source=str(p)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(p, exc, what="the study file") from None
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a study file ({exc})", source=str(p)) from None
+    if not isinstance(data, dict):
+        raise InputError("a study file is a table (a JSON object)", source=str(p))
     return StudySpec.from_dict(data, source=str(p))
 
 
@@ -254,7 +259,7 @@ def load_study_items(source: Path | str, *, condition: str = "4") -> StudyItems:
     if p.is_dir() and (p / "queries.jsonl").is_file():
         config: dict[str, Any] = {}
         if (p / "manifest.json").is_file():  # a meaning run: keep its plan configuration
-            manifest = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
+            manifest = read_study_record(p / "manifest.json", keys=())
             config = dict(manifest.get("config") or {})
         return _meaning_items(p / "queries.jsonl", config)
     if p.is_file() and p.suffix == ".jsonl":
@@ -269,6 +274,23 @@ def _write_json(path: Path, data: Any) -> None:
     atomic_write_bytes(path, blob.encode("utf-8"))
 
 
+def read_study_record(path: Path, *, keys: Sequence[str] = ("study", "items_hash")) -> Any:
+    """A JSON object the study (or a run it reads) wrote, with ``keys``; anything else is an
+    InputError naming the file."""
+    fix = "restore the file, or start a new study directory (--out)"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(path, exc, what="a study record", fix=fix) from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"not valid JSON ({exc}); {fix}", source=str(path)) from None
+    if not isinstance(data, dict) or any(k not in data for k in keys):
+        raise InputError(
+            f"not a study record (a JSON object with {list(keys)}); {fix}", source=str(path)
+        )
+    return data
+
+
 def open_study(
     items_source: Path | str, out: Path | str, spec: StudySpec | None = None
 ) -> tuple[StudySpec, StudyItems, bytes]:
@@ -278,7 +300,7 @@ def open_study(
     root = Path(out)
     record_path = root / STUDY_FILE
     if record_path.is_file():
-        record = json.loads(record_path.read_text(encoding="utf-8"))
+        record = read_study_record(record_path)
         recorded = StudySpec.from_dict(record["study"], source=str(record_path))
         if spec is not None and spec != recorded:
             raise InputError(
@@ -321,7 +343,18 @@ def open_study(
             fh.write(secrets.token_bytes(32))
             fh.flush()
             os.fsync(fh.fileno())
+    _owner_only(root)
     return spec, items, secret_path.read_bytes()
+
+
+def _owner_only(root: Path) -> None:
+    """The study directory holds panel ids and the study key: the directory 0700 and every
+    file in it 0600, so no other account on the machine can read them (checked on every
+    open, so a directory copied with looser modes is tightened)."""
+    root.chmod(0o700)
+    for path in root.rglob("*"):
+        if not path.is_symlink():
+            path.chmod(0o700 if path.is_dir() else 0o600)
 
 
 def block_pool(spec: BlockSpec, items: StudyItems, taken: Sequence[str]) -> list[StudyItem]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.errors import InputError
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._tables import ReportTable
 
@@ -88,7 +89,14 @@ def write_report(
     sections: list[Section], out_dir: Path, *, title: str = "choiceaudit report"
 ) -> Path:
     """Write every figure and table file and ``index.html``; return the HTML path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(
+            "is a file (or lies under one), not a report directory; give --out a new or "
+            "existing directory",
+            source=str(out_dir),
+        ) from None
     body: list[str] = []
     nav = " ".join(f'<a href="#{html.escape(s.key)}">{html.escape(s.title)}</a>' for s in sections)
     for section in sections:

@@ -157,6 +157,14 @@ def _check_request(body: dict[str, Any], name: str) -> str | None:
     )
     if not (isinstance(prompts, str) or is_text_list):
         return "prompt must be a string or a non-empty list of strings (token-id prompts are not served)"
+    for index, text in enumerate([prompts] if isinstance(prompts, str) else list(prompts or ())):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate (JSON allows "\ud800")
+            return (
+                f"prompt[{index}] is not valid Unicode text (a lone surrogate at character "
+                f"{exc.start}); send UTF-8 text"
+            )
     if body.get("echo") is True and body.get("max_tokens") != 0:
         return "with echo this server scores prompts only: send max_tokens=0"
     if body.get("echo") is not True and body.get("max_tokens") != 1:

@@ -100,11 +100,9 @@ class ReadResult:
 
 def _field_of(message: str) -> str:
     """The field a :class:`Query` validation message is about (they start ``Query.<field>``)."""
-    if "Query.meta.gold" in message:
-        return "meta.gold"
-    match = re.search(r"Query\.(\w+)", message)
+    match = re.search(r"Query\.(\w+)((?:\.\w+)?)", message)
     if match and match.group(1) in QueryLine.model_fields:
-        return match.group(1)
+        return match.group(1) + match.group(2)
     return "perm" if "permutation" in message else "query"
 
 
@@ -136,6 +134,12 @@ def read_queries(path: Path | str, *, skip_invalid: bool = False) -> ReadResult:
         raise QueryFileError(path, [(0, "file", "does not exist")]) from None
     except UnicodeDecodeError as exc:
         raise QueryFileError(path, [(0, "file", f"not UTF-8 ({exc})")]) from None
+    except IsADirectoryError:
+        raise QueryFileError(
+            path, [(0, "file", "is a directory; give the JSONL query file inside it")]
+        ) from None
+    except OSError as exc:
+        raise QueryFileError(path, [(0, "file", f"cannot be read ({exc.strerror})")]) from None
     queries: list[Query] = []
     errors: list[tuple[int, str, str]] = []
     lines: dict[str, int] = {}

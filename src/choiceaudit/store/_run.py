@@ -206,12 +206,17 @@ class RunStore:
     def read_manifest(self) -> dict[str, Any]:
         """The manifest as stored (a plain dict, for writers that update it)."""
         try:
-            data: dict[str, Any] = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise StoreError(f"{self.path} is not a run directory (no {MANIFEST})") from None
-        except json.JSONDecodeError as exc:
-            raise StoreError(f"{self.manifest_path}: invalid JSON ({exc})") from None
-        return data
+        except IsADirectoryError:
+            raise StoreError(f"{self.manifest_path} is a directory, not a manifest") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise StoreError(
+                f"{self.manifest_path}: not valid UTF-8 JSON ({exc}); {_RECOVER}"
+            ) from None
+        _check_manifest(self.manifest_path, data)
+        return dict(data)
 
     def manifest(self) -> Manifest:
         return Manifest.from_dict(self.read_manifest())
@@ -367,6 +372,49 @@ class RunStore:
             return Run(self.path, manifest, ())
         records = self.read_table().to_pylist()
         return Run(self.path, manifest, tuple(_row(self.path, r) for r in records))
+
+
+#: What to do about a manifest that cannot be read (the parts carry their writer's stamp, but
+#: not the configuration, so the manifest is restored, not rebuilt).
+_RECOVER = (
+    "restore it from a backup or the run's source, or move the run aside and score it again "
+    "(`choiceaudit repair` lists what the parts still hold)"
+)
+
+#: The JSON type each known manifest key must have (None is allowed for all).
+_MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
+    "config": (dict,),
+    "scorer": (dict,),
+    "status": (str,),
+    "rows": (int,),
+    "parts": (int,),
+    "sessions": (list,),
+    "command": (list,),
+    "created": (str,),
+    "updated": (str,),
+    "choiceaudit_version": (str,),
+    "git_commit": (str,),
+    "python": (str,),
+    "platform": (str,),
+}
+
+
+def _check_manifest(path: Path, data: Any) -> None:
+    """A manifest is a JSON object whose known keys have their types (a session a JSON
+    object); anything else is a StoreError naming the file and the field."""
+    if not isinstance(data, dict):
+        raise StoreError(
+            f"{path}: a manifest is a JSON object, this file holds a {type(data).__name__}; "
+            f"{_RECOVER}"
+        )
+    for key, kinds in _MANIFEST_TYPES.items():
+        value = data.get(key)
+        bad = value is not None and (not isinstance(value, kinds) or isinstance(value, bool))
+        if bad or (key == "sessions" and any(not isinstance(v, dict) for v in value or ())):
+            raise StoreError(
+                f"{path}: field {key!r}: expected {' or '.join(k.__name__ for k in kinds)}, "
+                f"got {json.dumps(value)[:80]}; {_RECOVER}"
+            )
 
 
 def open_run(path: Path | str, *, allow_empty: bool = False) -> Run:

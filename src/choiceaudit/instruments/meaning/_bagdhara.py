@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.errors import unreadable
 from choiceaudit.instruments.meaning._corpus import (
     Corpus,
     CorpusError,
@@ -98,12 +99,17 @@ def load_bagdhara(path: str | Path) -> Corpus:
     if not path.exists():
         raise CorpusError(str(path), None, None, "file not found")
     suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".json", ".ndjson"):
-        raw = list(_read_jsonl(path))
-    elif suffix == ".csv":
-        raw = list(_read_csv(path))
-    else:
-        raise CorpusError(str(path), None, None, f"unknown format {suffix!r} (use .jsonl or .csv)")
+    try:
+        if suffix in (".jsonl", ".json", ".ndjson"):
+            raw = list(_read_jsonl(path))
+        elif suffix == ".csv":
+            raw = list(_read_csv(path))
+        else:
+            raise CorpusError(
+                str(path), None, None, f"unknown format {suffix!r} (use .jsonl or .csv)"
+            )
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(path, exc, what="the Bagdhara corpus file") from None
     report = LoaderReport(source=str(path))
     rows = [_normalise_row(str(path), row_no, rec) for row_no, rec in raw]
     report.step("loaded", len(rows))

@@ -39,7 +39,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from choiceaudit.errors import AnalysisError, InputError
+from choiceaudit.errors import AnalysisError, InputError, unreadable
 from choiceaudit.files import canonical_json, sha256_bytes
 from choiceaudit.instruments.signalling._item_tables import item_rows, item_set_hash, prompt_rows
 from choiceaudit.instruments.signalling._render import (
@@ -354,6 +354,23 @@ def freeze_instrument(
     return FrozenInstrument(out, items, record)
 
 
+def _read_json(path: Path) -> Any:
+    """A frozen file's JSON object; unreadable, not UTF-8 JSON, or not an object is an
+    InputError naming the file (a frozen item directory is re-frozen, never hand-edited)."""
+    fix = "freeze the item set again (`choiceaudit build signalling`) or restore the directory"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(path, exc, what="a frozen item file", fix=fix) from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"not valid JSON ({exc}); {fix}", source=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            f"expected a JSON object, got a {type(data).__name__}; {fix}", source=str(path)
+        )
+    return data
+
+
 def load_instrument(path: Path | str, *, verify_files: bool = True) -> FrozenInstrument:
     """Read an item directory (or a run's copy of it) and verify it: the recorded hash must
     equal the hash recomputed from the content, the amendment log must be intact and, with
@@ -362,9 +379,9 @@ def load_instrument(path: Path | str, *, verify_files: bool = True) -> FrozenIns
     record_path = root / INSTRUMENT_FILE
     if not record_path.is_file():
         raise InputError(f"{root} is not a frozen item directory (no {INSTRUMENT_FILE})")
-    record = json.loads(record_path.read_text(encoding="utf-8"))
+    record = _read_json(record_path)
     set_path = root / ITEM_SET_FILE
-    items = _item_set_from_json(json.loads(set_path.read_text(encoding="utf-8")), set_path)
+    items = _item_set_from_json(_read_json(set_path), set_path)
     actual = item_set_hash(items)
     if actual != record.get("item_set_hash"):
         raise InstrumentMismatchError(

@@ -222,9 +222,11 @@ def select_items(
             label = "conflict" if cell == 0 else "control"
             per_cell = counts[(name, label)]
             if pool.size < per_cell:
-                raise ValueError(
+                raise InputError(
                     f"tile {name}: only {pool.size} selectable {label} candidates for {per_cell} "
-                    "items; generate more candidates or drop a selection filter"
+                    "items; ask for fewer items (--n-items), generate more candidates "
+                    "(--n-candidates) or drop a selection filter",
+                    field="n_items",
                 )
             rng = np.random.default_rng([seed, key, cell])
             store[name] = np.sort(rng.choice(pool, size=per_cell, replace=False)).astype(np.int64)

@@ -24,9 +24,6 @@ lost concepts is a :class:`NormsFormatError` unless the caller passes ``allow_lo
 
 from __future__ import annotations
 
-import csv
-import math
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
+from choiceaudit.instruments.signalling._cells import (
+    REFETCH,
+    fold,
+    number,
+    read_rows,
+    read_text,
+    require,
+)
 from choiceaudit.instruments.signalling._norms import (
     BoolArray,
     Dimension,
@@ -98,48 +103,6 @@ _THINGS_FILES = {
 }
 
 
-def _fold(name: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "_", name.strip().lower()).strip("_")
-
-
-def _number(path: Path, row: int, field: str, text: str | None) -> float:
-    """A numeric cell; empty or NA is NaN, anything else unparsable is an error naming the cell."""
-    if text is None:
-        raise NormsFormatError(path, "row is shorter than the header", row=row, field=field)
-    text = text.strip()
-    if text in ("", "NA", "N/A", "#N/A", "NaN", "nan"):
-        return math.nan
-    try:
-        return float(text)
-    except ValueError:
-        raise NormsFormatError(path, f"not a number: {text!r}", row=row, field=field) from None
-
-
-def _read_rows(path: Path, delimiter: str) -> tuple[list[str], list[dict[str, str]]]:
-    if not path.is_file():
-        raise FileNotFoundError(f"norms file not found: {path}")
-    # newline="" lets the csv module own line endings, so CRLF files parse like LF ones.
-    with path.open("r", encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter=delimiter)
-        if reader.fieldnames is None:
-            raise NormsFormatError(path, "file is empty (no header)")
-        header = [h.strip() for h in reader.fieldnames]
-        reader.fieldnames = header
-        rows = list(reader)
-    for i, row in enumerate(rows, start=2):
-        if None in row:  # DictReader files the cells beyond the header under the key None
-            raise NormsFormatError(
-                path, f"row has more cells than the header's {len(header)} columns", row=i
-            )
-    return header, rows
-
-
-def _require(path: Path, header: Sequence[str], names: Sequence[str]) -> None:
-    missing = [n for n in names if n not in header]
-    if missing:
-        raise NormsFormatError(path, f"missing column(s) {missing}; header is {list(header)}")
-
-
 @dataclass(frozen=True)
 class ThingsConcepts:
     """The THINGS concept table, in file order."""
@@ -154,9 +117,9 @@ class ThingsConcepts:
 def read_things_concepts(path: str | Path) -> ThingsConcepts:
     """Read ``things_concepts.tsv`` (tab-separated, CRLF or LF)."""
     path = Path(path)
-    header, rows = _read_rows(path, "\t")
+    header, rows = read_rows(path, "\t")
     need = ["Word", "uniqueID", "Concreteness (M)", "SUBTLEX freq", "Dominant Part of Speech"]
-    _require(path, header, need)
+    require(path, header, need)
     ids: list[str] = []
     words: list[str] = []
     conc: list[float] = []
@@ -171,8 +134,8 @@ def read_things_concepts(path: str | Path) -> ThingsConcepts:
             raise NormsFormatError(path, "empty word", row=i, field="Word")
         ids.append(uid)
         words.append(word)
-        conc.append(_number(path, i, "Concreteness (M)", row.get("Concreteness (M)")))
-        freq.append(_number(path, i, "SUBTLEX freq", row.get("SUBTLEX freq")))
+        conc.append(number(path, i, "Concreteness (M)", row.get("Concreteness (M)")))
+        freq.append(number(path, i, "SUBTLEX freq", row.get("SUBTLEX freq")))
         tag = (row.get("Dominant Part of Speech") or "").strip()
         pos.append(None if tag in ("", "#N/A", "NA") else tag)
     if len(set(ids)) != len(ids):
@@ -192,7 +155,7 @@ class PropertyRatings:
 
 
 def _find_column(folded: dict[str, str], dim: str, stat: str) -> str | None:
-    d = _fold(dim)
+    d = fold(dim)
     synonyms = {"mean": ("mean", "m", "avg"), "sd": ("sd", "std", "stdev")}[stat]
     for s in synonyms:
         for candidate in (f"{d}_{s}", f"{s}_{d}", f"{d}{s}"):
@@ -207,8 +170,8 @@ def read_property_ratings(
     """Read THINGSplus property ratings in either column convention (see module docstring)."""
     path = Path(path)
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".txt") else ","
-    header, rows = _read_rows(path, delimiter)
-    folded = {_fold(h): h for h in header}
+    header, rows = read_rows(path, delimiter)
+    folded = {fold(h): h for h in header}
     id_col = next((folded[k] for k in ("uniqueid", "unique_id", "concept_id") if k in folded), None)
     if id_col is None:
         raise NormsFormatError(path, f"no uniqueID column; header is {header}")
@@ -230,8 +193,8 @@ def read_property_ratings(
             raise NormsFormatError(path, "empty concept id", row=i, field=id_col)
         ids.append(uid)
         for dim, (mc, sc) in cols.items():
-            means[dim].append(_number(path, i, mc, row.get(mc)))
-            sds[dim].append(_number(path, i, sc, row.get(sc)))
+            means[dim].append(number(path, i, mc, row.get(mc)))
+            sds[dim].append(number(path, i, sc, row.get(sc)))
     if len(set(ids)) != len(ids):
         raise NormsFormatError(path, "duplicate concept ids", field=id_col)
     return PropertyRatings(
@@ -253,8 +216,8 @@ class SizeRatings:
 def read_size_ratings(path: str | Path) -> SizeRatings:
     """Read the semicolon-separated size ratings; ids are normalised to THINGS spelling."""
     path = Path(path)
-    header, rows = _read_rows(path, ";")
-    folded = {_fold(h): h for h in header}
+    header, rows = read_rows(path, ";")
+    folded = {fold(h): h for h in header}
     id_col = folded.get("uniqueid")
     mean_col = folded.get("meansize") or folded.get("size_mean")
     sd_col = folded.get("stdsize") or folded.get("size_sd") or folded.get("sdsize")
@@ -268,8 +231,8 @@ def read_size_ratings(path: str | Path) -> SizeRatings:
         if not uid:
             raise NormsFormatError(path, "empty concept id", row=i, field=id_col)
         ids.append(uid)
-        means.append(_number(path, i, mean_col, row.get(mean_col)))
-        sds.append(_number(path, i, sd_col, row.get(sd_col)))
+        means.append(number(path, i, mean_col, row.get(mean_col)))
+        sds.append(number(path, i, sd_col, row.get(sd_col)))
     if len(set(ids)) != len(ids):
         raise NormsFormatError(path, "duplicate concept ids", field=id_col)
     return SizeRatings(tuple(ids), np.array(means), np.array(sds))
@@ -292,29 +255,27 @@ def read_spose(
     if not path.is_file():
         raise FileNotFoundError(f"norms file not found: {path}")
     if isinstance(unique_ids, (str, Path)):
-        ids = tuple(Path(unique_ids).read_text(encoding="utf-8").split())
+        ids = tuple(read_text(Path(unique_ids)).split())
     else:
         ids = tuple(unique_ids)
     rows: list[list[float]] = []
     width = None
-    with path.open("r", encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if width is None:
-                width = len(parts)
-            elif len(parts) != width:
-                raise NormsFormatError(path, f"{len(parts)} values, expected {width}", row=i)
-            rows.append([_number(path, i, f"dim {j}", p) for j, p in enumerate(parts)])
+    for i, line in enumerate(read_text(path).splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if width is None:
+            width = len(parts)
+        elif len(parts) != width:
+            raise NormsFormatError(path, f"{len(parts)} values, expected {width}", row=i)
+        # an embedding has no missing cells: every one must be a finite number
+        rows.append([number(path, i, f"dim {j}", p, missing=False) for j, p in enumerate(parts)])
     matrix = np.array(rows, dtype=np.float64)
     if matrix.shape[0] != len(ids):
         raise NormsFormatError(path, f"{matrix.shape[0]} rows but {len(ids)} unique ids")
     names: tuple[str, ...] = ()
     if labels is not None:
-        names = tuple(
-            x.strip() for x in Path(labels).read_text(encoding="utf-8").splitlines() if x.strip()
-        )
+        names = tuple(x.strip() for x in read_text(Path(labels)).splitlines() if x.strip())
         if len(names) != matrix.shape[1]:
             raise NormsFormatError(labels, f"{len(names)} labels for {matrix.shape[1]} dimensions")
     return Spose(ids, matrix, names)
@@ -325,8 +286,9 @@ def _locate(data_dir: Path, key: str) -> Path:
     for candidate in (data_dir / sub / name, data_dir / name):
         if candidate.is_file():
             return candidate
-    raise FileNotFoundError(
-        f"{name} not found under {data_dir} (looked in {sub}/ and the top level)"
+    raise NormsFormatError(
+        data_dir,
+        f"{name} not found (looked in {sub}/ and the top level); {REFETCH}",
     )
 
 
@@ -414,6 +376,12 @@ def load_things(
     :data:`MAX_CONCEPT_LOSS` of them raise :class:`NormsFormatError` unless ``allow_loss``.
     """
     data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise NormsFormatError(
+            data_dir,
+            "no such directory; give --data the directory holding things/, thingsplus/ and "
+            "spose/ (`choiceaudit data fetch things --dest DIR` makes one)",
+        )
     things = read_things_concepts(_locate(data_dir, "concepts"))
     ids = things.unique_ids
     props = read_property_ratings(_locate(data_dir, "properties"))
