@@ -9,6 +9,7 @@ OpenAI error body and the right status.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,22 @@ def test_requests_it_cannot_honour_are_refused(
     response = complete(tiny_url, **{"prompt": "Answer: yes", **change})
     assert response.status_code == status
     assert message in response.json()["error"]["message"]
+
+
+def test_a_prompt_with_a_lone_surrogate_is_refused_with_a_400_naming_it(tiny_url: str) -> None:
+    # JSON may carry "\ud800"; the client must send the escaped bytes itself (httpx's json=
+    # would refuse to encode them), which is what a hostile or broken client does.
+    payload = {"model": "tiny", "echo": True, "logprobs": 1, "max_tokens": 0}
+    payload["prompt"] = ["fine", "lone \ud800 surrogate"]
+    body = json.dumps(payload, ensure_ascii=True).encode("ascii")
+    response = httpx.post(
+        f"{tiny_url}/v1/completions",
+        content=body,
+        headers={"content-type": "application/json"},
+        timeout=30,
+    )
+    assert response.status_code == 400
+    assert "prompt[1] is not valid Unicode" in response.json()["error"]["message"]
 
 
 def test_models_endpoint_reports_the_identity(tiny_url: str, tiny_dir: Path) -> None:
