@@ -238,7 +238,7 @@ def gate_section(analysis: GateAnalysis) -> Section:
             "AUGRC); advantage = aurc_random / aurc. Confidence definitions, side by side:"
             f"<ul>{definitions}</ul>"
         ),
-        runs=[(a.source, dict(a.manifest)) for a in analysis.arms],
+        runs=[(a.source, a.manifest) for a in analysis.arms],
     )
     if analysis.gates:
         section.tables.append(

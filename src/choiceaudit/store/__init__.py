@@ -14,6 +14,7 @@ from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
 from choiceaudit.store._run import (
     IDENTITY_FIELDS,
     MANIFEST,
+    QUERIES,
     Manifest,
     PartStamp,
     RepairReport,
@@ -26,6 +27,7 @@ from choiceaudit.store._run import (
 __all__ = [
     "IDENTITY_FIELDS",
     "MANIFEST",
+    "QUERIES",
     "SCORE_PREFIX",
     "Manifest",
     "PartStamp",

@@ -22,6 +22,8 @@ from choiceaudit.instruments.scoring._calibration import (
     RiskCoverageCurve,
     SelectiveCell,
 )
+from choiceaudit.instruments.scoring._config import ScoreConfig
+from choiceaudit.instruments.scoring._declaration import INSTRUMENT
 from choiceaudit.instruments.scoring._gate import (
     GATE_SCHEMA,
     CurvePoints,
@@ -46,6 +48,7 @@ __all__ = [
     "COVERAGES",
     "DEFINITION_TEXT",
     "GATE_SCHEMA",
+    "INSTRUMENT",
     "N_RESAMPLES",
     "SEED",
     "AccuracyCell",
@@ -61,6 +64,7 @@ __all__ = [
     "OutOfSample",
     "ReliabilityCell",
     "RiskCoverageCurve",
+    "ScoreConfig",
     "ScoringAnalysis",
     "SelectiveCell",
     "SliceResult",

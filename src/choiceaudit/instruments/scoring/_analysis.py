@@ -29,7 +29,7 @@ from choiceaudit.instruments.scoring._calibration import (
     calibration_cells,
 )
 from choiceaudit.instruments.scoring._rows import gold_rows
-from choiceaudit.types import Arm, Skipped
+from choiceaudit.types import Arm, Manifest, Skipped
 
 __all__ = [
     "N_RESAMPLES",
@@ -91,7 +91,7 @@ class ArmInfo:
 
     label: str
     source: str
-    manifest: dict[str, object]
+    manifest: Manifest
     rows: int
 
 
@@ -207,7 +207,7 @@ def analyse_scoring_runs(
             order.append(audit)
     if not accuracy:
         skipped.insert(0, Skipped("accuracy", "no row carries a gold option in its meta"))
-    infos = tuple(ArmInfo(a.label, a.source, dict(a.manifest), len(a.rows)) for a in arms)
+    infos = tuple(ArmInfo(a.label, a.source, a.manifest, len(a.rows)) for a in arms)
     # Calibration is per arm (one run, one label), as accuracy is; the gate pools by label.
     calibration, selective, reliability, curves = calibration_cells(
         [r for arm in arms for r in gold_rows([arm])]

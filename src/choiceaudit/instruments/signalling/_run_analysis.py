@@ -35,6 +35,7 @@ from choiceaudit.instruments.signalling._battery import (
     tile_excess_records,
 )
 from choiceaudit.instruments.signalling._chooser_factory import chooser_condition
+from choiceaudit.instruments.signalling._config import SignallingConfig
 from choiceaudit.instruments.signalling._freeze import (
     FrozenInstrument,
     InstrumentMismatchError,
@@ -77,16 +78,16 @@ class AnalysedArm(ChooserRows):
     """One arm's coordinate rows (primary, exponential decay), with the arm, its verified
     frozen instrument and the same rows under the Gaussian decay family (§I-A)."""
 
-    arm: Arm
+    arm: Arm[SignallingConfig]
     frozen: FrozenInstrument
     rows_gaussian: list[dict[str, Any]]
 
 
-def _label(arm: Arm) -> tuple[str, str]:
+def _label(arm: Arm[SignallingConfig]) -> tuple[str, str]:
     config = arm.config
-    if config.get("chooser"):
-        return str(config["chooser"]), "reference"
-    return str(config.get("model") or arm.label), "model"
+    if config.chooser:
+        return str(config.chooser), "reference"
+    return str(config.model or arm.label), "model"
 
 
 def _present_rules(arm: Arm) -> list[str]:
@@ -97,19 +98,18 @@ def _present_rules(arm: Arm) -> list[str]:
     return ["probs", *sorted(common)]
 
 
-def analyse_arm(arm: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm:
+def analyse_arm(given: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm:
     """Verify an arm against the items given (``frozen``; default: the run's own copy of its
     item directory, ``<arm.source>/instrument``, re-verified) and place every choice on the
     coordinate. A run whose recorded hash differs from the items, or a row that is not one of
     their renderings, is refused (``InstrumentMismatchError``)."""
-    config = dict(arm.config)
+    arm = given.with_config(SignallingConfig)
+    config = arm.config
     if frozen is None:
         frozen = load_instrument(Path(arm.source) / "instrument")
-    check_run_hash(config, frozen, run=arm.source)
+    check_run_hash(config.to_json(), frozen, run=arm.source)
     queries = frozen.render(
-        conditions=config.get("conditions"),
-        formats=config.get("formats"),
-        label_forms=config.get("label_forms"),
+        conditions=config.conditions, formats=config.formats, label_forms=config.label_forms
     )
     by_id = {q.id: q for q in queries}
     label, kind = _label(arm)
@@ -133,7 +133,7 @@ def analyse_arm(arm: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm
     forms = [q.meta.get("label_form") for q in picked for _ in rules]
     for row, row_g, form in zip(rows, gaussian, forms, strict=True):
         row["label_form"] = row_g["label_form"] = form
-    condition = chooser_condition(str(config["chooser"])) if kind == "reference" else "4"
+    condition = chooser_condition(str(config.chooser)) if kind == "reference" else "4"
     return AnalysedArm(
         label, kind, rules, rows, condition, arm=arm, frozen=frozen, rows_gaussian=gaussian
     )
@@ -446,14 +446,12 @@ def batch_flip_records(group: Sequence[AnalysedArm]) -> tuple[list[BatchFlip], l
     whose batched run is not in ``group``, or that shares no rendering or rule with it, comes
     back as a ``Skipped``."""
     by_model = {
-        str(a.arm.config.get("model")): a
-        for a in group
-        if a.kind == "model" and not a.arm.config.get("batch_of")
+        str(a.arm.config.model): a for a in group if a.kind == "model" and not a.arm.config.batch_of
     }
     records: list[BatchFlip] = []
     skipped: list[Skipped] = []
     for single in group:
-        base_name = single.arm.config.get("batch_of")
+        base_name = single.arm.config.batch_of
         if not base_name:
             continue  # not a batch-1 arm
         what = f"batch-1 flips of {single.label}"
