@@ -40,5 +40,7 @@ def read_config(config: RunConfig | Mapping[str, Any] | None) -> RunConfig:
     if isinstance(config, RunConfig):
         return config
     data = dict(config or {})
-    config_type: type[RunConfig] = instrument_named(str(data.get("instrument", "score"))).config_type
+    config_type: type[RunConfig] = instrument_named(
+        str(data.get("instrument", "score"))
+    ).config_type
     return config_type.from_json(data)

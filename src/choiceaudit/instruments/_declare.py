@@ -19,16 +19,18 @@ __all__ = ["Instrument", "run_dir_name"]
 
 ConfigT = TypeVar("ConfigT", bound=RunConfig)
 
-#: Characters kept in a run directory's name; every other run of characters becomes one ``_``.
+#: Characters kept in a run directory's name; every other run of characters becomes one ``-``.
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def run_dir_name(label: str, prefix: str = "") -> str:
     """The one rule for naming a run directory after a model, chooser or population:
     ``prefix`` + the label with each run of characters outside ``[A-Za-z0-9._-]`` replaced by
-    ``_`` (leading and trailing ``_`` removed; ``model`` when nothing is left), so ``hf:/m/x``
-    is ``hf_m_x`` and a name never holds a path separator."""
-    return prefix + (_UNSAFE.sub("_", label).strip("_") or "model")
+    ``-`` (leading and trailing ``-`` removed; ``model`` when nothing is left), so
+    ``lm-choice:smollm2`` is ``lm-choice-smollm2`` and a name never holds a path separator.
+    (Signalling runs were named with ``_`` before: ``rsa:swow`` was ``rsa_swow``, now
+    ``rsa-swow``; names of plain model and chooser names are unchanged.)"""
+    return prefix + (_UNSAFE.sub("-", label).strip("-") or "model")
 
 
 @dataclass(frozen=True)
