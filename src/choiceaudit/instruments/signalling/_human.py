@@ -148,10 +148,8 @@ def _response_rows(arm: Arm, items: Any) -> list[dict[str, Any]]:
     who: list[tuple[str, str]] = []
     for q, d in arm.rows:
         for resp in d.aux.get("responses", []):
-            probs = np.zeros(q.n_options)
-            probs[int(resp["slot"])] = 1.0
             queries.append(q)
-            decisions.append(Decision(q.id, probs))
+            decisions.append(Decision.uniform_over(q.id, q.n_options, [int(resp["slot"])]))
             who.append((str(resp["panel_id"]), str(resp["block"])))
     rows = coordinate_table(items, queries, decisions, rules=["probs"])
     for row, (panel_id, block) in zip(rows, who, strict=True):
