@@ -292,23 +292,19 @@ def run_scoring(
 ) -> RunSummary:
     """Score the queries not yet in the run ``run``, one atomically written part per chunk.
 
-    Nothing is written into the run directory before its lock is held and the scorer and
-    configuration (an instrument's :class:`~choiceaudit.types.RunConfig`, stored as its JSON; a
-    mapping is stored as given) are accepted; ``on_accepted(run_dir)`` is then called (under the
-    lock) for files that belong beside the decisions, such as the queries or a frozen item set.
-
-    The manifest is kept current: each committed part updates the session's ``scored`` count
-    and the run's ``rows`` (atomically); an exception records ``status: failed`` with the
-    reason; a session found still ``running`` by the next one was killed, and is closed with
-    what it left. Every part is stamped with the scorer identity and configuration hash, and a
-    resume by another scorer or configuration is refused even when the manifest is gone.
-    ``skipped`` records input rows the caller did not turn into queries (reason → count),
-    ``skipped_lines`` each such line as ``(line, field, reason)`` and ``session_notes`` any
-    other facts about the session (an import's source). A
+    Nothing is written before the run's lock is held and the scorer and configuration (an
+    instrument's :class:`~choiceaudit.types.RunConfig`, stored as its JSON; a mapping as given)
+    are accepted; ``on_accepted(run_dir)`` then writes (under the lock) files that belong beside
+    the decisions, such as the queries or a frozen item set. The manifest is kept current after
+    every part; an exception records ``status: failed`` with the reason; a session found still
+    ``running`` was killed, and is closed with what it left. Every part is stamped with the
+    scorer identity and configuration hash, so a resume by another scorer or configuration is
+    refused even when the manifest is gone. ``skipped`` (reason → count) and ``skipped_lines``
+    (``(line, field, reason)``) record input the caller did not turn into queries,
+    ``session_notes`` other facts about the session (an import's source). A
     :class:`~choiceaudit.scorers.PartialScoreError` keeps the decisions that came back, records
-    the failure and is re-raised; a resume scores only the rest. ``executor`` scores the
-    chunks elsewhere (Ray actors: :class:`choiceaudit.audit.RayFanout`); parts are still
-    written here, one per chunk as it comes back, under the lock.
+    the failure and is re-raised; a resume scores only the rest. ``executor`` scores the chunks
+    elsewhere (Ray actors: :class:`choiceaudit.audit.RayFanout`); parts are still written here.
     """
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")
@@ -325,23 +321,18 @@ def run_scoring(
         if on_accepted is not None:
             on_accepted(store.path)
         total, duplicates, pending = _pending(queries, done)
-        record: dict[str, Any] = {
+        record = {
             "started": _now(),
             "requested": len(queries),
             "already_done": total - len(pending),
             "duplicates_in_input": duplicates,
             "stale_partial_files_removed": stale,
-            "skipped_input": dict(skipped or {}),
+            **_input_record(skipped, skipped_lines),
             "rows_at_start": len(done),
             "scored": 0,
             "truncated": 0,
             **dict(session_notes or {}),
         }
-        if skipped_lines:
-            record["skipped_input_lines"] = [
-                {"line": line, "field": fld, "reason": reason}
-                for line, fld, reason in skipped_lines
-            ]
         session.begin(record, len(done))
         progress = [total - len(pending)]
 
@@ -383,6 +374,18 @@ def run_scoring(
             parts_written=session.parts,
             manifest=session.manifest,
         )
+
+
+def _input_record(
+    skipped: Mapping[str, int] | None, skipped_lines: Sequence[tuple[int, str, str]]
+) -> dict[str, Any]:
+    """The session's record of input the caller did not turn into queries."""
+    out: dict[str, Any] = {"skipped_input": dict(skipped or {})}
+    if skipped_lines:
+        out["skipped_input_lines"] = [
+            {"line": line, "field": fld, "reason": reason} for line, fld, reason in skipped_lines
+        ]
+    return out
 
 
 def _config_json(config: RunConfig | Mapping[str, Any]) -> dict[str, Any]:
