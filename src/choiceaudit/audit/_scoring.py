@@ -21,8 +21,8 @@ from typing import Any
 
 from choiceaudit.errors import ScorerError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json
-from choiceaudit.scorers import PartialScoreError, Scorer
-from choiceaudit.store import IDENTITY_FIELDS, Manifest, PartStamp, RunStore
+from choiceaudit.scorers import PartialScoreError, Scorer, resume_identity
+from choiceaudit.store import Manifest, PartStamp, RunStore
 from choiceaudit.types import Decision, Query, RunConfig
 
 __all__ = ["ChunkExecutor", "ProgressCallback", "RunSummary", "run_scoring"]
@@ -91,14 +91,9 @@ def _version() -> str:
     return __version__
 
 
-def _identity(description: Mapping[str, Any] | None) -> dict[str, Any]:
-    description = description or {}
-    return {k: description.get(k) for k in IDENTITY_FIELDS if k in description}
-
-
 def _stamp(description: dict[str, Any], config: dict[str, Any]) -> PartStamp:
     return PartStamp(
-        scorer_identity=canonical_json(_identity(description)),
+        scorer_identity=canonical_json(resume_identity(description)),
         config_hash=canonical_hash(config),
     )
 
@@ -137,7 +132,10 @@ def _session_manifest(
     scorer and configuration made it) or a new one, with this session's scorer and platform."""
     if store.exists():
         manifest = store.manifest()
-        old, new = _identity(manifest.scorer), _identity(description)
+        # the stored description may predate a field the backend now declares: then it is
+        # left out and the identities differ, rather than the check failing
+        old = resume_identity(dict(manifest.scorer or {}), strict=False)
+        new = resume_identity(description)
         if old != new:
             raise StoreError(
                 f"{store.path} was scored by {old}; this scorer is {new}. "
