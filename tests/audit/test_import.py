@@ -15,7 +15,8 @@ import pytest
 
 from choiceaudit.audit import analyse_runs, gate_runs, import_inspect, import_lm_eval
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.scoring import GateSpec, ScoringAnalysis
+from choiceaudit.gate import GateSpec
+from choiceaudit.instruments.scoring import ScoringAnalysis
 from choiceaudit.store import open_run
 
 HARNESS = Path(__file__).resolve().parents[1] / "fixtures" / "harness"

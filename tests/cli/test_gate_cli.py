@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from choiceaudit.audit import gate_runs, run_scoring
 from choiceaudit.cli import app
-from choiceaudit.instruments.scoring import GateSpec
+from choiceaudit.gate import GateSpec
 from choiceaudit.store import open_run
 from choiceaudit.types import Decision, Query
 

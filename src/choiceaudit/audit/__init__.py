@@ -1,8 +1,9 @@
 """The audit layer: orchestration, and the Python API the command line calls.
 
 It builds or loads an instrument's items, turns the instrument's plan into the queries a given
-backend reads, scores them into run directories (resume, progress callbacks) and runs the
-instruments' analyses on stored runs. Every ``choiceaudit`` command is a thin wrapper over one
+backend reads, scores them into run directories through one run loop (:func:`run_jobs`:
+resume, progress callbacks) and runs the instruments' analyses on stored runs, dispatched by the
+table of instrument declarations (:data:`INSTRUMENTS`). Every ``choiceaudit`` command is a thin wrapper over one
 function here, so a Python user and a command-line user run the same code.
 """
 
@@ -21,6 +22,8 @@ from choiceaudit.audit._meaning import (
     resolve_embedder,
     run_meaning,
 )
+from choiceaudit.audit._registry import INSTRUMENTS, instrument_named, read_config
+from choiceaudit.audit._runs import ReplayScorer, RunJob, loaded, made, model_scorer, run_jobs
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
 from choiceaudit.audit._scoring import ChunkExecutor, ProgressCallback, RunSummary, run_scoring
 from choiceaudit.audit._signalling import (
@@ -36,6 +39,7 @@ __all__ = [
     "CHOOSERS",
     "DEFAULT_MEANING_EXPERIMENTS",
     "DEFAULT_SEED",
+    "INSTRUMENTS",
     "QUERIES_FILE",
     "AnalysisResult",
     "ChunkExecutor",
@@ -45,6 +49,8 @@ __all__ = [
     "ProgressCallback",
     "RayFanout",
     "RaySettings",
+    "ReplayScorer",
+    "RunJob",
     "RunSummary",
     "ScoreFileResult",
     "analyse_runs",
@@ -54,14 +60,20 @@ __all__ = [
     "import_human",
     "import_inspect",
     "import_lm_eval",
+    "instrument_named",
     "load_meaning_corpus",
+    "loaded",
+    "made",
     "make_chooser",
     "meaning_run_dir",
+    "model_scorer",
     "open_scorer",
     "parse_where",
     "queries_for",
+    "read_config",
     "repair_run",
     "resolve_embedder",
+    "run_jobs",
     "run_meaning",
     "run_scoring",
     "run_signalling",

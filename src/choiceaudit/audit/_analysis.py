@@ -1,8 +1,9 @@
 """Run directories → the instruments' typed analysis results (what the report lays out).
 
 :func:`analyse_runs` opens each run, groups the runs by the instrument that made them (in the
-order first seen) and calls that instrument's analysis on the runs as
-:class:`~choiceaudit.types.Arm` objects. The CLI's ``report`` command is this function followed
+order first seen) and hands them, as :class:`~choiceaudit.types.Arm` objects with their
+configuration read as the instrument's type, to that instrument's declared analysis
+(:data:`~choiceaudit.audit.INSTRUMENTS`). The CLI's ``report`` command is this function followed
 by :func:`choiceaudit.report.build_report` on its result.
 """
 
@@ -11,26 +12,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from choiceaudit.audit._registry import instrument_named
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.meaning import MeaningAnalysis, analyse_meaning_runs
-from choiceaudit.instruments.scoring import ScoringAnalysis, analyse_scoring_runs
-from choiceaudit.instruments.signalling import (
-    HumanAnalysis,
-    SignallingAnalysis,
-    analyse_human_runs,
-    analyse_signalling_runs,
-)
+from choiceaudit.instruments.meaning import MeaningAnalysis
+from choiceaudit.instruments.scoring import ScoringAnalysis
+from choiceaudit.instruments.signalling import HumanAnalysis, SignallingAnalysis
 from choiceaudit.store import Run, open_run
 
 __all__ = ["AnalysisResult", "analyse_runs"]
 
-#: What an instrument's analysis returns; :func:`choiceaudit.report.build_report` lays out each.
+#: What the instruments' analyses return; :func:`choiceaudit.report.build_report` lays out each.
 AnalysisResult = ScoringAnalysis | SignallingAnalysis | MeaningAnalysis | HumanAnalysis
 
 
 def analyse_runs(run_dirs: Sequence[Path | str]) -> tuple[AnalysisResult, ...]:
-    """Every analysis the runs support, one result per instrument (signalling: one per frozen
-    item set), in the order the instruments first appear among ``run_dirs``."""
+    """Every analysis the runs support, in the order the instruments first appear among
+    ``run_dirs`` (each instrument's results in the order its analysis returns them: signalling
+    gives one per frozen item set, then one per imported human study)."""
     if not run_dirs:
         raise InputError("give at least one run directory")
     by_instrument: dict[str, list[Run]] = {}
@@ -38,15 +36,7 @@ def analyse_runs(run_dirs: Sequence[Path | str]) -> tuple[AnalysisResult, ...]:
         run = open_run(path)
         by_instrument.setdefault(run.instrument, []).append(run)
     results: list[AnalysisResult] = []
-    for instrument, runs in by_instrument.items():
-        arms = [run.arm() for run in runs]
-        if instrument == "score":
-            results.append(analyse_scoring_runs(arms))
-        elif instrument == "signalling":
-            results.extend(analyse_signalling_runs(arms))
-            results.extend(analyse_human_runs(arms))  # people's own analyses (import human)
-        elif instrument == "meaning":
-            results.append(analyse_meaning_runs(arms))
-        else:
-            raise InputError(f"no analysis for instrument {instrument!r} ({runs[0].path})")
+    for name, runs in by_instrument.items():
+        instrument = instrument_named(name, source=str(runs[0].path))
+        results.extend(instrument.analyse_arms([run.arm() for run in runs]))  # type: ignore[arg-type]
     return tuple(results)

@@ -3,8 +3,8 @@ other slice, written as a thresholds file a service can load.
 
 :func:`gate_runs` opens the runs (any instrument whose rows carry a canonical ``gold`` in their
 meta: plain scoring runs, imports, meaning runs), calls
-:func:`choiceaudit.instruments.scoring.analyse_gate` and, with ``out``, writes
-:func:`~choiceaudit.instruments.scoring.thresholds_document` as JSON (atomically).
+:func:`choiceaudit.gate.analyse_gate` and, with ``out``, writes
+:func:`~choiceaudit.gate.thresholds_document` as JSON (atomically).
 """
 
 from __future__ import annotations
@@ -18,12 +18,7 @@ from typing import Any
 
 from choiceaudit.errors import InputError
 from choiceaudit.files import atomic_write_text
-from choiceaudit.instruments.scoring import (
-    GateAnalysis,
-    GateSpec,
-    analyse_gate,
-    thresholds_document,
-)
+from choiceaudit.gate import GateAnalysis, GateSpec, analyse_gate, thresholds_document
 from choiceaudit.store import open_run
 
 __all__ = ["GateResult", "gate_runs", "parse_where"]

@@ -1,5 +1,4 @@
-"""``import human``: a study's responses as one run the analyses read like any chooser's
-(issue 15 item 3).
+"""``import human``: a study's responses as one run the analyses read like any chooser's.
 
 Every response is to one frozen rendering (an item under one of its two stored permutations),
 so the run's rows are those renderings, keyed by the frozen query ids: the analysis re-renders
@@ -16,28 +15,28 @@ A meaning study (the meaning plan's queries served as they are) is imported the 
 row per query people answered, the run's ``config`` that of the meaning run the queries came
 from (its plan), so ``analyse_meaning_runs`` reads people as one more arm.
 
-Attention checks are never rows. A participant who failed one is left out unless
+The run is written by the one run loop (:func:`~choiceaudit.audit._runs.run_jobs`) with a
+scorer that replays the people's decisions, so its manifest, stamps and lock are those of any
+run. Attention checks are never rows. A participant who failed one is left out unless
 ``keep_failed_attention``; the manifest counts every participant left out and why.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import platform
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from choiceaudit.audit._runs import ReplayScorer, RunJob, loaded, run_jobs
 from choiceaudit.errors import InputError, StoreError
-from choiceaudit.files import canonical_hash, canonical_json
-from choiceaudit.human import read_study
-from choiceaudit.scorers import resume_identity
-from choiceaudit.store import PartStamp, RunStore, write_queries
-from choiceaudit.types import Decision, Query
+from choiceaudit.human import StudyRecord, read_study
+from choiceaudit.instruments.meaning import MeaningConfig
+from choiceaudit.instruments.signalling import SignallingConfig
+from choiceaudit.store import Manifest, RunStore
+from choiceaudit.types import Decision, Query, RunConfig
 
 __all__ = ["HumanImport", "import_human"]
 
@@ -51,32 +50,14 @@ class HumanImport:
     responses: int
     participants: int
     excluded: dict[str, int]
-    manifest: dict[str, Any]
+    manifest: Manifest
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def import_human(
-    study: Path | str,
-    out: Path | str,
-    *,
-    keep_failed_attention: bool = False,
-    finished_only: bool = False,
-    label: str = "people",
-    command: Sequence[str] | None = None,
-) -> HumanImport:
-    """Write the responses of the study directory ``study`` into a new run directory ``out``;
-    ``label`` names the arm in tables (give two imports in one report different labels)."""
-    if not label.strip():
-        raise InputError("the arm's label is empty", field="label")
-    record = read_study(study)
-    frozen = record.items.frozen
-    spec = record.spec
-    store = RunStore(out)
-    if store.exists() or store.part_paths():
-        raise StoreError(f"{store.path} already holds a run; import into a new --out directory")
+def _kept_trials(
+    record: StudyRecord, *, keep_failed_attention: bool, finished_only: bool
+) -> tuple[list[dict[str, Any]], int, dict[str, int]]:
+    """The answered non-attention trials of the participants kept, how many were kept, and
+    how many were left out by reason."""
     by_participant: dict[str, list[dict[str, Any]]] = {}
     for t in record.trials:
         by_participant.setdefault(str(t["panel_id"]), []).append(t)
@@ -98,13 +79,17 @@ def import_human(
         else:
             n_kept += 1
             kept.extend(t for t in answered if t["block"] != "attention")
-    if frozen is not None:
-        queries = frozen.render(conditions=[spec.condition], formats=["V"], label_forms=["bare"])
-    else:  # meaning: the plan's queries as the study served them
-        queries = [q for item in record.items.items for q in item.renderings]
+    return kept, n_kept, excluded
+
+
+def _decisions(
+    study: Path | str, queries: Sequence[Query], kept: Sequence[Mapping[str, Any]]
+) -> list[tuple[Query, Decision]]:
+    """One row per rendering people answered, in the frozen order: the share of responses on
+    each display slot, every response kept in ``aux``."""
     order = {q.id: n for n, q in enumerate(queries)}
     by_id = {q.id: q for q in queries}
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
     for t in kept:
         if t["query_id"] not in by_id:
             raise InputError(
@@ -114,7 +99,7 @@ def import_human(
                 field="query_id",
             )
         grouped.setdefault(str(t["query_id"]), []).append(t)
-    rows: list[tuple[int, Query, Decision]] = []
+    rows: list[tuple[Query, Decision]] = []
     for qid in sorted(grouped, key=order.__getitem__):
         q = by_id[qid]
         responses = grouped[qid]
@@ -133,75 +118,95 @@ def import_human(
                 for t in responses
             ],
         }
-        rows.append((order[qid], q, Decision(qid, counts / counts.sum(), aux=aux)))
+        rows.append((q, Decision(qid, counts / counts.sum(), aux=aux)))
     if not rows:
         raise InputError("the study has no responses to import", source=str(study))
-    human = {
-        "study": spec.to_dict(),
-        "study_dir": str(Path(study).resolve()),
-        "participants": n_kept,
-        "excluded": excluded,
-        "keep_failed_attention": keep_failed_attention,
-        "finished_only": finished_only,
-    }
-    config: dict[str, Any]
-    if frozen is not None:
-        config = {
+    return rows
+
+
+def _config(record: StudyRecord, study: Path, label: str, human: dict[str, Any]) -> RunConfig:
+    frozen = record.items.frozen
+    if frozen is None:  # meaning: the configuration of the run the queries came from
+        data = {**dict(record.items.source_config), "instrument": "meaning"}
+        return MeaningConfig.from_json({**data, "chooser": label, "human": human})
+    return SignallingConfig.from_json(
+        {
             "instrument": "signalling",
             "items_hash": frozen.hash,
-            "items_dir": str(Path(study).resolve() / "instrument"),
+            "items_dir": str(study / "instrument"),
             "norms": frozen.record.get("norms"),
             "seed": frozen.record.get("seed"),
             "n_items": len(frozen.items),
-            "conditions": [spec.condition],
+            "conditions": [record.spec.condition],
             "formats": ["V"],
             "label_forms": ["bare"],
             "chooser": label,
             "human": human,
         }
-    else:
-        config = {
-            **dict(record.items.source_config),
-            "instrument": "meaning",
-            "chooser": label,
-            "human": human,
-        }
-    scorer = {"backend": "human", "name": label, "study": str(Path(study).resolve())}
-    stamp = PartStamp(
-        canonical_json(resume_identity(scorer)),
-        canonical_hash(config),
     )
-    with store.lock():
-        if frozen is not None:
-            frozen.copy_to(store.path / "instrument")
-        else:
-            write_queries(store.path / "queries.jsonl", [q for _, q, _ in rows])
-        store.write_part(rows, stamp=stamp)
-        from choiceaudit import __version__
 
-        manifest = {
-            "choiceaudit_version": __version__,
-            "created": _now(),
-            "updated": _now(),
-            "config": config,
-            "scorer": scorer,
-            "status": "complete",
-            "rows": len(rows),
-            "parts": 1,
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "command": list(command) if command is not None else list(sys.argv),
-            "sessions": [
-                {
-                    "started": _now(),
-                    "ended": _now(),
-                    "outcome": "complete",
-                    "imported_from": str(Path(study).resolve()),
-                    "responses": len(kept),
-                    "participants": n_kept,
-                    "excluded": excluded,
-                }
-            ],
-        }
-        store.write_manifest(manifest)
-    return HumanImport(store.path, len(rows), len(kept), n_kept, excluded, manifest)
+
+def import_human(
+    study: Path | str,
+    out: Path | str,
+    *,
+    keep_failed_attention: bool = False,
+    finished_only: bool = False,
+    label: str = "people",
+    command: Sequence[str] | None = None,
+) -> HumanImport:
+    """Write the responses of the study directory ``study`` into a new run directory ``out``;
+    ``label`` names the arm in tables (give two imports in one report different labels)."""
+    if not label.strip():
+        raise InputError("the arm's label is empty", field="label")
+    record = read_study(study)
+    frozen = record.items.frozen
+    if RunStore(out).exists() or RunStore(out).part_paths():
+        raise StoreError(
+            f"{RunStore(out).path} already holds a run; import into a new --out directory"
+        )
+    kept, n_kept, excluded = _kept_trials(
+        record, keep_failed_attention=keep_failed_attention, finished_only=finished_only
+    )
+    if frozen is not None:
+        queries = frozen.render(
+            conditions=[record.spec.condition], formats=["V"], label_forms=["bare"]
+        )
+    else:  # meaning: the plan's queries as the study served them
+        queries = [q for item in record.items.items for q in item.renderings]
+    rows = _decisions(study, queries, kept)
+    where = Path(study).resolve()
+    human = {
+        "study": record.spec.to_dict(),
+        "study_dir": str(where),
+        "participants": n_kept,
+        "excluded": excluded,
+        "keep_failed_attention": keep_failed_attention,
+        "finished_only": finished_only,
+    }
+    scorer = ReplayScorer(
+        {q.id: d for q, d in rows}, {"backend": "human", "name": label, "study": str(where)}
+    )
+
+    def beside(directory: Path) -> None:
+        if frozen is not None:
+            frozen.copy_to(directory / "instrument")
+        else:
+            RunStore(directory).write_planned_queries([q for q, _ in rows])
+
+    job = RunJob(
+        path=Path(out),
+        label=label,
+        config=_config(record, where, label, human),
+        queries=[q for q, _ in rows],
+        scorer=loaded(scorer),
+        on_accepted=beside,
+        notes={
+            "imported_from": str(where),
+            "responses": len(kept),
+            "participants": n_kept,
+            "excluded": excluded,
+        },
+    )
+    (summary,) = run_jobs([job], chunk_size=max(len(rows), 1), command=command)
+    return HumanImport(summary.path, len(rows), len(kept), n_kept, excluded, summary.manifest)

@@ -623,8 +623,7 @@ def _inspect_row(
             if shuffled
             else "hard choice: no log-probability for every choice letter at the answer token"
         )
-        probs = np.zeros(k)
-        probs[list(slots)] = 1.0 / len(slots)
+        probs = Decision.uniform_over("", k, slots).probs
         scores = {}
         source = "none (hard choice)"
     item_id, perm = collector.item(task, state, choices)

@@ -14,22 +14,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._scoring import check_chunk_size, run_scoring
+from choiceaudit.audit._backend import RaySettings
+from choiceaudit.audit._runs import RunJob, model_scorer, run_jobs
+from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import (
+    INSTRUMENT,
     Corpus,
+    MeaningConfig,
     load_bagdhara,
     load_idioms_en,
     plan_meaning,
 )
 from choiceaudit.scorers import BUILTIN_MODELS, Embedder, capabilities_of, load_embedder
-from choiceaudit.store import RunStore, write_queries
+from choiceaudit.store import QUERIES, RunStore
 from choiceaudit.types import Query
 
 __all__ = [
@@ -48,7 +51,7 @@ __all__ = [
 DEFAULT_MEANING_EXPERIMENTS: tuple[str, ...] = ("e1", "e2", "e3", "e4", "e6", "e7", "matrix")
 
 #: The plan's queries, written into every run directory (so ``<out>/*`` is a list of runs).
-QUERIES_FILE = "queries.jsonl"
+QUERIES_FILE = QUERIES
 
 ProgressCallback = Callable[[str, int, int], None]
 
@@ -76,10 +79,10 @@ def resolve_embedder(name: str) -> tuple[Embedder | None, str]:
     return load_embedder("minilm"), "minilm"
 
 
-def meaning_run_dir(out_root: Path, model: str) -> Path:
-    """``out_root/meaning-<model>`` with characters unsafe in a directory name replaced."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
-    return out_root / f"meaning-{slug}"
+def meaning_run_dir(out_root: Path | str, model: str) -> Path:
+    """``out_root/meaning-<model>`` (the instrument's prefix and the one naming rule,
+    :func:`choiceaudit.instruments.run_dir_name`)."""
+    return INSTRUMENT.run_dir(out_root, model)
 
 
 def _json_ready(value: dict[str, Any]) -> dict[str, Any]:
@@ -132,7 +135,7 @@ def run_meaning(
     language's blocks to a plan without a design; the capture matrix asks its whole pool unless
     ``matrix_items`` is given. After scoring, every run's manifest records
     ``choice_not_argmax_rows``: rows whose returned ``choice`` is not the argmax of the
-    returned probabilities (issue 12, item 5). With ``ray`` each model's chunks are scored on
+    returned probabilities. With ``ray`` each model's chunks are scored on
     Ray actors (:class:`~choiceaudit.audit.RaySettings`); the parts are written here."""
     out_root = Path(out_root)
     if not models:
@@ -161,45 +164,42 @@ def run_meaning(
     queries: list[Query] = plan.queries()
     if not queries:
         raise InputError(f"the plan over corpus {loaded.name} has no queries")
-    config = _json_ready(
-        {
-            "instrument": "meaning",
-            **plan.config,
-            "corpus_spec": corpus if isinstance(corpus, str) else loaded.name,
-            "embedder": embedder_name,
-            "n_queries": len(queries),
-            "build_reports": plan.reports(),
-        }
+    config = MeaningConfig.from_json(
+        _json_ready(
+            {
+                "instrument": INSTRUMENT.name,
+                **plan.config,
+                "corpus_spec": corpus if isinstance(corpus, str) else loaded.name,
+                "embedder": embedder_name,
+                "n_queries": len(queries),
+                "build_reports": plan.reports(),
+            }
+        )
     )
-    paths: list[Path] = []
+    jobs = []
     for model in models:
-        run_dir = meaning_run_dir(out_root, model)
         model_queries = queries_for(model, queries)
-
-        def write_plan(directory: Path, model_queries: list[Query] = model_queries) -> None:
-            write_queries(directory / QUERIES_FILE, model_queries)
-
-        def report(done: int, total: int, model: str = model) -> None:
-            if progress is not None:
-                progress(model, done, total)
-
-        store = RunStore(run_dir)
         options = (scorer_options or {}).get(model, {})
-        with open_scorer(model, options, ray) as (scorer, executor):
-            run_scoring(
-                scorer,
-                model_queries,
-                store,
-                chunk_size=chunk_size,
-                command=list(command) if command is not None else None,
+        jobs.append(
+            RunJob(
+                path=meaning_run_dir(out_root, model),
+                label=model,
                 config=config,
-                on_accepted=write_plan,
-                on_progress=report,
-                executor=executor,
+                queries=model_queries,
+                scorer=model_scorer(model, options, ray),
+                on_accepted=_plan_writer(model_queries),
+                after=record_choice_check,
             )
-        record_choice_check(store)
-        paths.append(run_dir)
-    return paths
+        )
+    summaries = run_jobs(jobs, chunk_size=chunk_size, command=command, progress=progress)
+    return [summary.path for summary in summaries]
+
+
+def _plan_writer(queries: Sequence[Query]) -> Callable[[Path], None]:
+    def write(directory: Path) -> None:
+        RunStore(directory).write_planned_queries(queries)
+
+    return write
 
 
 def record_choice_check(store: RunStore) -> int:
@@ -221,8 +221,8 @@ def record_choice_check(store: RunStore) -> int:
             slot = list(query.keys).index(choice)
             if vector[slot] < vector.max():
                 bad += 1
-        manifest = store.read_manifest()
-        manifest["rows_with_choice"] = with_choice
-        manifest["choice_not_argmax_rows"] = bad
+        manifest = replace(
+            store.manifest(), rows_with_choice=with_choice, choice_not_argmax_rows=bad
+        )
         store.write_manifest(manifest)
     return bad

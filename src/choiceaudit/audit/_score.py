@@ -7,15 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._scoring import (
-    ProgressCallback,
-    RunSummary,
-    check_chunk_size,
-    run_scoring,
-)
+from choiceaudit.audit._backend import RaySettings
+from choiceaudit.audit._runs import JobProgress, RunJob, model_scorer, run_jobs
+from choiceaudit.audit._scoring import ProgressCallback, RunSummary, check_chunk_size
 from choiceaudit.errors import InputError, ScorerError
-from choiceaudit.scorers import Scorer
+from choiceaudit.instruments.scoring import ScoreConfig
 from choiceaudit.store import RepairReport, RunStore, read_queries
 
 __all__ = ["ScoreFileResult", "repair_run", "score_file"]
@@ -59,42 +55,32 @@ def score_file(
             'such as {"state": "…", "options": ["…", "…"]}',
             source=str(queries),
         )
-    options = dict(scorer_options or {})
-    skipped = {"invalid_input_line": len(result.errors)} if result.errors else {}
     settings = None
     if ray is not None:
         settings = RaySettings(ray, ray_workers, ray_gpus_per_worker)
-    with open_scorer(model, options, settings) as (scorer, executor):
-        summary = _score(scorer, result, out, chunk_size, command, skipped, on_progress, executor)
-    return ScoreFileResult(summary, tuple(result.errors))
-
-
-def _score(
-    scorer: Scorer,
-    result: Any,
-    out: Path | str,
-    chunk_size: int,
-    command: Sequence[str] | None,
-    skipped: dict[str, int],
-    on_progress: ProgressCallback | None,
-    executor: Any,
-) -> RunSummary:
+    job = RunJob(
+        path=Path(out),
+        label=model,
+        config=ScoreConfig(kind="score"),
+        queries=result.queries,
+        scorer=model_scorer(model, dict(scorer_options or {}), settings),
+        skipped={"invalid_input_line": len(result.errors)} if result.errors else {},
+        skipped_lines=tuple(result.errors),
+    )
     try:
-        return run_scoring(
-            scorer,
-            result.queries,
-            out,
-            chunk_size=chunk_size,
-            command=command,
-            config={"kind": "score"},
-            skipped=skipped,
-            skipped_lines=result.errors,
-            on_progress=on_progress,
-            executor=executor,
+        (summary,) = run_jobs(
+            [job], chunk_size=chunk_size, command=command, progress=_by_label(on_progress)
         )
     except ScorerError as exc:
         result.locate(exc)  # name the input line the failing query came from
         raise
+    return ScoreFileResult(summary, tuple(result.errors))
+
+
+def _by_label(on_progress: ProgressCallback | None) -> JobProgress | None:
+    if on_progress is None:
+        return None
+    return lambda _label, done, total: on_progress(done, total)
 
 
 def repair_run(path: Path | str) -> RepairReport:

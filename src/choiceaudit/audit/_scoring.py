@@ -3,25 +3,27 @@
 :func:`run_scoring` is the one scoring loop every command and the Python API use. It holds the
 run's lock for the whole session, checks that a resumed run was made by the same scorer and
 configuration, scores only the queries not yet stored, and commits one atomically written part
-per chunk.
+per chunk. The manifest it keeps is a :class:`~choiceaudit.store.Manifest`, rewritten (atomically)
+after every part; :class:`_Session` holds what one session changes in it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import platform
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from choiceaudit.errors import InputError, ScorerError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json
 from choiceaudit.scorers import PartialScoreError, Scorer, resume_identity
-from choiceaudit.store import PartStamp, RunStore
-from choiceaudit.types import Decision, Query
+from choiceaudit.store import Manifest, PartStamp, RunStore
+from choiceaudit.types import Decision, Query, RunConfig
 
 __all__ = ["ChunkExecutor", "ProgressCallback", "RunSummary", "check_chunk_size", "run_scoring"]
 
@@ -60,7 +62,7 @@ class RunSummary:
     scored: int
     duplicates_in_input: int
     parts_written: int
-    manifest: dict[str, Any] = field(default_factory=dict)
+    manifest: Manifest = field(default_factory=Manifest)
 
 
 def _now() -> str:
@@ -89,10 +91,10 @@ def _version() -> str:
     return __version__
 
 
-def _stamp(description: dict[str, Any], config: dict[str, Any] | None) -> PartStamp:
+def _stamp(description: dict[str, Any], config: dict[str, Any]) -> PartStamp:
     return PartStamp(
         scorer_identity=canonical_json(resume_identity(description)),
-        config_hash=canonical_hash(config or {}),
+        config_hash=canonical_hash(config),
     )
 
 
@@ -121,57 +123,154 @@ def _check_parts(store: RunStore, stamp: PartStamp) -> None:
 
 def _session_manifest(
     store: RunStore,
-    scorer: Scorer,
     description: dict[str, Any],
     *,
     command: Sequence[str] | None,
     config: dict[str, Any] | None,
-) -> dict[str, Any]:
+) -> Manifest:
+    """The run's manifest as this session starts it: the stored one (after checking that this
+    scorer and configuration made it) or a new one, with this session's scorer and platform."""
     if store.exists():
-        manifest = store.read_manifest()
+        manifest = store.manifest()
         # the stored description may predate a field the backend now declares: then it is
         # left out and the identities differ, rather than the check failing
-        old = resume_identity(manifest.get("scorer", {}), strict=False)
+        old = resume_identity(dict(manifest.scorer or {}), strict=False)
         new = resume_identity(description)
         if old != new:
             raise StoreError(
                 f"{store.path} was scored by {old}; this scorer is {new}. "
                 "Resume with the same model, or choose a new --out directory."
             )
-        if config is not None and manifest.get("config") not in (None, config):
+        if config is not None and manifest.config not in (None, config):
             raise StoreError(
                 f"{store.path} was made with a different configuration; use a new --out"
             )
     else:
-        manifest = {
-            "choiceaudit_version": _version(),
-            "created": _now(),
-            "git_commit": _git_commit(),
-            "config": config or {},
-            "sessions": [],
-        }
-    manifest["scorer"] = description
-    manifest["python"] = sys.version.split()[0]
-    manifest["platform"] = platform.platform()
-    manifest["command"] = list(command) if command is not None else list(sys.argv)
-    return manifest
+        manifest = Manifest(
+            choiceaudit_version=_version(),
+            created=_now(),
+            git_commit=_git_commit(),
+            config=config or {},
+        )
+        manifest = replace(manifest, stored_keys=frozenset({"git_commit"}))
+    return replace(
+        manifest,
+        scorer=description,
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        command=tuple(command) if command is not None else tuple(sys.argv),
+    )
 
 
-def _close_killed_session(manifest: dict[str, Any], rows_now: int) -> None:
+def _close_killed_session(manifest: Manifest, rows_now: int) -> Manifest:
     """A session the manifest still shows running was killed (we hold the lock, so nobody is
     writing): record what it left, counted from the parts on disk."""
-    sessions = manifest.get("sessions") or []
-    if manifest.get("status") != "running" or not sessions:
-        return
-    last = sessions[-1]
-    if "ended" in last:
-        return
+    sessions = manifest.sessions
+    if manifest.status != "running" or not sessions or "ended" in sessions[-1]:
+        return manifest
+    last = dict(sessions[-1])
     start = last.get("rows_at_start")
     if start is not None:
         last["scored"] = rows_now - int(start)
-    last["outcome"] = "killed"
-    last["ended"] = None
-    last["found_killed_by_next_session"] = _now()
+    last.update(outcome="killed", ended=None, found_killed_by_next_session=_now())
+    return replace(manifest, sessions=(*sessions[:-1], last))
+
+
+class _Session:
+    """One scoring session's changes to the manifest: the session record (``sessions[-1]``),
+    the row counts and the status, written to the store after every change."""
+
+    def __init__(self, store: RunStore, manifest: Manifest, stamp: PartStamp) -> None:
+        self.store = store
+        self.manifest = manifest
+        self.stamp = stamp
+        self.record: dict[str, Any] = {}
+        self.parts = 0
+
+    def write(self, **changes: Any) -> None:
+        sessions = (*self.manifest.sessions[: self.n_before], dict(self.record))
+        self.manifest = replace(self.manifest, sessions=sessions, **changes)
+        self.store.write_manifest(self.manifest)
+
+    def begin(self, record: dict[str, Any], rows: int) -> None:
+        self.n_before = len(self.manifest.sessions)
+        self.record = record
+        self.write(status="running", rows=rows)
+
+    def commit(self, rows: list[tuple[int, Query, Decision]]) -> None:
+        self.store.write_part(rows, stamp=self.stamp)
+        n_truncated = sum(1 for _, _, d in rows if d.aux.get("truncated"))
+        self.record["scored"] += len(rows)
+        self.record["truncated"] += n_truncated
+        self.write(
+            truncated_rows=int(self.manifest.truncated_rows or 0) + n_truncated,
+            rows=int(self.manifest.rows or 0) + len(rows),
+        )
+
+    def end(self, outcome: str, failed: str | None = None, **changes: Any) -> None:
+        if failed is not None:
+            self.record["failed"] = failed
+        self.record["outcome"] = outcome
+        self.record["ended"] = _now()
+        self.write(**changes)
+
+
+def _pending(queries: Sequence[Query], done: set[str]) -> tuple[int, int, list[tuple[int, Query]]]:
+    """``(unique queries, duplicates, the (input index, query) pairs not yet done)``."""
+    unique: dict[str, tuple[int, Query]] = {}
+    duplicates = 0
+    for index, query in enumerate(queries):
+        if query.id in unique:
+            duplicates += 1
+            continue
+        unique[query.id] = (index, query)
+    pending = [(i, q) for qid, (i, q) in unique.items() if qid not in done]
+    return len(unique), duplicates, pending
+
+
+def _score_chunks(
+    session: _Session,
+    scorer: Scorer,
+    chunks: list[list[tuple[int, Query]]],
+    execute: ChunkExecutor,
+    advance: Callable[[int], None],
+) -> None:
+    """Score the chunks (in any order the executor yields them) and commit each as a part; a
+    :class:`PartialScoreError` commits what came back, records the failure and re-raises."""
+    outcomes = execute([[q for _, q in chunk] for chunk in chunks])
+    try:
+        for index, outcome in outcomes:
+            chunk = chunks[index]
+            if isinstance(outcome, PartialScoreError):
+                # Keep what came back, record the failure, then stop: a resume scores the rest.
+                kept = [
+                    (i, q, d)
+                    for (i, q), d in zip(chunk, outcome.completed, strict=True)
+                    if d is not None
+                ]
+                if kept:
+                    session.commit(kept)
+                failed = f"{len(chunk) - len(kept)} queries failed: {outcome}"
+                session.end(
+                    "partial failure", failed, status="incomplete", scorer=scorer.describe()
+                )
+                raise outcome
+            if len(outcome) != len(chunk):
+                raise ScorerError(
+                    f"scorer returned {len(outcome)} decisions for {len(chunk)} queries"
+                )
+            rows = [(i, q, d) for (i, q), d in zip(chunk, outcome, strict=True) if d is not None]
+            if len(rows) != len(chunk):
+                raise ScorerError(
+                    "scorer returned None for a query without raising PartialScoreError"
+                )
+            session.commit(rows)
+            session.parts += 1
+            advance(len(chunk))
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:  # stop an executor's work still in flight
+            close()
 
 
 def check_chunk_size(chunk_size: int) -> None:
@@ -191,166 +290,118 @@ def run_scoring(
     *,
     chunk_size: int = 32,
     command: Sequence[str] | None = None,
-    config: dict[str, Any] | None = None,
+    config: RunConfig | Mapping[str, Any] | None = None,
     skipped: dict[str, int] | None = None,
     skipped_lines: Sequence[tuple[int, str, str]] = (),
-    on_accepted: Callable[[Path], None] | None = None,
+    on_accepted: Callable[[Path], object] | None = None,
     on_progress: ProgressCallback | None = None,
     executor: ChunkExecutor | None = None,
+    session_notes: Mapping[str, Any] | None = None,
 ) -> RunSummary:
     """Score the queries not yet in the run ``run``, one atomically written part per chunk.
 
-    Nothing is written into the run directory before its lock is held and the scorer and
-    configuration are accepted; ``on_accepted(run_dir)`` is then called (under the lock) for
-    files that belong beside the decisions, such as the queries or a frozen item set. A
-    scorer with a ``prepare()`` method (the ``openai`` scorer's conformance probe) has it
-    called first, so a server that would give wrong numbers is refused before anything is
-    written.
-
-    The manifest is kept current: each committed part updates the session's ``scored`` count
-    and the run's ``rows`` (atomically); an exception records ``status: failed`` with the
-    reason; a session found still ``running`` by the next one was killed, and is closed with
-    what it left. Every part is stamped with the scorer identity and configuration hash, and a
-    resume by another scorer or configuration is refused even when the manifest is gone.
-    ``skipped`` records input rows the caller did not turn into queries (reason → count) and
-    ``skipped_lines`` each such line as ``(line, field, reason)``. A
+    Nothing is written before the run's lock is held and the scorer and configuration (an
+    instrument's :class:`~choiceaudit.types.RunConfig`, stored as its JSON; a mapping as given)
+    are accepted; ``on_accepted(run_dir)`` then writes (under the lock) files that belong beside
+    the decisions, such as the queries or a frozen item set. The manifest is kept current after
+    every part; an exception records ``status: failed`` with the reason; a session found still
+    ``running`` was killed, and is closed with what it left. Every part is stamped with the
+    scorer identity and configuration hash, so a resume by another scorer or configuration is
+    refused even when the manifest is gone. ``skipped`` (reason → count) and ``skipped_lines``
+    (``(line, field, reason)``) record input the caller did not turn into queries,
+    ``session_notes`` other facts about the session (an import's source). A scorer with a
+    ``prepare()`` method (the ``openai`` scorer's conformance probe) has it called first, so a
+    server that would give wrong numbers is refused before anything is written. A
     :class:`~choiceaudit.scorers.PartialScoreError` keeps the decisions that came back, records
-    the failure and is re-raised; a resume scores only the rest. ``executor`` scores the
-    chunks elsewhere (Ray actors: :func:`choiceaudit.audit.ray_executor`); parts are still
-    written here, one per chunk as it comes back, under the lock.
+    the failure and is re-raised; a resume scores only the rest. ``executor`` scores the chunks
+    elsewhere (Ray actors: :class:`choiceaudit.audit.RayFanout`); parts are still written here.
     """
     check_chunk_size(chunk_size)
     store = run if isinstance(run, RunStore) else RunStore(run)
+    stored = None if config is None else _config_json(config)
     with store.lock():
         prepare = getattr(scorer, "prepare", None)
         if callable(prepare):  # a server's conformance probe, before the first row
             prepare()
         description = scorer.describe()
-        stamp = _stamp(description, config)
-        manifest = _session_manifest(store, scorer, description, command=command, config=config)
+        manifest = _session_manifest(store, description, command=command, config=stored)
         stale = store.clean_partial()
+        stamp = _stamp(description, stored or {})
         _check_parts(store, stamp)
         done = store.done_ids()
-        _close_killed_session(manifest, len(done))
+        session = _Session(store, _close_killed_session(manifest, len(done)), stamp)
         if on_accepted is not None:
             on_accepted(store.path)
-        unique: dict[str, tuple[int, Query]] = {}
-        duplicates = 0
-        for index, query in enumerate(queries):
-            if query.id in unique:
-                duplicates += 1
-                continue
-            unique[query.id] = (index, query)
-        pending = [(i, q) for qid, (i, q) in unique.items() if qid not in done]
-        session: dict[str, Any] = {
+        total, duplicates, pending = _pending(queries, done)
+        record = {
             "started": _now(),
             "requested": len(queries),
-            "already_done": len(unique) - len(pending),
+            "already_done": total - len(pending),
             "duplicates_in_input": duplicates,
             "stale_partial_files_removed": stale,
-            "skipped_input": dict(skipped or {}),
+            **_input_record(skipped, skipped_lines),
             "rows_at_start": len(done),
             "scored": 0,
             "truncated": 0,
+            **dict(session_notes or {}),
         }
-        if skipped_lines:
-            session["skipped_input_lines"] = [
-                {"line": line, "field": fld, "reason": reason}
-                for line, fld, reason in skipped_lines
-            ]
-        manifest["sessions"].append(session)
-        manifest["status"] = "running"
-        manifest["rows"] = len(done)
-        store.write_manifest(manifest)
-        total = len(unique)
-        progress = total - len(pending)
-        if on_progress is not None:
-            on_progress(progress, total)
-        parts = 0
+        session.begin(record, len(done))
+        progress = [total - len(pending)]
 
-        def commit(rows: list[tuple[int, Query, Decision]]) -> None:
-            store.write_part(rows, stamp=stamp)
-            session["scored"] += len(rows)
-            n_truncated = sum(1 for _, _, d in rows if d.aux.get("truncated"))
-            session["truncated"] += n_truncated
-            manifest["truncated_rows"] = int(manifest.get("truncated_rows", 0)) + n_truncated
-            manifest["rows"] = int(manifest["rows"]) + len(rows)
-            store.write_manifest(manifest)
+        def advance(n: int) -> None:
+            progress[0] += n
+            if on_progress is not None:
+                on_progress(progress[0], total)
 
+        advance(0)
         chunks = [pending[s : s + chunk_size] for s in range(0, len(pending), chunk_size)]
-        execute = executor or _sequential(scorer)
         try:
-            outcomes = execute([[q for _, q in chunk] for chunk in chunks])
-            try:
-                for index, outcome in outcomes:
-                    chunk = chunks[index]
-                    if isinstance(outcome, PartialScoreError):
-                        # Keep what came back, record the failure, then stop: a resume scores the
-                        # rest.
-                        kept = [
-                            (i, q, d)
-                            for (i, q), d in zip(chunk, outcome.completed, strict=True)
-                            if d is not None
-                        ]
-                        if kept:
-                            commit(kept)
-                        session["failed"] = f"{len(chunk) - len(kept)} queries failed: {outcome}"
-                        session["outcome"] = "partial failure"
-                        session["ended"] = _now()
-                        manifest["status"] = "incomplete"
-                        manifest["scorer"] = scorer.describe()
-                        store.write_manifest(manifest)
-                        raise outcome
-                    decisions = outcome
-                    if len(decisions) != len(chunk):
-                        raise ScorerError(
-                            f"scorer returned {len(decisions)} decisions for {len(chunk)} queries"
-                        )
-                    rows = [
-                        (i, q, d)
-                        for (i, q), d in zip(chunk, decisions, strict=True)
-                        if d is not None
-                    ]
-                    if len(rows) != len(chunk):
-                        raise ScorerError(
-                            "scorer returned None for a query without raising PartialScoreError"
-                        )
-                    commit(rows)
-                    parts += 1
-                    progress += len(chunk)
-                    if on_progress is not None:
-                        on_progress(progress, total)
-            finally:
-                close = getattr(outcomes, "close", None)
-                if close is not None:  # stop an executor's work still in flight
-                    close()
+            _score_chunks(session, scorer, chunks, executor or _sequential(scorer), advance)
         except PartialScoreError:
             raise
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
-            session["outcome"] = "interrupted" if interrupted else "failed"
-            session["failed"] = f"{type(exc).__name__}: {exc}"
-            session["ended"] = _now()
-            manifest["status"] = "interrupted" if interrupted else "failed"
-            manifest["failure"] = session["failed"]
-            store.write_manifest(manifest)
+            failed = f"{type(exc).__name__}: {exc}"
+            status = "interrupted" if interrupted else "failed"
+            session.end(status, failed, status=status, failure=failed)
             raise
         n_rows = len(store.done_ids())
-        session["ended"] = _now()
-        session["outcome"] = "complete" if n_rows >= total else "incomplete"
-        manifest.pop("failure", None)
-        manifest["scorer"] = scorer.describe()  # call counts, retries etc. as of the end
-        manifest["status"] = "complete" if n_rows >= total else "incomplete"
-        manifest["rows"] = n_rows
-        manifest["parts"] = len(store.part_paths())
-        manifest["updated"] = _now()
-        store.write_manifest(manifest)
+        complete = "complete" if n_rows >= total else "incomplete"
+        session.end(
+            complete,
+            status=complete,
+            failure=None,
+            stored_keys=session.manifest.stored_keys - {"failure"},
+            scorer=scorer.describe(),  # call counts, retries etc. as of the end
+            rows=n_rows,
+            parts=len(store.part_paths()),
+            updated=_now(),
+        )
         return RunSummary(
             path=store.path,
             requested=len(queries),
-            already_done=session["already_done"],
-            scored=session["scored"],
+            already_done=record["already_done"],
+            scored=record["scored"],
             duplicates_in_input=duplicates,
-            parts_written=parts,
-            manifest=manifest,
+            parts_written=session.parts,
+            manifest=session.manifest,
         )
+
+
+def _input_record(
+    skipped: Mapping[str, int] | None, skipped_lines: Sequence[tuple[int, str, str]]
+) -> dict[str, Any]:
+    """The session's record of input the caller did not turn into queries."""
+    out: dict[str, Any] = {"skipped_input": dict(skipped or {})}
+    if skipped_lines:
+        out["skipped_input_lines"] = [
+            {"line": line, "field": fld, "reason": reason} for line, fld, reason in skipped_lines
+        ]
+    return out
+
+
+def _config_json(config: RunConfig | Mapping[str, Any]) -> dict[str, Any]:
+    # The store compares a resumed run's config with the stored JSON, so tuples must be lists.
+    data = config.to_json() if isinstance(config, RunConfig) else dict(config)
+    result: dict[str, Any] = json.loads(json.dumps(data, default=str))
+    return result

@@ -11,21 +11,24 @@ analysis refuses a run whose hash differs from it.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import json
-import re
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._scoring import check_chunk_size, run_scoring
+from choiceaudit.audit._backend import RaySettings
+from choiceaudit.audit._runs import RunJob, ScorerOpener, loaded, made, model_scorer, run_jobs
+from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.errors import InputError
+from choiceaudit.instruments import run_dir_name
 from choiceaudit.instruments.signalling import (
+    INSTRUMENT,
     FrozenInstrument,
     InstrumentMismatchError,
     RobustnessConfig,
+    SignallingConfig,
     build_signalling_items,
     candidate_columns,
     check_conformance,
@@ -44,13 +47,7 @@ from choiceaudit.instruments.signalling.conformance import (
     conformance_over_seeds,
 )
 from choiceaudit.instruments.signalling.frozen import INSTRUMENT_FILE
-from choiceaudit.scorers import (
-    Scorer,
-    capabilities_of,
-    causal_lm_of,
-    load_embedder,
-    load_scorer,
-)
+from choiceaudit.scorers import Scorer, capabilities_of, causal_lm_of, load_embedder
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
 
@@ -265,10 +262,6 @@ def _default_for(spec: str) -> tuple[str | None, str]:
     return None, f"{path} ships no chat template"
 
 
-def _dir_name(prefix: str, spec: str) -> str:
-    return prefix + re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
-
-
 def _resolve_items(
     out_root: Path,
     items: Path | str | None,
@@ -337,6 +330,109 @@ def _coverage_checks(
     return out
 
 
+def _check_choosers(
+    choosers: Sequence[str], swow: Path | str | None, conceptnet: Path | str | None
+) -> None:
+    for name in choosers:
+        if name.startswith("rsa:") and name not in CHOOSERS:
+            signalling_chooser(name, [])  # raises the refusal with its reason (§IV-H1)
+        if name not in CHOOSERS:
+            raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
+        if name in ("swow", "rsa:swow") and swow is None:
+            raise InputError(f"chooser {name} (condition 2/6) needs --swow FILE")
+        if name in ("conceptnet", "rsa:conceptnet") and conceptnet is None:
+            raise InputError(f"chooser {name} (condition 3/6) needs --conceptnet FILE")
+
+
+def _model_runs(
+    spec: str, options: dict[str, Any], batch_one: bool
+) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """``(directory name, config fields, scorer options)`` of a model spec's run and, with
+    ``batch_one``, of its batch-1 rerun; the §I-J chat-template default is applied and
+    recorded."""
+    model_options = dict(options)
+    note: dict[str, Any] = {}
+    capabilities = capabilities_of(spec)
+    # §I-J's scoring environment is that of a causal LM scored by option log-probability, in
+    # process or over a server.
+    if (
+        "chat_template" not in model_options
+        and capabilities.chat_template
+        and capabilities.reads == "continuations"
+    ):
+        template, why = default_chat_template(spec)
+        if template is not None:
+            model_options["chat_template"] = template
+        note = {"chat_template_default": {"chat_template": template, "why": why}}
+    name = run_dir_name(spec)
+    runs = [(name, {"model": spec, **note}, model_options)]
+    if batch_one:
+        if capabilities.batch_option is None:
+            raise InputError(
+                f"--batch-one needs a batched causal LM (a backend with a rows-per-pass "
+                f"option, such as hf's max_batch_rows); {spec!r} does not batch rows"
+            )
+        fields = {"model": f"{spec} (batch 1)", "batch_of": spec, "batch_rows": 1, **note}
+        runs.append((name + "-batch1", fields, {**model_options, capabilities.batch_option: 1}))
+    return runs
+
+
+def _jobs(
+    root: Path,
+    frozen: FrozenInstrument,
+    base: dict[str, Any],
+    queries: Sequence[Query],
+    models: Sequence[str | Scorer],
+    choosers: Sequence[str],
+    *,
+    options: dict[str, Any],
+    ray: RaySettings | None,
+    batch_one: bool,
+    swow: Path | str | None,
+    conceptnet: Path | str | None,
+    checked: dict[str, tuple[Scorer, dict[str, Any]]],
+) -> list[RunJob]:
+    """One job per model run (and batch-1 rerun), then one per reference chooser."""
+    runs: list[tuple[str, dict[str, Any], ScorerOpener]] = []
+    for spec in models:
+        if isinstance(spec, str):
+            for name, fields, opts in _model_runs(spec, options, batch_one):
+                runs.append((name, fields, model_scorer(spec, opts, ray)))
+        else:  # an already-loaded scorer, named by its description
+            desc = spec.describe()
+            label = str(desc.get("model") or desc.get("name") or type(spec).__name__)
+            runs.append((run_dir_name(label), {"model": label}, loaded(spec)))
+    for name in choosers:
+        # Reference choosers run here even under Ray: they are exact and cheap. A chooser
+        # whose coverage was checked is the one already built for the check, and its run
+        # records that coverage.
+        fields = {"chooser": name, "condition": chooser_condition(name)}
+        if name in checked:
+            built, coverage = checked[name]
+            runs.append((run_dir_name(name), {**fields, "coverage": coverage}, loaded(built)))
+            continue
+        chooser = functools.partial(make_chooser, name, frozen, swow=swow, conceptnet=conceptnet)
+        runs.append((run_dir_name(name), fields, made(chooser)))
+
+    def same_items(store: RunStore) -> None:
+        if store.exists() and store.manifest().config.get("items_hash") != frozen.hash:
+            raise InstrumentMismatchError(
+                f"{store.path} holds a run on other items; choose a new --out"
+            )
+
+    def copy_items(directory: Path) -> None:
+        frozen.copy_to(directory / "instrument")
+
+    jobs = []
+    for name, fields, opener in runs:
+        config = SignallingConfig.from_json({**base, **fields})
+        label = str(config.model or config.chooser)
+        jobs.append(
+            RunJob(root / name, label, config, queries, opener, copy_items, before=same_items)
+        )
+    return jobs
+
+
 def run_signalling(
     models: Sequence[str | Scorer],
     choosers: Sequence[str],
@@ -377,15 +473,7 @@ def run_signalling(
     check_chunk_size(chunk_size)
     if items is None:
         _check_counts(n_items, n_candidates)
-    for name in choosers:
-        if name.startswith("rsa:") and name not in CHOOSERS:
-            signalling_chooser(name, [])  # raises the refusal with its reason (§IV-H1)
-        if name not in CHOOSERS:
-            raise InputError(f"unknown chooser {name!r}; use one of {', '.join(CHOOSERS)}")
-        if name in ("swow", "rsa:swow") and swow is None:
-            raise InputError(f"chooser {name} (condition 2/6) needs --swow FILE")
-        if name in ("conceptnet", "rsa:conceptnet") and conceptnet is None:
-            raise InputError(f"chooser {name} (condition 3/6) needs --conceptnet FILE")
+    _check_choosers(choosers, swow, conceptnet)
     options = dict(scorer_options or {})
     if str(options.get("dtype", "")).lower() in ("bfloat16", "bf16"):
         warnings.warn(BFLOAT16_WARNING, UserWarning, stacklevel=2)
@@ -401,117 +489,37 @@ def run_signalling(
         allow_loss=allow_loss,
         swow=swow,
     )
-    queries = frozen.render(conditions=conditions, formats=formats, label_forms=label_forms)
+    grid = {
+        "conditions": list(conditions),
+        "formats": list(formats),
+        "label_forms": list(label_forms),
+    }
     base = {
-        "instrument": "signalling",
+        "instrument": INSTRUMENT.name,
         "items_hash": frozen.hash,
         "items_dir": str(frozen.path.resolve()),
         "norms": frozen.record.get("norms"),
         "seed": frozen.record.get("seed"),
         "n_items": len(frozen.items),
-        "conditions": list(conditions),
-        "formats": list(formats),
-        "label_forms": list(label_forms),
+        **grid,
     }
-    jobs: list[tuple[str, dict[str, Any], Callable[[], Scorer]]] = []
-    fanned: dict[str, tuple[str, dict[str, Any]]] = {}  # directory → (spec, options) for Ray
-    for spec in models:
-        if isinstance(spec, str):
-            model_options = dict(scorer_options or {})
-            template_note: dict[str, Any] = {}
-            capabilities = capabilities_of(spec)
-            # §I-J's scoring environment is that of a causal LM scored by option
-            # log-probability, in process or over a server.
-            if (
-                "chat_template" not in model_options
-                and capabilities.chat_template
-                and capabilities.reads == "continuations"
-            ):
-                template, why = default_chat_template(spec)
-                if template is not None:
-                    model_options["chat_template"] = template
-                template_note = {"chat_template_default": {"chat_template": template, "why": why}}
-            fanned[_dir_name("", spec)] = (spec, model_options)
-            jobs.append(
-                (
-                    _dir_name("", spec),
-                    {**base, "model": spec, **template_note},
-                    lambda spec=spec, o=model_options: load_scorer(spec, **o),  # type: ignore[misc]
-                )
-            )
-            if batch_one:
-                if capabilities.batch_option is None:
-                    raise InputError(
-                        f"--batch-one needs a batched causal LM (a backend with a rows-per-pass "
-                        f"option, such as hf's max_batch_rows); {spec!r} does not batch rows"
-                    )
-                single = {**model_options, capabilities.batch_option: 1}
-                dirname = _dir_name("", spec) + "-batch1"
-                fanned[dirname] = (spec, single)
-                jobs.append(
-                    (
-                        dirname,
-                        {
-                            **base,
-                            "model": f"{spec} (batch 1)",
-                            "batch_of": spec,
-                            "batch_rows": 1,
-                            **template_note,
-                        },
-                        lambda spec=spec, o=single: load_scorer(spec, **o),  # type: ignore[misc]
-                    )
-                )
-        else:  # an already-loaded scorer, named by its description
-            desc = spec.describe()
-            name = str(desc.get("model") or desc.get("name") or type(spec).__name__)
-            jobs.append((_dir_name("", name), {**base, "model": name}, lambda s=spec: s))  # type: ignore[misc]
+    queries = frozen.render(**grid)
     checked = _coverage_checks(
         choosers, frozen, queries, swow, conceptnet, allow=allow_partial_coverage
     )
-    for name in choosers:
-        coverage = {"coverage": checked[name][1]} if name in checked else {}
-        jobs.append(
-            (
-                _dir_name("", name),
-                {**base, "chooser": name, "condition": chooser_condition(name), **coverage},
-                (lambda s=checked[name][0]: s)  # type: ignore[misc]
-                if name in checked
-                else lambda n=name: make_chooser(n, frozen, swow=swow, conceptnet=conceptnet),  # type: ignore[misc]
-            )
-        )
-    run_dirs = []
-    for dirname, config, factory in jobs:
-        store = RunStore(root / dirname)
-        if store.exists() and store.manifest().config.get("items_hash") != frozen.hash:
-            raise InstrumentMismatchError(
-                f"{store.path} holds a run on other items; choose a new --out"
-            )
-
-        def copy_items(directory: Path) -> None:
-            frozen.copy_to(directory / "instrument")
-
-        label = str(config.get("model") or config.get("chooser"))
-
-        def advance(done: int, total: int, label: str = label) -> None:
-            if progress is not None:
-                progress(label, done, total)
-
-        opener = (
-            open_scorer(*fanned[dirname], ray)
-            if ray is not None and dirname in fanned
-            else contextlib.nullcontext((factory(), None))
-        )
-        with opener as (scorer, executor):
-            run_scoring(
-                scorer,
-                queries,
-                store,
-                chunk_size=chunk_size,
-                command=command,
-                config=config,
-                on_accepted=copy_items,
-                on_progress=advance,
-                executor=executor,
-            )
-        run_dirs.append(store.path)
-    return run_dirs
+    jobs = _jobs(
+        root,
+        frozen,
+        base,
+        queries,
+        models,
+        choosers,
+        options=options,
+        ray=ray,
+        batch_one=batch_one,
+        swow=swow,
+        conceptnet=conceptnet,
+        checked=checked,
+    )
+    summaries = run_jobs(jobs, chunk_size=chunk_size, command=command, progress=progress)
+    return [summary.path for summary in summaries]

@@ -218,7 +218,7 @@ def score(
     out.print(
         f"{out_dir}: {summary.scored} scored, {summary.already_done} already done, "
         f"{summary.duplicates_in_input} duplicate(s) in input, "
-        f"{len(result.skipped_lines)} invalid line(s) skipped; rows = {summary.manifest['rows']}",
+        f"{len(result.skipped_lines)} invalid line(s) skipped; rows = {summary.manifest.rows}",
         highlight=False,
     )
 

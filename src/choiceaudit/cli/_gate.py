@@ -15,13 +15,8 @@ from rich.table import Table
 from choiceaudit.audit import gate_runs, parse_where
 from choiceaudit.cli import app, guarded, out
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.scoring import (
-    CONFIDENCE_DEFINITIONS,
-    N_RESAMPLES,
-    SEED,
-    GateAnalysis,
-    GateSpec,
-)
+from choiceaudit.gate import GateAnalysis, GateSpec
+from choiceaudit.metrics import CONFIDENCE_DEFINITIONS, N_RESAMPLES, SEED
 
 __all__ = ["print_gate_summary"]
 

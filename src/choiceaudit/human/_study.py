@@ -30,7 +30,7 @@ from typing import Any
 from choiceaudit.errors import InputError, unreadable
 from choiceaudit.files import atomic_write_bytes, canonical_hash
 from choiceaudit.instruments.signalling import FrozenInstrument, load_instrument
-from choiceaudit.store import read_queries
+from choiceaudit.store import QUERIES, RunStore, open_run, read_queries
 from choiceaudit.types import Query
 
 __all__ = [
@@ -231,12 +231,13 @@ def _signalling_items(frozen: FrozenInstrument, condition: str) -> StudyItems:
     return StudyItems("signalling", tuple(out), frozen.hash, frozen, str(frozen.path))
 
 
-def _meaning_items(path: Path, config: Mapping[str, Any] | None = None) -> StudyItems:
+def _meaning_items(
+    queries: Sequence[Query], path: Path, config: Mapping[str, Any] | None = None
+) -> StudyItems:
     # a study item is one cell of the plan (item x experiment x condition x language); its
     # renderings are the plan's orderings of it, so people cover the cells the analysis pairs
-    result = read_queries(path)
     by_item: dict[str, list[Query]] = {}
-    for q in result.queries:
+    for q in queries:
         m = q.meta
         parts = [m.get("item_id"), m.get("experiment"), m.get("condition"), m.get("language")]
         key = "|".join(str(p) for p in parts) if m.get("item_id") is not None else q.id
@@ -256,14 +257,13 @@ def load_study_items(source: Path | str, *, condition: str = "4") -> StudyItems:
         return _signalling_items(load_instrument(p), condition)
     if (p / "instrument" / "instrument.json").is_file():
         return _signalling_items(load_instrument(p / "instrument"), condition)
-    if p.is_dir() and (p / "queries.jsonl").is_file():
-        config: dict[str, Any] = {}
-        if (p / "manifest.json").is_file():  # a meaning run: keep its plan configuration
-            manifest = read_study_record(p / "manifest.json", keys=())
-            config = dict(manifest.get("config") or {})
-        return _meaning_items(p / "queries.jsonl", config)
+    if p.is_dir() and RunStore(p).exists() and (p / QUERIES).is_file():  # a meaning run
+        run = open_run(p, allow_empty=True)
+        return _meaning_items(run.planned_queries(), p / QUERIES, run.manifest.config)
+    if p.is_dir() and (p / QUERIES).is_file():
+        return _meaning_items(read_queries(p / QUERIES).queries, p / QUERIES)
     if p.is_file() and p.suffix == ".jsonl":
-        return _meaning_items(p)
+        return _meaning_items(read_queries(p).queries, p)
     raise InputError(
         "not a frozen signalling item directory or a meaning queries.jsonl", source=str(p)
     )

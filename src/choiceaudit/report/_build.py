@@ -1,11 +1,14 @@
 """``build_report``: lay out the analysis results of ``choiceaudit.audit.analyse_runs`` as one
-report (sections in the order of the results; the signalling analyses of several frozen item
-sets share one call so their sections are keyed by instrument hash)."""
+report. Each result type has one layout in :data:`LAYOUTS` (a report module's function of every
+result of that type); the sections of a type stand where its first result stands, so the
+signalling analyses of several frozen item sets share one call and their sections are keyed by
+instrument hash."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import MeaningAnalysis
@@ -17,32 +20,28 @@ from choiceaudit.report._human import human_sections
 from choiceaudit.report._meaning import meaning_sections
 from choiceaudit.report._signalling import signalling_sections
 
-__all__ = ["build_report"]
+__all__ = ["LAYOUTS", "build_report"]
+
+#: Result type → the sections laid out from every result of that type, in the order given.
+LAYOUTS: dict[type, Callable[[Sequence[Any]], Sequence[Section]]] = {
+    ScoringAnalysis: lambda results: [scoring_section(r) for r in results],
+    SignallingAnalysis: signalling_sections,
+    MeaningAnalysis: lambda results: [s for r in results for s in meaning_sections(r)],
+    HumanAnalysis: human_sections,
+}
 
 
 def build_report(
-    results: Sequence[ScoringAnalysis | SignallingAnalysis | MeaningAnalysis | HumanAnalysis],
-    out_dir: Path | str,
-    *,
-    title: str = "choiceaudit report",
+    results: Sequence[object], out_dir: Path | str, *, title: str = "choiceaudit report"
 ) -> Path:
-    """Write the report of ``results`` into ``out_dir``; return the path of ``index.html``."""
+    """Write the report of ``results`` (analysis results of any type in :data:`LAYOUTS`) into
+    ``out_dir``; return the path of ``index.html``."""
     if not results:
         raise InputError("build_report needs at least one analysis result")
-    sections: list[Section] = []
-    signalling = [r for r in results if isinstance(r, SignallingAnalysis)]
-    human = [r for r in results if isinstance(r, HumanAnalysis)]
+    by_type: dict[type, list[object]] = {}
     for result in results:
-        if isinstance(result, ScoringAnalysis):
-            sections.append(scoring_section(result))
-        elif isinstance(result, MeaningAnalysis):
-            sections.extend(meaning_sections(result))
-        elif isinstance(result, SignallingAnalysis):
-            if result is signalling[0]:
-                sections.extend(signalling_sections(signalling))
-        elif isinstance(result, HumanAnalysis):
-            if result is human[0]:
-                sections.extend(human_sections(human))
-        else:
+        if type(result) not in LAYOUTS:
             raise TypeError(f"build_report cannot lay out {type(result).__name__}")
+        by_type.setdefault(type(result), []).append(result)
+    sections = [s for kind, group in by_type.items() for s in LAYOUTS[kind](group)]
     return write_report(sections, Path(out_dir), title=title)

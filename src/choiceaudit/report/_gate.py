@@ -1,5 +1,5 @@
 """The confidence-gate section, laid out from
-:class:`~choiceaudit.instruments.scoring.GateAnalysis`: the cut-point of every model and
+:class:`~choiceaudit.gate.GateAnalysis`: the cut-point of every model and
 definition with its interval and out-of-sample estimate, what it delivers on every slice (missed
 targets flagged), the four definitions side by side, and one figure per model with each slice's
 risk–coverage curve and the cut-point's operating point on it. Nothing here computes a
@@ -15,12 +15,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from choiceaudit.instruments.scoring import (
-    DEFINITION_TEXT,
-    DefinitionGate,
-    GateAnalysis,
-    SliceResult,
-)
+from choiceaudit.gate import DefinitionGate, GateAnalysis, SliceResult
+from choiceaudit.metrics import DEFINITION_TEXT
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._html import Section
 from choiceaudit.report._tables import ReportTable
@@ -238,7 +234,7 @@ def gate_section(analysis: GateAnalysis) -> Section:
             "AUGRC); advantage = aurc_random / aurc. Confidence definitions, side by side:"
             f"<ul>{definitions}</ul>"
         ),
-        runs=[(a.source, dict(a.manifest)) for a in analysis.arms],
+        runs=[(a.source, a.manifest) for a in analysis.arms],
     )
     if analysis.gates:
         section.tables.append(

@@ -7,7 +7,7 @@ accuracy, reliability bins). Nothing here computes a statistic."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,17 +20,18 @@ from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._gate import risk_coverage_panels
 from choiceaudit.report._html import Section
 from choiceaudit.report._tables import ReportTable
+from choiceaudit.types import Manifest
 
 __all__ = ["run_summary_table", "scoring_section"]
 
 
 def run_summary_table(
-    runs: Sequence[tuple[str, str, Mapping[str, Any], int]], name: str = "runs"
+    runs: Sequence[tuple[str, str, Manifest, int]], name: str = "runs"
 ) -> ReportTable:
     """One row per run from ``(label, run directory, manifest, rows)``."""
     records = []
     for label, source, manifest, n_rows in runs:
-        scorer = manifest.get("scorer", {})
+        scorer = manifest.scorer or {}
         records.append(
             {
                 "run": Path(source).name,
@@ -38,8 +39,8 @@ def run_summary_table(
                 "backend": scorer.get("backend"),
                 "dtype": scorer.get("dtype"),
                 "rows": n_rows,
-                "status": manifest.get("status"),
-                "created": manifest.get("created"),
+                "status": manifest.status,
+                "created": manifest.created,
             }
         )
     return ReportTable.from_records(name, "Runs in this report", records)
@@ -196,7 +197,7 @@ def scoring_section(analysis: ScoringAnalysis) -> Section:
             "per row). A confidence cut-point fitted on one slice and read on the others is "
             "<code>choiceaudit gate</code>."
         ),
-        runs=[(a.source, dict(a.manifest)) for a in analysis.arms],
+        runs=[(a.source, a.manifest) for a in analysis.arms],
     )
     section.tables.append(
         run_summary_table([(a.label, a.source, a.manifest, a.rows) for a in analysis.arms])

@@ -9,11 +9,11 @@ import html
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from choiceaudit.errors import InputError
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._tables import ReportTable
+from choiceaudit.types import Manifest
 
 __all__ = ["Section", "write_report"]
 
@@ -43,7 +43,7 @@ class Section:
     figures: list[ReportFigure] = field(default_factory=list)
     tables: list[ReportTable] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run dir, manifest)
+    runs: list[tuple[str, Manifest]] = field(default_factory=list)  # (run dir, manifest)
 
 
 def _files(links: dict[str, Path], root: Path) -> str:
@@ -64,21 +64,25 @@ def _figure_html(fig: ReportFigure, paths: dict[str, Path], root: Path) -> str:
     )
 
 
-def _provenance(runs: list[tuple[str, dict[str, Any]]]) -> str:
+def _provenance(runs: list[tuple[str, Manifest]]) -> str:
     blocks = []
     for run_dir, manifest in runs:
-        scorer = manifest.get("scorer", {})
+        model = (manifest.scorer or {}).get("model", "?")
+        rows = "?" if manifest.rows is None else manifest.rows
+        status = "?" if manifest.status is None else manifest.status
         summary = (
-            f"{html.escape(run_dir)} — model {html.escape(str(scorer.get('model', '?')))}, "
-            f"{manifest.get('rows', '?')} rows, status {html.escape(str(manifest.get('status', '?')))}, "
-            f"commit {html.escape(str(manifest.get('git_commit') or 'unknown'))}"
+            f"{html.escape(run_dir)} — model {html.escape(str(model))}, "
+            f"{rows} rows, status {html.escape(str(status))}, "
+            f"commit {html.escape(str(manifest.git_commit or 'unknown'))}"
         )
-        if manifest.get("truncated_rows"):
+        if manifest.truncated_rows:
             summary += (
-                f" — <strong>{int(manifest['truncated_rows'])} row(s) scored on a truncated "
+                f" — <strong>{int(manifest.truncated_rows)} row(s) scored on a truncated "
                 "input</strong> (the model read only part of the text; see each row's aux)"
             )
-        text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+        text = json.dumps(
+            manifest.to_json(), indent=2, sort_keys=True, ensure_ascii=False, default=str
+        )
         blocks.append(
             f"<details><summary>{summary}</summary><pre>{html.escape(text)}</pre></details>"
         )

@@ -113,20 +113,20 @@ def runs_table(analysis: MeaningAnalysis) -> ReportTable:
     """The runs in the section, as given (the same columns as every section's runs table)."""
     records = []
     for arm in analysis.arms:
-        scorer = arm.manifest.get("scorer") or {}
+        scorer = arm.manifest.scorer or {}
         records.append(
             {
                 "run": Path(arm.source).name,
                 "model": arm.display,
                 "language": arm.language,
-                "design": arm.config.get("design"),
+                "design": arm.config.design,
                 "backend": scorer.get("backend"),
                 "dtype": scorer.get("dtype"),
                 "rows": arm.n_rows,
-                "status": arm.manifest.get("status"),
-                "created": arm.manifest.get("created"),
+                "status": arm.manifest.status,
+                "created": arm.manifest.created,
                 "choice_not_argmax": arm.n_choice_not_argmax,
-                "manifest_choice_not_argmax": arm.manifest.get("choice_not_argmax_rows"),
+                "manifest_choice_not_argmax": arm.manifest.choice_not_argmax_rows,
             }
         )
     return ReportTable.from_records("meaning_runs", "Runs in this report", records)
@@ -193,7 +193,7 @@ def meaning_sections(analysis: MeaningAnalysis) -> list[Section]:
         key="meaning",
         title="Meaning choice: literal attraction (arXiv 2610.22526)",
         method=MEANING_METHOD,
-        runs=list({arm.source: (arm.source, dict(arm.manifest)) for arm in analysis.arms}.values()),
+        runs=list({arm.source: (arm.source, arm.manifest) for arm in analysis.arms}.values()),
     )
     section.tables.append(runs_table(analysis))
     section.skipped.extend(str(s) for s in analysis.skipped)

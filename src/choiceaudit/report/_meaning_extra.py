@@ -212,12 +212,12 @@ def loader_table(analysis: MeaningAnalysis) -> ReportTable | None:
     seen: set[str] = set()
     for arm in analysis.arms:
         config = arm.config
-        corpus = str(config.get("corpus"))
+        corpus = str(config.corpus)
         if corpus in seen:
             continue
         seen.add(corpus)
         previous: int | None = None
-        for step in config.get("loader_steps") or []:
+        for step in config.loader_steps or ():
             count = int(step["count"])
             records.append(
                 {"corpus": corpus, "step": step["step"], "count": count,

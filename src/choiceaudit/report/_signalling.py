@@ -347,7 +347,7 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
         figures=figures,
         tables=tables,
         skipped=[str(s) for s in analysis.skipped],
-        runs=[(a.source, dict(a.manifest)) for a in analysis.arms],
+        runs=[(a.source, a.manifest) for a in analysis.arms],
     )
 
 

@@ -138,11 +138,12 @@ class CosineScorer:
         for query, aux in zip(queries, reads, strict=True):
             state = self._cache[query.state]
             cos = np.array([float(state @ self._cache[o]) for o in query.options])
-            top = tied_argmax(cos)
-            probs = np.zeros(query.n_options)
-            probs[list(top)] = 1.0 / len(top)
             self.truncated += int(aux["truncated"])
-            out.append(Decision(query_id=query.id, probs=probs, scores={"cosine": cos}, aux=aux))
+            out.append(
+                Decision.uniform_over(
+                    query.id, query.n_options, tied_argmax(cos), scores={"cosine": cos}, aux=aux
+                )
+            )
         return out
 
     def describe(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from choiceaudit.store._queries import (
 from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
 from choiceaudit.store._run import (
     MANIFEST,
+    QUERIES,
     Manifest,
     PartStamp,
     RepairReport,
@@ -24,6 +25,7 @@ from choiceaudit.store._run import (
 
 __all__ = [
     "MANIFEST",
+    "QUERIES",
     "SCORE_PREFIX",
     "Manifest",
     "PartStamp",

@@ -15,7 +15,7 @@ import contextlib
 import fcntl
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +25,13 @@ import pyarrow.parquet as pq
 
 from choiceaudit.errors import StoreError
 from choiceaudit.files import atomic_write_bytes
+from choiceaudit.store._queries import read_queries, write_queries
 from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
-from choiceaudit.types import Arm, Decision, Query, parse_perm
+from choiceaudit.types import Arm, Decision, Manifest, Query, parse_perm
 
 __all__ = [
     "MANIFEST",
+    "QUERIES",
     "Manifest",
     "PartStamp",
     "RepairReport",
@@ -40,6 +42,9 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
+#: The queries an instrument planned for the run, written beside the decisions (a meaning run's
+#: whole plan, scored or not), so a study or a resume reads them without the instrument.
+QUERIES = "queries.jsonl"
 PARTS = "decisions"
 #: Where :meth:`RunStore.repair` moves parts it cannot read.
 QUARANTINE = "quarantine"
@@ -66,65 +71,6 @@ class RepairReport:
     path: Path
     moved: tuple[tuple[str, str], ...]
     temporaries_removed: int
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """``manifest.json`` of a run: what made it (command, configuration, scorer description,
-    versions) and what each scoring session did. Keys this version does not know are kept in
-    ``extra`` and written back unchanged."""
-
-    config: Mapping[str, Any] = field(default_factory=dict)
-    scorer: Mapping[str, Any] = field(default_factory=dict)
-    status: str | None = None
-    rows: int | None = None
-    parts: int | None = None
-    sessions: tuple[Mapping[str, Any], ...] = ()
-    command: tuple[str, ...] = ()
-    created: str | None = None
-    updated: str | None = None
-    choiceaudit_version: str | None = None
-    git_commit: str | None = None
-    python: str | None = None
-    platform: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    #: The keys the stored file had, so :meth:`to_dict` writes back a null it read.
-    stored_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Manifest:
-        known = {f.name for f in fields(cls)} - {"extra", "stored_keys"}
-        values: dict[str, Any] = {k: data[k] for k in known if k in data}
-        values["sessions"] = tuple(values.get("sessions") or ())
-        values["command"] = tuple(values.get("command") or ())
-        extra = {k: v for k, v in data.items() if k not in known}
-        return cls(**values, extra=extra, stored_keys=frozenset(data))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The manifest as JSON data (what :meth:`RunStore.write_manifest` stores)."""
-        out: dict[str, Any] = dict(self.extra)
-        for f in fields(self):
-            if f.name in ("extra", "stored_keys"):
-                continue
-            value = getattr(self, f.name)
-            if f.name in ("sessions", "command"):
-                value = [dict(v) if isinstance(v, Mapping) else v for v in value]
-            elif isinstance(value, Mapping):
-                value = dict(value)
-            if value is not None or f.name in self.stored_keys:
-                out[f.name] = value
-        return out
-
-    @property
-    def instrument(self) -> str:
-        """The instrument that made the run (``score`` for plain query files)."""
-        return str(self.config.get("instrument", "score"))
-
-    @property
-    def model_label(self) -> str | None:
-        """The scorer's model name, else its backend name (``None`` if neither is recorded)."""
-        name = self.scorer.get("model") or self.scorer.get("name")
-        return None if name is None else str(name)
 
 
 @dataclass(frozen=True)
@@ -172,13 +118,21 @@ class Run:
         return [(r.query, r.decision) for r in self.rows]
 
     def arm(self, label: str | None = None) -> Arm:
-        """The run as an analysis reads it (:class:`~choiceaudit.types.Arm`)."""
+        """The run as an analysis reads it (:class:`~choiceaudit.types.Arm`; its configuration
+        as the base :class:`~choiceaudit.types.RunConfig`: ``Arm.with_config`` types it)."""
         return Arm(
             label=label or self.label,
             source=str(self.path),
-            manifest=self.manifest.to_dict(),
+            manifest=self.manifest,
             rows=tuple((r.query, r.decision) for r in self.rows),
         )
+
+    def planned_queries(self) -> list[Query]:
+        """The queries the instrument planned for this run (:data:`QUERIES`), scored or not."""
+        path = self.path / QUERIES
+        if not path.is_file():
+            raise StoreError(f"{self.path} holds no planned queries ({QUERIES})")
+        return list(read_queries(path).queries)
 
     def rules(self) -> list[str]:
         """Scoring rules every row holds, ``probs`` first, the others sorted."""
@@ -219,10 +173,16 @@ class RunStore:
         return dict(data)
 
     def manifest(self) -> Manifest:
-        return Manifest.from_dict(self.read_manifest())
+        return Manifest.from_json(self.read_manifest())
+
+    def write_planned_queries(self, queries: Sequence[Query]) -> Path:
+        """Write the instrument's planned queries beside the decisions (:data:`QUERIES`)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_queries(self.path / QUERIES, queries)
+        return self.path / QUERIES
 
     def write_manifest(self, manifest: Mapping[str, Any] | Manifest) -> None:
-        data = manifest.to_dict() if isinstance(manifest, Manifest) else dict(manifest)
+        data = manifest.to_json() if isinstance(manifest, Manifest) else dict(manifest)
         self.path.mkdir(parents=True, exist_ok=True)
         blob = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)
         atomic_write_bytes(self.manifest_path, blob.encode("utf-8") + b"\n")

@@ -12,8 +12,10 @@ every choice the paper leaves open.
 
 from choiceaudit.instruments.meaning._arms import analyse_meaning_runs, meaning_rows
 from choiceaudit.instruments.meaning._bagdhara import load_bagdhara
+from choiceaudit.instruments.meaning._config import MeaningConfig
 from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._corpus import Corpus, CorpusError, IdiomEntry
+from choiceaudit.instruments.meaning._declaration import INSTRUMENT
 from choiceaudit.instruments.meaning._idioms_en import load_idioms_en
 from choiceaudit.instruments.meaning._plan import (
     DEFAULT_EXPERIMENTS,
@@ -34,6 +36,7 @@ __all__ = [
     "DEFAULT_EXPERIMENTS",
     "EXPERIMENTS",
     "FAMILIES",
+    "INSTRUMENT",
     "ArmAnalysis",
     "Calibration",
     "Corpus",
@@ -41,6 +44,7 @@ __all__ = [
     "IdiomEntry",
     "Interval",
     "MeaningAnalysis",
+    "MeaningConfig",
     "MeaningPlan",
     "MeaningRows",
     "analyse_meaning",

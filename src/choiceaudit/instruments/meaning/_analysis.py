@@ -35,6 +35,10 @@ from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._rows import FloatArray, MeaningRows
 
+# The coverages of the selective-accuracy table (Appendix F quotes 5%, 10% and 35%) are the
+# shared metrics' own, so the meaning and plain-scoring tables read at the same points.
+from choiceaudit.metrics import COVERAGES
+
 __all__ = [
     "BOOTSTRAP_SEED",
     "COVERAGES",
@@ -53,8 +57,6 @@ __all__ = [
 
 N_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
-#: Coverage levels of the selective-accuracy table (Appendix F quotes 5%, 10% and 35%).
-COVERAGES: tuple[float, ...] = (0.05, 0.10, 0.20, 0.35, 0.50, 0.75, 1.00)
 
 
 def interval(

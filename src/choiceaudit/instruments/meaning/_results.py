@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from choiceaudit.types import Skipped
+from choiceaudit.instruments.meaning._config import MeaningConfig
+from choiceaudit.types import Manifest, Skipped
 
 __all__ = [
     "Agreement",
@@ -522,7 +523,7 @@ class ArmInfo:
     label: str
     display: str
     source: str
-    manifest: Mapping[str, Any]
+    manifest: Manifest
     n_rows: int
     analysis: ArmAnalysis | None
     #: the language of this arm's single-language experiments (E1, E2, E3, E6, E7) and, where one
@@ -533,9 +534,8 @@ class ArmInfo:
     n_choice_not_argmax: int = 0
 
     @property
-    def config(self) -> Mapping[str, Any]:
-        config: Mapping[str, Any] = self.manifest.get("config") or {}
-        return config
+    def config(self) -> MeaningConfig:
+        return MeaningConfig.from_json(self.manifest.config)
 
     def ladder_accuracy(self) -> dict[str, float]:
         """Plain accuracy (no interval) per ladder family, in the ladder's order."""

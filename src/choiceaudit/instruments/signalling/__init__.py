@@ -25,10 +25,12 @@ from choiceaudit.instruments.signalling._build import (
 from choiceaudit.instruments.signalling._chooser_factory import (
     signalling_chooser,
 )
+from choiceaudit.instruments.signalling._config import SignallingConfig
 from choiceaudit.instruments.signalling._conformance import (
     ConformanceReport,
     check_conformance,
 )
+from choiceaudit.instruments.signalling._declaration import INSTRUMENT
 from choiceaudit.instruments.signalling._fetch import (
     fetch_things,
 )
@@ -54,6 +56,7 @@ from choiceaudit.instruments.signalling._selection import (
 )
 
 __all__ = [
+    "INSTRUMENT",
     "ConformanceReport",
     "CoordinateCell",
     "FrozenInstrument",
@@ -61,6 +64,7 @@ __all__ = [
     "InstrumentMismatchError",
     "RobustnessConfig",
     "SignallingAnalysis",
+    "SignallingConfig",
     "analyse_human_runs",
     "analyse_signalling_runs",
     "build_signalling_items",

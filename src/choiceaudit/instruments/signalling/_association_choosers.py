@@ -64,10 +64,10 @@ def _uncovered(q: Query, rule: str) -> Decision:
 def _argmax_decision(
     q: Query, rule: str, scores: FloatArray, extra: dict[str, FloatArray] | None = None
 ) -> Decision:
-    top = scores == scores.max()
-    return Decision(
-        query_id=q.id,
-        probs=top / top.sum(),
+    return Decision.uniform_over(
+        q.id,
+        q.n_options,
+        np.flatnonzero(scores == scores.max()),
         scores={rule: scores, **(extra or {})},
         aux={"covered": True},
     )

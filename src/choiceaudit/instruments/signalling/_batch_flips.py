@@ -20,7 +20,7 @@ __all__ = ["batch_flip_records", "is_batch_one"]
 def is_batch_one(a: AnalysedArm) -> bool:
     """A model scored a second time one query per forward pass (``--batch-one``): it is
     reported beside its batched model (flip rate, largest score change), never as a cell."""
-    return bool(a.arm.config.get("batch_of"))
+    return bool(a.arm.config.batch_of)
 
 
 def batch_flip_records(group: Sequence[AnalysedArm]) -> tuple[list[BatchFlip], list[Skipped]]:
@@ -30,14 +30,14 @@ def batch_flip_records(group: Sequence[AnalysedArm]) -> tuple[list[BatchFlip], l
     whose batched run is not in ``group``, or that shares no rendering or rule with it, comes
     back as a ``Skipped``."""
     by_model = {
-        str(a.arm.config.get("model")): a
+        str(a.arm.config.model): a
         for a in group
-        if a.kind == "model" and not a.arm.config.get("batch_of")
+        if a.kind == "model" and not a.arm.config.batch_of
     }
     records: list[BatchFlip] = []
     skipped: list[Skipped] = []
     for single in group:
-        base_name = single.arm.config.get("batch_of")
+        base_name = single.arm.config.batch_of
         if not base_name:
             continue  # not a batch-1 arm
         what = f"batch-1 flips of {single.label}"

@@ -78,10 +78,6 @@ def _field(decay: DecayFamily, name: str) -> str:
     return name if decay == "exponential" else f"{name}_gaussian"
 
 
-def _split(mask: npt.NDArray[np.bool_]) -> FloatArray:
-    return mask.astype(np.float64) / float(mask.sum())
-
-
 class UniformChooser:
     """Uniform selection over the option set (needs no item)."""
 
@@ -128,9 +124,10 @@ class SalienceChooser(_ItemChooser):
         for q in queries:
             _, fit, post = self._values(q)
             out.append(
-                Decision(
-                    query_id=q.id,
-                    probs=_split(fit == fit.max()),
+                Decision.uniform_over(
+                    q.id,
+                    q.n_options,
+                    np.flatnonzero(fit == fit.max()),
                     scores={"fit": fit, "posterior": post},
                 )
             )
@@ -148,9 +145,8 @@ class BayesOracleChooser(_ItemChooser):
             item, fit, post = self._values(q)
             o_bayes = int(item.meta[_field(self.decay, "o_bayes")])
             slot = q.perm.index(o_bayes) if q.perm is not None else o_bayes
-            probs = np.zeros(q.n_options)
-            probs[slot] = 1.0
-            out.append(Decision(query_id=q.id, probs=probs, scores={"posterior": post, "fit": fit}))
+            scores = {"posterior": post, "fit": fit}
+            out.append(Decision.uniform_over(q.id, q.n_options, [slot], scores=scores))
         return out
 
 
@@ -235,9 +231,10 @@ class CosineChooser:
         for q in queries:
             s = self.pair_scores(q)
             out.append(
-                Decision(
-                    query_id=q.id,
-                    probs=_split(s == s.max()),
+                Decision.uniform_over(
+                    q.id,
+                    q.n_options,
+                    np.flatnonzero(s == s.max()),
                     scores={"cosine": s},
                     aux={"negative_hypothesis_share": self.negative_share(q)},
                 )

@@ -36,6 +36,7 @@ from scipy import stats as sps
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._analysis import cell_summary, coordinate_table
 from choiceaudit.instruments.signalling._battery import analysis_set_label, in_analysis_set
+from choiceaudit.instruments.signalling._config import SignallingConfig
 from choiceaudit.instruments.signalling._divergence import fit_cost_deciles
 from choiceaudit.instruments.signalling._freeze import check_run_hash, load_instrument
 from choiceaudit.types import Arm, Decision, Query, Skipped
@@ -147,10 +148,8 @@ def _response_rows(arm: Arm, items: Any) -> list[dict[str, Any]]:
     who: list[tuple[str, str]] = []
     for q, d in arm.rows:
         for resp in d.aux.get("responses", []):
-            probs = np.zeros(q.n_options)
-            probs[int(resp["slot"])] = 1.0
             queries.append(q)
-            decisions.append(Decision(q.id, probs))
+            decisions.append(Decision.uniform_over(q.id, q.n_options, [int(resp["slot"])]))
             who.append((str(resp["panel_id"]), str(resp["block"])))
     rows = coordinate_table(items, queries, decisions, rules=["probs"])
     for row, (panel_id, block) in zip(rows, who, strict=True):
@@ -274,16 +273,16 @@ def analyse_human_runs(arms: Sequence[Arm], *, level: float = 0.95) -> tuple[Hum
     each verified against its own copy of the frozen items; other arms are ignored."""
     out = []
     for arm in arms:
-        config = dict(arm.config)
-        human = config.get("human")
+        config = arm.with_config(SignallingConfig).config
+        human = config.human
         if not human:
             continue
         frozen = load_instrument(Path(arm.source) / "instrument")
-        check_run_hash(config, frozen, run=arm.source)
+        check_run_hash(config.to_json(), frozen, run=arm.source)
         by_id = {
             q.id
             for q in frozen.render(
-                conditions=config.get("conditions"), formats=["V"], label_forms=["bare"]
+                conditions=config.conditions, formats=["V"], label_forms=["bare"]
             )
         }
         for n, (q, _) in enumerate(arm.rows):
@@ -308,7 +307,7 @@ def analyse_human_runs(arms: Sequence[Arm], *, level: float = 0.95) -> tuple[Hum
         out.append(
             HumanAnalysis(
                 source=arm.source,
-                chooser=str(config.get("chooser", "people")),
+                chooser=str(config.chooser or "people"),
                 instrument_hash=frozen.hash,
                 set_label=analysis_set_label(battery["analysis_set"]),
                 level=level,

@@ -7,11 +7,9 @@ so a record is :func:`dataclasses.asdict` of its object."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from choiceaudit.types import Skipped
+from choiceaudit.types import Manifest, Skipped
 
 __all__ = [
     "ArmSummary",
@@ -360,7 +358,7 @@ class ArmSummary:
     n_rows: int
     status: str | None
     items_hash: str
-    manifest: Mapping[str, Any]
+    manifest: Manifest
     condition: str = "4"
     batch_of: str | None = None
 

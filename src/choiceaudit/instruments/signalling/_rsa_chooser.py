@@ -86,7 +86,7 @@ class RSAChooser:
                     Decision(query_id=q.id, probs=p, scores={"s1": p}, aux={"covered": False})
                 )
                 continue
-            top = s1 == s1.max()
+            top = np.flatnonzero(s1 == s1.max())
             scores = {"s1": s1}
             assert base is not None  # s1 is defined only where the base is
             for a in ALPHA_SWEEP:
@@ -94,6 +94,6 @@ class RSAChooser:
                     base, h_star, alpha=a, kind=self.base.rsa_kind
                 )
             out.append(
-                Decision(query_id=q.id, probs=top / top.sum(), scores=scores, aux={"covered": True})
+                Decision.uniform_over(q.id, q.n_options, top, scores=scores, aux={"covered": True})
             )
         return out

@@ -36,6 +36,7 @@ from choiceaudit.instruments.signalling._battery import (
     tile_excess_records,
 )
 from choiceaudit.instruments.signalling._chooser_factory import chooser_condition
+from choiceaudit.instruments.signalling._config import SignallingConfig
 from choiceaudit.instruments.signalling._diagnostics import (
     cosine_sign_records,
     inert_parameters,
@@ -79,16 +80,16 @@ class AnalysedArm(ChooserRows):
     """One arm's coordinate rows (primary, exponential decay), with the arm, its verified
     frozen instrument and the same rows under the Gaussian decay family (§I-A)."""
 
-    arm: Arm
+    arm: Arm[SignallingConfig]
     frozen: FrozenInstrument
     rows_gaussian: list[dict[str, Any]]
 
 
-def _label(arm: Arm) -> tuple[str, str]:
+def _label(arm: Arm[SignallingConfig]) -> tuple[str, str]:
     config = arm.config
-    if config.get("chooser"):
-        return str(config["chooser"]), "reference"
-    return str(config.get("model") or arm.label), "model"
+    if config.chooser:
+        return str(config.chooser), "reference"
+    return str(config.model or arm.label), "model"
 
 
 def _present_rules(arm: Arm) -> list[str]:
@@ -99,19 +100,18 @@ def _present_rules(arm: Arm) -> list[str]:
     return ["probs", *sorted(common)]
 
 
-def analyse_arm(arm: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm:
+def analyse_arm(given: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm:
     """Verify an arm against the items given (``frozen``; default: the run's own copy of its
     item directory, ``<arm.source>/instrument``, re-verified) and place every choice on the
     coordinate. A run whose recorded hash differs from the items, or a row that is not one of
     their renderings, is refused (``InstrumentMismatchError``)."""
-    config = dict(arm.config)
+    arm = given.with_config(SignallingConfig)
+    config = arm.config
     if frozen is None:
         frozen = load_instrument(Path(arm.source) / "instrument")
-    check_run_hash(config, frozen, run=arm.source)
+    check_run_hash(config.to_json(), frozen, run=arm.source)
     queries = frozen.render(
-        conditions=config.get("conditions"),
-        formats=config.get("formats"),
-        label_forms=config.get("label_forms"),
+        conditions=config.conditions, formats=config.formats, label_forms=config.label_forms
     )
     by_id = {q.id: q for q in queries}
     label, kind = _label(arm)
@@ -135,8 +135,8 @@ def analyse_arm(arm: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm
     forms = [q.meta.get("label_form") for q in picked for _ in rules]
     for row, row_g, form in zip(rows, gaussian, forms, strict=True):
         row["label_form"] = row_g["label_form"] = form
-    condition = chooser_condition(str(config["chooser"])) if kind == "reference" else "4"
-    partial = bool((config.get("coverage") or {}).get("partial_allowed", False))
+    condition = chooser_condition(str(config.chooser)) if kind == "reference" else "4"
+    partial = bool((config.coverage or {}).get("partial_allowed", False))
     return AnalysedArm(
         label,
         kind,
@@ -332,7 +332,7 @@ def _arm_summary(a: AnalysedArm) -> ArmSummary:
         items_hash=a.frozen.hash,
         manifest=a.arm.manifest,
         condition="4 and 5" if a.kind == "model" else a.condition,
-        batch_of=str(a.arm.config["batch_of"]) if is_batch_one(a) else None,
+        batch_of=str(a.arm.config.batch_of) if is_batch_one(a) else None,
     )
 
 

@@ -1,261 +1,44 @@
-"""Confidence gates chosen on one slice and read on every other (the meaning paper, §5.2–5.3).
-
-A deployer auto-accepts a decision when its confidence is at or above a cut-point and escalates
-the rest. :func:`analyse_gate` chooses that cut-point on one slice of the rows (a family, a
-language, an experiment cell, any meta field ``key=value``), for each confidence definition
-(:data:`~choiceaudit.instruments.scoring.CONFIDENCE_DEFINITIONS`), and reports what it delivers
-on every other value of the same field. The choices, all documented in this package's README:
-
-* **Rule.** Accept iff ``confidence >= cut_point``. A cut-point accepts whole tie blocks (a
-  service cannot accept part of a tie), and the cut-point is the lowest accepted confidence.
-* **Objective.** ``target_accuracy A``: the largest coverage whose accepted rows have accuracy
-  ``>= A`` (``max_risk R`` is ``A = 1 − R``); none feasible means *accept nothing*.
-  ``cost_ratio C``: an accepted error costs ``C``, an escalation 1, an accepted correct answer 0;
-  the cut-point minimises the mean cost per row (accept-nothing included; ties go to the
-  higher cut-point). Its accuracy target is the break-even ``1 − 1/C``: below it, the accepted
-  rows cost more than escalating them.
-* **Interval.** 95% percentile bootstrap over items (rows of one ``item_id`` resampled together,
-  2,000 resamples as in the paper's §4.3): the cut-point re-chosen on every resample. Resamples
-  on which no cut-point meets the target are counted (``n_undefined``) and left out.
-* **Out-of-sample estimate.** Split-by-item cross-fitting: the fit slice's items are split into
-  5 folds, the cut-point chosen on four and applied to the fifth, the held-out rows pooled over
-  folds; the mean over 10 random fold assignments (with their range). The in-sample accuracy at
-  a cut-point chosen to just meet a target is biased upwards; this is the number to quote.
-* **Every slice.** With the cut-point fixed: coverage, accuracy on the accepted rows and mean
-  cost, each with an item-bootstrap interval; ``missed`` where the accuracy is below the target,
-  ``missed (interval below target)`` where the whole interval is. Beside them AURC, AUGRC and
-  their random-gate baselines (the paper's §5.2 definitions, ``stats.aurc`` … ) and the
-  advantage ``aurc_random / aurc`` (the paper's "advantage over a random gate", >1 = useful).
-"""
+"""Choosing a confidence cut-point on one slice and reading it on every other (the rule,
+the objectives, the item bootstrap and the cross-fitted estimate: the package docstring)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from choiceaudit import stats
 from choiceaudit.errors import AnalysisError, InputError
-from choiceaudit.instruments.scoring._analysis import N_RESAMPLES, SEED, ArmInfo
-from choiceaudit.instruments.scoring._rows import (
-    CONFIDENCE_DEFINITIONS,
-    DEFINITION_TEXT,
+from choiceaudit.gate._types import (
+    MAX_CURVE_POINTS,
+    SLICE_KEYS,
+    CurvePoints,
+    DefinitionGate,
+    GateAnalysis,
+    GateSpec,
+    Interval,
+    OutOfSample,
+    SliceResult,
+)
+from choiceaudit.metrics import (
+    ArmInfo,
     GoldRows,
     gold_rows,
 )
 from choiceaudit.types import Arm, Skipped
 
-__all__ = [
-    "GATE_SCHEMA",
-    "SLICE_KEYS",
-    "CurvePoints",
-    "DefinitionGate",
-    "GateAnalysis",
-    "GateSpec",
-    "Interval",
-    "Objective",
-    "OutOfSample",
-    "SliceResult",
-    "analyse_gate",
-    "resolve_slice",
-    "thresholds_document",
-]
+__all__ = ["analyse_gate", "resolve_slice"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-Objective = Literal["target_accuracy", "max_risk", "cost_ratio"]
-
-#: The thresholds file's format name; a service checks it before reading the file.
-GATE_SCHEMA = "choiceaudit.gate/1"
-
-#: Meta fields a bare slice value is looked up in first (then every other field).
-SLICE_KEYS = ("family", "language", "condition", "experiment", "task", "run")
-
-#: Risk–coverage points kept per curve.
-MAX_CURVE_POINTS = 101
 
 _TOL = 1e-12
 
 #: Upper bound on the elements of one block of bootstrap draws.
 _BLOCK_ELEMENTS = 1 << 22
-
-
-@dataclass(frozen=True)
-class GateSpec:
-    """What to fit: the objective and its value, the fit slice (``key=value`` or a bare value),
-    filters applied before slicing (``where``), the definitions and the resampling settings."""
-
-    objective: Objective
-    value: float
-    fit: str
-    where: tuple[tuple[str, str], ...] = ()
-    definitions: tuple[str, ...] = CONFIDENCE_DEFINITIONS
-    n_resamples: int = N_RESAMPLES
-    seed: int = SEED
-    level: float = 0.95
-    folds: int = 5
-    repeats: int = 10
-
-    def __post_init__(self) -> None:
-        value = float(self.value)
-        object.__setattr__(self, "value", value)
-        if self.objective == "target_accuracy" and not 0.0 < value <= 1.0:
-            raise InputError(f"target accuracy must lie in (0, 1], got {value}")
-        if self.objective == "max_risk" and not 0.0 <= value < 1.0:
-            raise InputError(f"max risk must lie in [0, 1), got {value}")
-        if self.objective == "cost_ratio" and not (value > 0.0 and math.isfinite(value)):
-            raise InputError(f"cost ratio must be a positive number, got {value}")
-        if self.objective not in ("target_accuracy", "max_risk", "cost_ratio"):
-            raise InputError(f"unknown objective {self.objective!r}")
-        definitions = tuple(self.definitions)
-        unknown = [d for d in definitions if d not in CONFIDENCE_DEFINITIONS]
-        if unknown or not definitions or len(set(definitions)) != len(definitions):
-            raise InputError(
-                f"confidence definitions must be distinct names from "
-                f"{', '.join(CONFIDENCE_DEFINITIONS)}; got {list(definitions)}"
-            )
-        object.__setattr__(self, "definitions", definitions)
-        object.__setattr__(self, "where", tuple((str(k), str(v)) for k, v in self.where))
-        if not str(self.fit).strip():
-            raise InputError("the fit slice is empty")
-        if self.n_resamples < 2 or self.folds < 2 or self.repeats < 1:
-            raise InputError("need n_resamples >= 2, folds >= 2 and repeats >= 1")
-        if not 0.0 < self.level < 1.0:
-            raise InputError(f"level must lie in (0, 1), got {self.level}")
-
-    @property
-    def required_accuracy(self) -> float:
-        """The accuracy the accepted rows must reach (cost ratio: the break-even ``1 − 1/C``)."""
-        if self.objective == "target_accuracy":
-            return self.value
-        if self.objective == "max_risk":
-            return 1.0 - self.value
-        return 1.0 - 1.0 / self.value
-
-    def describe(self) -> str:
-        if self.objective == "cost_ratio":
-            return (
-                f"cost ratio {self.value:g} (an accepted error costs {self.value:g} escalations; "
-                f"break-even accuracy {self.required_accuracy:.3f})"
-            )
-        if self.objective == "max_risk":
-            return f"max risk {self.value:g} (accuracy >= {self.required_accuracy:.3f})"
-        return f"target accuracy {self.value:g}"
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A point value with its percentile bootstrap interval over items; ``n_undefined``
-    resamples had no value (nothing accepted, or no feasible cut-point) and were left out."""
-
-    estimate: float
-    low: float
-    high: float
-    n_resamples: int
-    n_undefined: int = 0
-
-
-@dataclass(frozen=True)
-class SliceResult:
-    """What the fixed cut-point delivers on one slice (``is_fit``: the slice it was chosen on,
-    in-sample). ``accuracy`` is ``None`` when the cut-point accepts nothing there."""
-
-    key: str
-    value: str
-    is_fit: bool
-    n_rows: int
-    n_items: int
-    accuracy_all: float
-    coverage: Interval
-    accuracy: Interval | None
-    cost: Interval | None
-    coverage_shift: float
-    status: str
-    aurc: float
-    aurc_random: float
-    augrc: float
-    augrc_random: float
-
-    @property
-    def advantage(self) -> float:
-        """``aurc_random / aurc``: how many times lower the gated risk area is than a random
-        gate's (the meaning paper's 5.1× → 1.4×); below 1 the gate is inverted."""
-        return self.aurc_random / self.aurc if self.aurc > 0 else math.inf
-
-    @property
-    def missed(self) -> bool:
-        return self.status.startswith("missed")
-
-
-@dataclass(frozen=True)
-class OutOfSample:
-    """The cross-fitted estimate on the fit slice (see the module docstring)."""
-
-    method: str
-    folds: int
-    repeats: int
-    accuracy: float
-    accuracy_min: float
-    accuracy_max: float
-    coverage: float
-    cost: float | None
-    target_met: bool
-
-
-@dataclass(frozen=True)
-class CurvePoints:
-    """One slice's risk–coverage curve (at most 101 points) and the cut-point's operating
-    point on it (``None`` when it accepts nothing)."""
-
-    value: str
-    coverage: tuple[float, ...]
-    selective_risk: tuple[float, ...]
-    random_gate: float
-    operating_coverage: float
-    operating_risk: float | None
-
-
-@dataclass(frozen=True)
-class DefinitionGate:
-    """The gate of one model under one confidence definition."""
-
-    model: str
-    definition: str
-    cut_point: float | None
-    cut_point_interval: Interval | None
-    fit: SliceResult
-    out_of_sample: OutOfSample | None
-    slices: tuple[SliceResult, ...]
-    curves: tuple[CurvePoints, ...]
-
-    @property
-    def feasible(self) -> bool:
-        return self.cut_point is not None
-
-    @property
-    def n_missed(self) -> int:
-        return sum(1 for s in self.slices if s.missed and not s.is_fit)
-
-
-@dataclass(frozen=True)
-class GateAnalysis:
-    """Every model's gates, and what could not be computed."""
-
-    spec: GateSpec
-    fit_key: str
-    fit_value: str
-    arms: tuple[ArmInfo, ...]
-    gates: tuple[DefinitionGate, ...]
-    skipped: tuple[Skipped, ...] = ()
-    excluded: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
-
-
-# -- slices -------------------------------------------------------------------------------------
 
 
 def resolve_slice(rows: Sequence[GoldRows], text: str) -> tuple[str, str]:
@@ -578,7 +361,7 @@ def analyse_gate(arms: Sequence[Arm], spec: GateSpec) -> GateAnalysis:
                 )
                 continue
             gates.append(_gate(rows, labels, key, value, definition, conf, spec))
-    infos = tuple(ArmInfo(a.label, a.source, dict(a.manifest), len(a.rows)) for a in arms)
+    infos = tuple(ArmInfo(a.label, a.source, a.manifest, len(a.rows)) for a in arms)
     return GateAnalysis(
         spec=spec,
         fit_key=key,
@@ -588,105 +371,3 @@ def analyse_gate(arms: Sequence[Arm], spec: GateSpec) -> GateAnalysis:
         skipped=tuple(skipped),
         excluded={m: v for m, v in excluded.items() if v},
     )
-
-
-# -- the thresholds file ------------------------------------------------------------------------
-
-
-def _num(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def _interval_dict(i: Interval | None) -> dict[str, Any] | None:
-    if i is None:
-        return None
-    return {
-        "estimate": _num(i.estimate),
-        "low": _num(i.low),
-        "high": _num(i.high),
-        "n_resamples": i.n_resamples,
-        "n_undefined": i.n_undefined,
-    }
-
-
-def _slice_dict(s: SliceResult) -> dict[str, Any]:
-    return {
-        "slice": f"{s.key}={s.value}",
-        "fit": s.is_fit,
-        "n_rows": s.n_rows,
-        "n_items": s.n_items,
-        "accuracy_all": _num(s.accuracy_all),
-        "coverage": _interval_dict(s.coverage),
-        "accuracy": _interval_dict(s.accuracy),
-        "cost": _interval_dict(s.cost),
-        "coverage_shift": _num(s.coverage_shift),
-        "status": s.status,
-        "aurc": _num(s.aurc),
-        "aurc_random": _num(s.aurc_random),
-        "augrc": _num(s.augrc),
-        "augrc_random": _num(s.augrc_random),
-        "advantage": _num(s.advantage),
-    }
-
-
-def thresholds_document(analysis: GateAnalysis) -> dict[str, Any]:
-    """The thresholds file as JSON data: for every model and definition the slice it was fit
-    on, the cut-point (``null`` = accept nothing), its interval and the evidence."""
-    spec = analysis.spec
-    gates = []
-    for g in analysis.gates:
-        oos = g.out_of_sample
-        gates.append(
-            {
-                "model": g.model,
-                "definition": g.definition,
-                "slice": f"{analysis.fit_key}={analysis.fit_value}",
-                "cut_point": _num(g.cut_point),
-                "accept": "none" if g.cut_point is None else "confidence >= cut_point",
-                "interval": None
-                if g.cut_point_interval is None
-                else {
-                    "low": _num(g.cut_point_interval.low),
-                    "high": _num(g.cut_point_interval.high),
-                    "level": spec.level,
-                    "n_resamples": g.cut_point_interval.n_resamples,
-                    "n_infeasible": g.cut_point_interval.n_undefined,
-                    "method": "percentile bootstrap over items, cut-point re-chosen per resample",
-                },
-                "evidence": {
-                    "fit": _slice_dict(g.fit),
-                    "out_of_sample": None
-                    if oos is None
-                    else {
-                        "method": oos.method,
-                        "accuracy": _num(oos.accuracy),
-                        "accuracy_range": [_num(oos.accuracy_min), _num(oos.accuracy_max)],
-                        "coverage": _num(oos.coverage),
-                        "cost": _num(oos.cost),
-                        "target_met": oos.target_met,
-                    },
-                    "slices": [_slice_dict(s) for s in g.slices if not s.is_fit],
-                    "slices_missed": [
-                        f"{s.key}={s.value}" for s in g.slices if s.missed and not s.is_fit
-                    ],
-                },
-            }
-        )
-    return {
-        "schema": GATE_SCHEMA,
-        "rule": "accept when confidence >= cut_point, escalate otherwise; cut_point null: "
-        "escalate everything",
-        "objective": {
-            "kind": spec.objective,
-            "value": spec.value,
-            "required_accuracy": spec.required_accuracy,
-            "description": spec.describe(),
-        },
-        "fit_slice": {"key": analysis.fit_key, "value": analysis.fit_value},
-        "where": [f"{k}={v}" for k, v in spec.where],
-        "definitions": {d: DEFINITION_TEXT[d] for d in spec.definitions},
-        "runs": [{"model": a.label, "run": a.source, "rows": a.rows} for a in analysis.arms],
-        "excluded_rows": {m: dict(v) for m, v in analysis.excluded.items()},
-        "skipped": [str(s) for s in analysis.skipped],
-        "gates": gates,
-    }

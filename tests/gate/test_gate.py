@@ -10,19 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scoring_helpers import arm_of, correct_probs, query, shifted_queries
 
 from choiceaudit import stats
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.scoring import (
-    CONFIDENCE_DEFINITIONS,
-    GATE_SCHEMA,
-    GateSpec,
-    analyse_gate,
-    confidence_values,
-    thresholds_document,
-)
+from choiceaudit.gate import GATE_SCHEMA, GateSpec, analyse_gate, thresholds_document
+from choiceaudit.metrics import CONFIDENCE_DEFINITIONS, confidence_values
 from choiceaudit.types import Arm
+from scoring_helpers import arm_of, correct_probs, query, shifted_queries
 
 FAST = {"n_resamples": 200, "repeats": 3}
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from choiceaudit import stats
-from choiceaudit.instruments.scoring._rows import CONFIDENCE_DEFINITIONS, GoldRows
+from choiceaudit.metrics._gold import CONFIDENCE_DEFINITIONS, GoldRows
 
 __all__ = [
     "CELL_FIELDS",

@@ -1,0 +1,120 @@
+"""The thresholds file a service loads: for every model and definition the slice the cut-point
+was fit on, the cut-point, the confidence definition's text and what it delivers per slice."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from choiceaudit.gate._types import (
+    GATE_SCHEMA,
+    GateAnalysis,
+    Interval,
+    SliceResult,
+)
+from choiceaudit.metrics import (
+    DEFINITION_TEXT,
+)
+
+__all__ = ["thresholds_document"]
+
+# -- the thresholds file ------------------------------------------------------------------------
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _interval_dict(i: Interval | None) -> dict[str, Any] | None:
+    if i is None:
+        return None
+    return {
+        "estimate": _num(i.estimate),
+        "low": _num(i.low),
+        "high": _num(i.high),
+        "n_resamples": i.n_resamples,
+        "n_undefined": i.n_undefined,
+    }
+
+
+def _slice_dict(s: SliceResult) -> dict[str, Any]:
+    return {
+        "slice": f"{s.key}={s.value}",
+        "fit": s.is_fit,
+        "n_rows": s.n_rows,
+        "n_items": s.n_items,
+        "accuracy_all": _num(s.accuracy_all),
+        "coverage": _interval_dict(s.coverage),
+        "accuracy": _interval_dict(s.accuracy),
+        "cost": _interval_dict(s.cost),
+        "coverage_shift": _num(s.coverage_shift),
+        "status": s.status,
+        "aurc": _num(s.aurc),
+        "aurc_random": _num(s.aurc_random),
+        "augrc": _num(s.augrc),
+        "augrc_random": _num(s.augrc_random),
+        "advantage": _num(s.advantage),
+    }
+
+
+def thresholds_document(analysis: GateAnalysis) -> dict[str, Any]:
+    """The thresholds file as JSON data: for every model and definition the slice it was fit
+    on, the cut-point (``null`` = accept nothing), its interval and the evidence."""
+    spec = analysis.spec
+    gates = []
+    for g in analysis.gates:
+        oos = g.out_of_sample
+        gates.append(
+            {
+                "model": g.model,
+                "definition": g.definition,
+                "slice": f"{analysis.fit_key}={analysis.fit_value}",
+                "cut_point": _num(g.cut_point),
+                "accept": "none" if g.cut_point is None else "confidence >= cut_point",
+                "interval": None
+                if g.cut_point_interval is None
+                else {
+                    "low": _num(g.cut_point_interval.low),
+                    "high": _num(g.cut_point_interval.high),
+                    "level": spec.level,
+                    "n_resamples": g.cut_point_interval.n_resamples,
+                    "n_infeasible": g.cut_point_interval.n_undefined,
+                    "method": "percentile bootstrap over items, cut-point re-chosen per resample",
+                },
+                "evidence": {
+                    "fit": _slice_dict(g.fit),
+                    "out_of_sample": None
+                    if oos is None
+                    else {
+                        "method": oos.method,
+                        "accuracy": _num(oos.accuracy),
+                        "accuracy_range": [_num(oos.accuracy_min), _num(oos.accuracy_max)],
+                        "coverage": _num(oos.coverage),
+                        "cost": _num(oos.cost),
+                        "target_met": oos.target_met,
+                    },
+                    "slices": [_slice_dict(s) for s in g.slices if not s.is_fit],
+                    "slices_missed": [
+                        f"{s.key}={s.value}" for s in g.slices if s.missed and not s.is_fit
+                    ],
+                },
+            }
+        )
+    return {
+        "schema": GATE_SCHEMA,
+        "rule": "accept when confidence >= cut_point, escalate otherwise; cut_point null: "
+        "escalate everything",
+        "objective": {
+            "kind": spec.objective,
+            "value": spec.value,
+            "required_accuracy": spec.required_accuracy,
+            "description": spec.describe(),
+        },
+        "fit_slice": {"key": analysis.fit_key, "value": analysis.fit_value},
+        "where": [f"{k}={v}" for k, v in spec.where],
+        "definitions": {d: DEFINITION_TEXT[d] for d in spec.definitions},
+        "runs": [{"model": a.label, "run": a.source, "rows": a.rows} for a in analysis.arms],
+        "excluded_rows": {m: dict(v) for m, v in analysis.excluded.items()},
+        "skipped": [str(s) for s in analysis.skipped],
+        "gates": gates,
+    }
