@@ -2,7 +2,10 @@
 
 Pure functions with keyword-only options, importing only numpy and scipy. Every function validates
 its input: NaN, empty input, mismatched shapes and probability rows that do not sum to 1 (within
-1e-6) raise :class:`ValueError` naming the argument and row.
+1e-6) raise :class:`ValueError` naming the argument and row. The order statistics read vectors as
+a model returned them and accept Σp within a ``tolerance`` of 1 (default
+:data:`RETURNED_SUM_TOLERANCE`, 0.02, wide enough for four options rounded to two decimals),
+recording the tolerance and the largest |Σp − 1| in their results.
 
 Exact ties among options are a tied *set* in the toolkit. Functions that take probabilities or
 scores keep ties as sets (fractional credit, split shares); functions that take one choice per row
@@ -39,6 +42,7 @@ from choiceaudit.stats._order import (
     permutation_audit,
     selection_spread,
     slot_shares,
+    unstable_items,
 )
 from choiceaudit.stats._paired_tests import McNemarResult, bonferroni, mcnemar_exact
 from choiceaudit.stats._regression import ols_slope, pearson_r
@@ -54,8 +58,10 @@ from choiceaudit.stats._selective import (
     selective_accuracy,
 )
 from choiceaudit.stats._ties import PermutationSweeps, permutation_sweeps, tie_credit
+from choiceaudit.stats._validate import RETURNED_SUM_TOLERANCE
 
 __all__ = [
+    "RETURNED_SUM_TOLERANCE",
     "BootstrapResult",
     "ConfidenceByOutcome",
     "McNemarResult",
@@ -101,4 +107,5 @@ __all__ = [
     "slot_shares",
     "tie_credit",
     "top_label",
+    "unstable_items",
 ]

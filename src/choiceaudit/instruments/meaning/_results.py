@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from choiceaudit.instruments.meaning._item_results import ItemValues
 from choiceaudit.types import Skipped
 
 __all__ = [
@@ -321,6 +322,8 @@ class SurfaceAgreement:
     accuracy_canonical_items: float | None = None
     accuracy_alternative_items: float | None = None
     mcnemar_p_items: float | None = None
+    #: per pair: both canonical choices, agreement, JS divergence, both correctness credits
+    items: ItemValues | None = None
 
 
 @dataclass(frozen=True)
@@ -346,6 +349,8 @@ class UnitIntegrity:
     #: variants with no v0 contrast, and why (no item shared with the intact rows: an
     #: interrupted run); the arm's analysis lists each as skipped
     not_contrasted: Mapping[str, str] = field(default_factory=dict)
+    #: per item and variant: intact and variant choice, agreement, correctness
+    items: ItemValues | None = None
 
 
 @dataclass(frozen=True)
@@ -421,6 +426,8 @@ class OptionAblation:
     n_identity_excluded: Mapping[str, int] = field(default_factory=dict)
     language: str = ""
     block: str = ""
+    #: per item and option form: correctness, peak probability, confidence head
+    items: ItemValues | None = None
 
 
 @dataclass(frozen=True)
@@ -454,6 +461,13 @@ class OrderAudit:
     travelling: OrderAudit | None = None
     language: str = ""
     block: str = ""
+    #: Figure 12 left: items that chose 1, 2, … k distinct glosses across their orderings
+    distinct_choice_counts: tuple[int, ...] = ()
+    #: the accepted |Σp − 1| of the vectors as returned, and the largest one read
+    sum_tolerance: float = 0.02
+    max_sum_deviation: float = 0.0
+    #: per item: gold canonical index, distinct choices, unstable, p(gold) range, travel
+    items: ItemValues | None = None
 
 
 @dataclass(frozen=True)
