@@ -12,6 +12,7 @@ from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._import import ImportResult, import_inspect, import_lm_eval
+from choiceaudit.audit._import_decisions import DECISION_INSTRUMENTS, import_decisions
 from choiceaudit.audit._meaning import (
     DEFAULT_MEANING_EXPERIMENTS,
     QUERIES_FILE,
@@ -34,6 +35,7 @@ from choiceaudit.audit._signalling import (
 
 __all__ = [
     "CHOOSERS",
+    "DECISION_INSTRUMENTS",
     "DEFAULT_MEANING_EXPERIMENTS",
     "DEFAULT_SEED",
     "QUERIES_FILE",
@@ -51,6 +53,7 @@ __all__ = [
     "build_instrument",
     "check_signalling",
     "gate_runs",
+    "import_decisions",
     "import_human",
     "import_inspect",
     "import_lm_eval",
