@@ -117,7 +117,7 @@ def run_meaning(
     design: str | None = None,
     languages: Sequence[str] | None = None,
     matrix_items: int | None = None,
-    e7_keys: Sequence[str] = ("slot", "travelling"),
+    e7_keys: Sequence[str] = ("slot",),
     ray: RaySettings | None = None,
 ) -> list[Path]:
     """Score the meaning plan with every model; return the run directories, in model order.

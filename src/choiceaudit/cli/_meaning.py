@@ -130,9 +130,10 @@ def run_command(
     e7_keys: Annotated[
         str,
         typer.Option(
-            help="E7 key bindings: slot (the paper's), travelling (keys move with options), or both."
+            help="E7 key bindings: slot (the paper's, default), travelling (keys move with "
+            "options), or slot,travelling for both."
         ),
-    ] = "slot,travelling",
+    ] = "slot",
     embedder: Annotated[
         str, typer.Option(help="Embedder for d-sem/d-hard on untagged corpora: auto, minilm, none.")
     ] = "auto",

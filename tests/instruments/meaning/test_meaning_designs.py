@@ -274,7 +274,7 @@ def _rows(queries: list[Query], scorer: FakeScorer) -> MeaningRows:
 
 
 def test_travelling_keys_separate_label_from_position(synthetic: Corpus) -> None:
-    build = build_e7(synthetic, item_ids=[11, 21, 31])
+    build = build_e7(synthetic, item_ids=[11, 21, 31], key_bindings=("slot", "travelling"))
     queries = list(build.queries)
     travelling = [q for q in queries if q.meta["key_binding"] == "travelling"]
     assert len(travelling) == 3 * 24
@@ -428,7 +428,9 @@ def test_sparrow_moves_with_its_labels_not_its_positions(idioms_en_corpus: Corpu
     from choiceaudit.scorers import load_scorer
 
     ids = [e.id for e in idioms_en_corpus.entries][:400:20]
-    queries = list(build_e7(idioms_en_corpus, item_ids=ids).queries)
+    queries = list(
+        build_e7(idioms_en_corpus, item_ids=ids, key_bindings=("slot", "travelling")).queries
+    )
     rows = MeaningRows.from_decisions(queries, load_scorer("sparrow").score(queries))
     e7 = analyse_meaning(rows, n_resamples=20).e7
     assert e7 is not None and e7.travelling is not None

@@ -31,7 +31,7 @@ from choiceaudit.instruments.meaning._designs import (
     sample_ids,
 )
 from choiceaudit.instruments.meaning._interventions import (
-    E7_KEY_BINDINGS,
+    DEFAULT_E7_KEYS,
     build_e2,
     build_e3,
     build_e4,
@@ -84,7 +84,7 @@ def plan_meaning(
     languages: Sequence[str] | None = None,
     matrix_items: int | None = None,
     order_sample_seed: int | None = None,
-    e7_keys: Sequence[str] = E7_KEY_BINDINGS,
+    e7_keys: Sequence[str] = DEFAULT_E7_KEYS,
     stopwords: Mapping[str, frozenset[str]] = STOPWORDS,
 ) -> MeaningPlan:
     """Build every requested block over the plan's item sets (see the module docstring).
@@ -98,7 +98,8 @@ def plan_meaning(
     ``j3_ceiling_en``, E6 as ``j5_options_en``, E7 as ``j1_order``); E7 asks ``n_order_items``
     drawn at random from the sample with ``order_sample_seed`` (default the E7 seed base), and
     the matrix asks the whole capture pool unless ``matrix_items`` is given. ``e7_keys`` are the
-    E7 key bindings (slot-bound and travelling); ``stopwords`` the d-surf content-word rule."""
+    E7 key bindings (default the paper's slot-bound only; add ``travelling`` for keys that
+    move with their options); ``stopwords`` the d-surf content-word rule."""
     if experiments is None:
         experiments = EXPERIMENTS if design is not None else DEFAULT_EXPERIMENTS
     unknown = sorted(set(experiments) - set(EXPERIMENTS))
