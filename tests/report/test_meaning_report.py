@@ -285,7 +285,8 @@ def test_every_pair_of_arms_is_contrasted_and_pair_checked(report: dict[str, Any
     analysis = analyse_meaning_runs([lit, d, d], n_resamples=20)
     assert isinstance(analysis, MeaningAnalysis)
     labels = [a.display for a in analysis.arms]
-    assert labels[0] == LIT and labels[1] == labels[2] == "fake-d (meaning-fake) [bn]"
+    # one run given twice: told apart by its position
+    assert labels == [LIT, "fake-d (meaning-fake #1) [bn]", "fake-d (meaning-fake #2) [bn]"]
     pairs = [(p.model_a, p.model_b) for p in analysis.pairing]
     assert pairs == [(labels[0], labels[1]), (labels[0], labels[2]), (labels[1], labels[2])]
     assert all(p.n_shared and p.gold_slot == 1.0 for p in analysis.pairing)

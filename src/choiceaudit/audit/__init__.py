@@ -16,12 +16,14 @@ from choiceaudit.audit._import_decisions import DECISION_INSTRUMENTS, import_dec
 from choiceaudit.audit._meaning import (
     DEFAULT_MEANING_EXPERIMENTS,
     QUERIES_FILE,
+    build_meaning_plan,
     load_meaning_corpus,
     meaning_run_dir,
     queries_for,
     resolve_embedder,
     run_meaning,
 )
+from choiceaudit.audit._meaning_dry import BlockVolume, MeaningDryRun, dry_run_meaning
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
 from choiceaudit.audit._scoring import ChunkExecutor, ProgressCallback, RunSummary, run_scoring
 from choiceaudit.audit._signalling import (
@@ -40,10 +42,12 @@ __all__ = [
     "DEFAULT_SEED",
     "QUERIES_FILE",
     "AnalysisResult",
+    "BlockVolume",
     "ChunkExecutor",
     "GateResult",
     "HumanImport",
     "ImportResult",
+    "MeaningDryRun",
     "ProgressCallback",
     "RayFanout",
     "RaySettings",
@@ -51,7 +55,9 @@ __all__ = [
     "ScoreFileResult",
     "analyse_runs",
     "build_instrument",
+    "build_meaning_plan",
     "check_signalling",
+    "dry_run_meaning",
     "gate_runs",
     "import_decisions",
     "import_human",

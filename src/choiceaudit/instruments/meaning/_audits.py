@@ -2,8 +2,9 @@
 
 * :func:`surface_agreement` (E2, Appendix N) — per (canonical, alternative) pair, whether the
   canonical choice agrees, and the Jensen–Shannon divergence (bits) between the two vectors;
-  pair-level and item-averaged; accuracy on each member and exact McNemar over the pairs, and at
-  the item level (each item's canonical form against its first alternative, alt1).
+  pair-level and item-averaged; accuracy on each member and exact McNemar over the pairs (the
+  figures Appendix N prints), and at the item level (each item's canonical form against its
+  first alternative, alt1: the project's addition).
 * :func:`unit_integrity` (E3, Appendix M) — accuracy per variant and agreement of each variant's
   canonical choice with the intact (``v0``) answer.
 * :func:`signal_retention` (E6, Appendix P) — accuracy per option form and the signal retained,
@@ -114,8 +115,9 @@ def surface_agreement(rows: MeaningRows) -> dict[str, Any]:
         result["accuracy_canonical"] = float(ca.mean())
         result["accuracy_alternative"] = float(cb.mean())
         result["mcnemar_b"], result["mcnemar_c"], result["mcnemar_p"] = test.b, test.c, test.p
-        # item level (Appendix N's "0.138 → 0.193"): one canonical row per item against its first
-        # alternative form (alt1), so no canonical row is counted twice
+        # item level, beside the pair level the paper prints: one canonical row per item against
+        # its first alternative form (alt1), so no canonical row is counted twice (the project's
+        # addition, for readers who want each item weighted once)
         firsts = [p for p in pairs if str(rows.condition[p[1]]) == "alt1"]
         if firsts:
             ia = correct[[p[0] for p in firsts]]

@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.meaning._contract import FAMILIES, MATRIX_SEED, SEEDS_BN, SEEDS_EN
+from choiceaudit.instruments.meaning._contract import (
+    FAMILIES,
+    MATRIX_SEED,
+    SEEDS_BN,
+    SEEDS_EN,
+    SPLIT_SEED,
+)
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._designs import (
     DESIGNS,
@@ -86,6 +92,7 @@ def plan_meaning(
     order_sample_seed: int | None = None,
     e7_keys: Sequence[str] = DEFAULT_E7_KEYS,
     stopwords: Mapping[str, frozenset[str]] = STOPWORDS,
+    split_seed: int = SPLIT_SEED,
 ) -> MeaningPlan:
     """Build every requested block over the plan's item sets (see the module docstring).
 
@@ -99,7 +106,8 @@ def plan_meaning(
     drawn at random from the sample with ``order_sample_seed`` (default the E7 seed base), and
     the matrix asks the whole capture pool unless ``matrix_items`` is given. ``e7_keys`` are the
     E7 key bindings (default the paper's slot-bound only; add ``travelling`` for keys that
-    move with their options); ``stopwords`` the d-surf content-word rule."""
+    move with their options); ``stopwords`` the d-surf content-word rule;
+    ``split_seed`` (default the paper's 20261001) is recorded in the config."""
     if experiments is None:
         experiments = EXPERIMENTS if design is not None else DEFAULT_EXPERIMENTS
     unknown = sorted(set(experiments) - set(EXPERIMENTS))
@@ -180,6 +188,7 @@ def plan_meaning(
         "sem_source": pools.sem_source,
         "e7_keys": list(e7_keys),
         "seeds": {**SEEDS_BN, "matrix": MATRIX_SEED, **SEEDS_EN},
+        "split_seed": split_seed,
     }
     return MeaningPlan(builds, config)
 

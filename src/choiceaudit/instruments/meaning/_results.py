@@ -317,7 +317,8 @@ class SurfaceAgreement:
     mcnemar_b: int | None = None
     mcnemar_c: int | None = None
     mcnemar_p: float | None = None
-    #: item level: each item's canonical row against its first alternative (alt1)
+    #: item level (the project's addition; the paper prints the pair level above): each item's
+    #: canonical row against its first alternative (alt1)
     items_paired: int | None = None
     accuracy_canonical_items: float | None = None
     accuracy_alternative_items: float | None = None
@@ -379,6 +380,9 @@ class LanguageAnalysis:
     contrast_languages: tuple[str, str] | None = None
     contrast: PairedContrast | None = None
     hook: HookSplit | None = None
+    #: for an E4 read from two ladder blocks (the commercial arm's Bengali control and English
+    #: ceiling, d-rand on shared items): the two blocks; empty for an E4 asked as its own block
+    built_from: tuple[str, ...] = ()
 
     @property
     def contrast_label(self) -> str | None:

@@ -81,7 +81,7 @@ from choiceaudit.instruments.meaning._results import (
 )
 from choiceaudit.instruments.meaning._rows import MeaningRows
 
-__all__ = ["CURVE_FAMILIES", "MAX_CURVE_POINTS", "analyse_meaning"]
+__all__ = ["CURVE_FAMILIES", "MAX_CURVE_POINTS", "analyse_meaning", "language_analysis"]
 
 #: the two families the reliability and risk–coverage figures compare (Figure 4)
 CURVE_FAMILIES = ("d-rand", "d-lit")
@@ -435,6 +435,14 @@ def _home_language(rows: MeaningRows) -> str:
     """The corpus language of a two-language experiment: the plan writes each item's
     corpus-language cell first (``_matrix.language_cells``), so it is the first row's."""
     return str(rows.language[0])
+
+
+def language_analysis(
+    rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> LanguageAnalysis:
+    """E4's analysis (accuracy per language, the paired language contrast) of rows that carry
+    their language as the condition."""
+    return _languages(rows, _Opts(n_resamples, seed), outcome="correct")
 
 
 def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnalysis:
