@@ -502,3 +502,18 @@ def test_every_audit_has_a_per_item_csv_matching_the_analysis(report: dict[str, 
     assert "items/meaning_items_order.csv" in report["index"].read_text(encoding="utf-8")
     audit_rows = _rows(report, "meaning_permutation_audit")
     assert {r["sum_tolerance"] for r in audit_rows} == {"0.02"}
+
+
+def test_descriptives_table_lays_out_the_analysis(report: dict[str, Any]) -> None:
+    analysis = analyse_runs(report["runs"])[0]
+    assert isinstance(analysis, MeaningAnalysis)
+    lit = next(a for a in analysis.arms if a.display == LIT).analysis
+    assert lit is not None and lit.descriptives is not None
+    construction = lit.descriptives.construction
+    assert construction is not None
+    rows = [r for r in _rows(report, "meaning_descriptives") if r["model"] == LIT]
+    cells = {(r["measure"], r["cell"]): r["value"] for r in rows}
+    assert float(cells[("mean characters: literal", "d-lit")]) == construction.mean_literal_chars
+    # every bagdhara literal gloss here carries "(literal plain sense …)": longer than the gold
+    assert construction.share_literal_longer_than_gold == 1.0
+    assert ("share hook (literal shares a content word with the state)", "matrix bn") in cells

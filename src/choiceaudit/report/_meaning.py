@@ -51,7 +51,12 @@ from choiceaudit.report._meaning_figures import (
     slot_figure,
     unit_figure,
 )
-from choiceaudit.report._meaning_items import distinct_figure, distinct_table, item_tables
+from choiceaudit.report._meaning_items import (
+    descriptives_table,
+    distinct_figure,
+    distinct_table,
+    item_tables,
+)
 from choiceaudit.report._meaning_strata import (
     cue_table,
     e4_table,
@@ -183,6 +188,7 @@ _TABLES_LATE = (
     length_table,
     frequency_table,
     output_table,
+    descriptives_table,
     subset_drift_table,
     example_table,
     pairing_table,

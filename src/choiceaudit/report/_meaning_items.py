@@ -5,7 +5,8 @@ and variant, E6 per item and form, E7 per item and key binding), one table per a
 ``model`` column, written as ``items/<name>.csv`` so a reader can compare an arm with a
 published per-item file row by row. :func:`distinct_table` and :func:`distinct_figure` give
 Figure 12 left: how many items chose 1, 2, 3 or 4 distinct glosses across their 24 orderings.
-Nothing here computes a statistic.
+:func:`descriptives_table` lays out the Appendix H / J descriptives. Nothing here computes a
+statistic.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._meaning_tables import arms, make_table
 from choiceaudit.report._tables import ReportTable
 
-__all__ = ["distinct_figure", "distinct_table", "item_tables"]
+__all__ = ["descriptives_table", "distinct_figure", "distinct_table", "item_tables"]
 
 
 def _table(name: str, title: str, parts: list[tuple[dict[str, Any], Any]]) -> ReportTable | None:
@@ -114,3 +115,53 @@ def distinct_figure(table: ReportTable) -> ReportFigure:
         draw, caption="Within each group one bar per model and key binding; 1 means the model "
         "chose the same gloss under every ordering (Appendix Q, Figure 12).", width=6.0,
     )  # fmt: skip
+
+
+def descriptives_table(analysis: MeaningAnalysis) -> ReportTable | None:
+    """Appendix H / J descriptives, one record per (model, measure, cell)."""
+    records: list[dict[str, Any]] = []
+    for label, a in arms(analysis):
+        d = a.descriptives
+        if d is None:
+            continue
+
+        def add(measure: str, cell: str, value: Any, label: str = label) -> None:
+            records.append({"model": label, "measure": measure, "cell": cell, "value": value})
+
+        for family, n in d.n_literal_certain.items():
+            add("items at p(literal) = 1.000, p(gold) = 0.000", family, n)
+        if d.e2_mean_peak is not None:
+            add("E2 mean peak over the pairs' rows", "e2", d.e2_mean_peak)
+        if d.construction is not None:
+            c = d.construction
+            for measure, value in (
+                ("items", c.n_items), ("share single-word idiom", c.share_single_word),
+                ("share literal contains the idiom", c.share_verbatim),
+                ("share literal longer than gold", c.share_literal_longer_than_gold),
+                ("share literal longest of four", c.share_literal_longest),
+                ("mean characters: literal", c.mean_literal_chars),
+                ("mean characters: gold", c.mean_gold_chars),
+                ("mean characters: other three", c.mean_other_chars),
+            ):  # fmt: skip
+                add(measure, "d-lit", value)
+        if d.matrix is not None:
+            m = d.matrix
+            add("items", "matrix", m.n_items)
+            for language in m.jaccard_gold_literal:
+                add("mean Jaccard gold vs literal", f"matrix {language}",
+                    m.jaccard_gold_literal[language])  # fmt: skip
+                add("share hook (literal shares a content word with the state)",
+                    f"matrix {language}", m.hook_share[language])  # fmt: skip
+                add("mean characters: literal", f"matrix {language}",
+                    m.mean_literal_chars[language])  # fmt: skip
+    return make_table(
+        "meaning_descriptives",
+        "Output and construction descriptives (Appendices H, J)",
+        records,
+        "Appendix H: items whose returned vector reads 1.000 on the literal and 0.000 on the "
+        "gold to three decimals; Appendix N: mean peak on E2's pairs. Appendix J, item "
+        "construction (d-lit rows): single-word idioms (whitespace words), verbatim containment, "
+        "length (characters). Appendix J, the four asymmetries (capture matrix, per language "
+        "cell): gold-literal Jaccard on word sets (iii), the content-word hook (iv), the literal "
+        "option's length (ii).",
+    )

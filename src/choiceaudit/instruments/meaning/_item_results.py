@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Descriptives", "ItemValues", "MatrixAsymmetries"]
+__all__ = ["Construction", "Descriptives", "ItemValues", "MatrixAsymmetries"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,24 @@ class MatrixAsymmetries:
 
 
 @dataclass(frozen=True)
+class Construction:
+    """Appendix J, "Item construction": on the d-lit ladder rows, the share of single-word idioms
+    (whitespace words), of literal glosses containing the idiom verbatim, of literal options
+    longer (characters) than the gold and longest of all four, and the mean characters of the
+    literal, of the gold and of the other three options (the gold among them: the paper's
+    "41.1 characters against 31.5 for the other three")."""
+
+    n_items: int
+    share_single_word: float
+    share_verbatim: float
+    share_literal_longer_than_gold: float
+    share_literal_longest: float
+    mean_literal_chars: float
+    mean_gold_chars: float
+    mean_other_chars: float
+
+
+@dataclass(frozen=True)
 class Descriptives:
     """Appendix H / J descriptives of one part (``None`` where its rows lack what one needs):
 
@@ -57,9 +75,11 @@ class Descriptives:
       items Laya-ml returns p = 1.000 on the literal gloss and p = 0.000 on the gold");
     * ``e2_mean_peak`` — mean returned peak probability over the E2 rows of the pairs (Appendix
       N, "Reading agreement against divergence");
+    * ``construction`` — Appendix J's item construction on d-lit (:class:`Construction`);
     * ``matrix`` — the capture matrix asymmetries (:class:`MatrixAsymmetries`).
     """
 
     n_literal_certain: Mapping[str, int] = field(default_factory=dict)
     e2_mean_peak: float | None = None
+    construction: Construction | None = None
     matrix: MatrixAsymmetries | None = None

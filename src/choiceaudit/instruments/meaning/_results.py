@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from choiceaudit.instruments.meaning._item_results import ItemValues
+from choiceaudit.instruments.meaning._item_results import Descriptives, ItemValues
 from choiceaudit.types import Skipped
 
 __all__ = [
@@ -519,6 +519,8 @@ class ArmAnalysis:
     e6: OptionAblation | None = None
     e7: OrderAudit | None = None
     matrix: LanguageAnalysis | None = None
+    #: Appendix H / J descriptives of the part's rows
+    descriptives: Descriptives | None = None
 
     @property
     def chance(self) -> float:

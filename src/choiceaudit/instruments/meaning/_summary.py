@@ -52,6 +52,7 @@ from choiceaudit.instruments.meaning._audits import (
     surface_agreement,
     unit_integrity,
 )
+from choiceaudit.instruments.meaning._descriptives import descriptives
 from choiceaudit.instruments.meaning._item_audits import (
     ablation_items,
     surface_items,
@@ -138,6 +139,7 @@ def analyse_meaning(
         e6=None if e6 is None else _ablation(e6, opts),
         e7=None if e7 is None else order_result(e7),
         matrix=None if matrix is None else _languages(matrix, opts, outcome="captured"),
+        descriptives=descriptives(rows, hook_stopwords=hook_stopwords),
     )
 
 
