@@ -9,7 +9,6 @@ from stats_helpers import full_sweep, random_probs
 
 from choiceaudit.scorers import FakeScorer
 from choiceaudit.stats import (
-    RETURNED_SUM_TOLERANCE,
     answer_instability,
     canonical_probs,
     gold_prob_range,
@@ -20,6 +19,7 @@ from choiceaudit.stats import (
     slot_shares,
     unstable_items,
 )
+from choiceaudit.stats._validate import RETURNED_SUM_TOLERANCE
 from choiceaudit.types import Query
 
 OPTIONS = [

@@ -52,8 +52,11 @@ from choiceaudit.audit._decision_files import (
 )
 from choiceaudit.audit._import import ImportResult, _Collector, _expand, _Unmappable, _write
 from choiceaudit.errors import InputError
-from choiceaudit.stats import RETURNED_SUM_TOLERANCE
 from choiceaudit.types import Decision, Query, format_perm, parse_perm
+
+#: the order statistics' default sum tolerance (``choiceaudit.stats``: four options rounded
+#: to two decimals)
+RETURNED_SUM_TOLERANCE = 0.02
 
 __all__ = ["DECISION_INSTRUMENTS", "import_decisions"]
 

@@ -23,7 +23,6 @@ from choiceaudit.audit._backend import RaySettings, open_scorer
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import (
-    SPLIT_SEED,
     Corpus,
     MeaningPlan,
     load_bagdhara,
@@ -115,12 +114,13 @@ def build_meaning_plan(
     languages: Sequence[str] | None = None,
     matrix_items: int | None = None,
     e7_keys: Sequence[str] = ("slot",),
-    split_seed: int = SPLIT_SEED,
+    split_seed: int | None = None,
 ) -> tuple[Corpus, MeaningPlan, str]:
     """The corpus, the plan :func:`run_meaning` scores (and ``--dry-run`` counts), and the
     embedder's recorded name; the arguments are :func:`run_meaning`'s."""
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
+    seeds: dict[str, Any] = {} if split_seed is None else {"split_seed": split_seed}
     plan = plan_meaning(
         loaded,
         experiments=experiments,
@@ -131,7 +131,7 @@ def build_meaning_plan(
         languages=languages,
         matrix_items=matrix_items,
         e7_keys=e7_keys,
-        split_seed=split_seed,
+        **seeds,
     )
     return loaded, plan, embedder_name
 
@@ -154,7 +154,7 @@ def run_meaning(
     matrix_items: int | None = None,
     e7_keys: Sequence[str] = ("slot",),
     ray: RaySettings | None = None,
-    split_seed: int = SPLIT_SEED,
+    split_seed: int | None = None,
 ) -> list[Path]:
     """Score the meaning plan with every model; return the run directories, in model order.
 

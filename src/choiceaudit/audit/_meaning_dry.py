@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from choiceaudit.audit._meaning import DEFAULT_MEANING_EXPERIMENTS, build_meaning_plan
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.meaning import SPLIT_SEED, Corpus
+from choiceaudit.instruments.meaning import Corpus
 
 __all__ = ["BlockVolume", "MeaningDryRun", "dry_run_meaning"]
 
@@ -74,7 +74,7 @@ def dry_run_meaning(
     languages: Sequence[str] | None = None,
     matrix_items: int | None = None,
     e7_keys: Sequence[str] = ("slot",),
-    split_seed: int = SPLIT_SEED,
+    split_seed: int | None = None,
 ) -> MeaningDryRun:
     """Count the plan :func:`~choiceaudit.audit.run_meaning` would score with ``models`` (its
     arguments, without the output directory and scorer options); nothing is scored or

@@ -33,7 +33,7 @@ from choiceaudit.cli import (
     ray_settings,
 )
 from choiceaudit.cli._groups import run_app
-from choiceaudit.instruments.meaning import EXPERIMENTS, SPLIT_SEED, MeaningAnalysis
+from choiceaudit.instruments.meaning import EXPERIMENTS, MeaningAnalysis
 
 __all__ = ["meaning_summary", "print_dry_run", "print_meaning_summary"]
 
@@ -175,8 +175,9 @@ def run_command(
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
     split_seed: Annotated[
-        int, typer.Option(help="The paper's split seed, recorded in the run config.")
-    ] = SPLIT_SEED,
+        int | None,
+        typer.Option(help="Split seed recorded in the run config (default the paper's 20261001)."),
+    ] = None,
     dry_run: Annotated[
         bool,
         typer.Option(

@@ -4,7 +4,7 @@ Pure functions with keyword-only options, importing only numpy and scipy. Every 
 its input: NaN, empty input, mismatched shapes and probability rows that do not sum to 1 (within
 1e-6) raise :class:`ValueError` naming the argument and row. The order statistics read vectors as
 a model returned them and accept Σp within a ``tolerance`` of 1 (default
-:data:`RETURNED_SUM_TOLERANCE`, 0.02, wide enough for four options rounded to two decimals),
+0.02, wide enough for four options rounded to two decimals),
 recording the tolerance and the largest |Σp − 1| in their results.
 
 Exact ties among options are a tied *set* in the toolkit. Functions that take probabilities or
@@ -58,10 +58,8 @@ from choiceaudit.stats._selective import (
     selective_accuracy,
 )
 from choiceaudit.stats._ties import PermutationSweeps, permutation_sweeps, tie_credit
-from choiceaudit.stats._validate import RETURNED_SUM_TOLERANCE
 
 __all__ = [
-    "RETURNED_SUM_TOLERANCE",
     "BootstrapResult",
     "ConfidenceByOutcome",
     "McNemarResult",

@@ -12,7 +12,7 @@ every choice the paper leaves open.
 
 from choiceaudit.instruments.meaning._arms import analyse_meaning_runs, meaning_rows
 from choiceaudit.instruments.meaning._bagdhara import load_bagdhara
-from choiceaudit.instruments.meaning._contract import FAMILIES, SPLIT_SEED
+from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._corpus import Corpus, CorpusError, IdiomEntry
 from choiceaudit.instruments.meaning._idioms_en import load_idioms_en
 from choiceaudit.instruments.meaning._plan import (
@@ -34,7 +34,6 @@ __all__ = [
     "DEFAULT_EXPERIMENTS",
     "EXPERIMENTS",
     "FAMILIES",
-    "SPLIT_SEED",
     "ArmAnalysis",
     "Calibration",
     "Corpus",
