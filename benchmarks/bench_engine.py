@@ -1,4 +1,4 @@
-"""Benchmark the causal-LM engine against the naive loop and lm-evaluation-harness (issue 3, item 6).
+"""Benchmark the causal-LM engine against the naive loop, lm-evaluation-harness and the machine.
 
 Side by side, in one process, on one loaded model (SmolLM2, fp32, CPU by default):
 
@@ -16,6 +16,13 @@ tokens per second (request tokens, i.e. what the naive loop processes, over seco
 the ratio to the lower bound (the unique tokens of the workload divided by the best tokens per
 second this machine reaches on one large batch of the model body), and the largest
 |Δ log-prob| of a request against the naive loop.
+
+Against the machine's own limit: an fp32 GEMM microbenchmark runs first, on the same threads,
+and each row's tokens/s × 2 × parameters is given as a fraction of that FLOP rate. A third
+workload, *meaning-plan*, is the demo's E7 shape (each item under all 24 orderings of its 4
+glosses): there the naive loop and lm-eval are not run (its requests repeat by design) and the
+engine with the cross-query prefix cache (a fresh cache per timed run) is compared with the
+engine without it, as on the other two workloads. Runs both built-in models by default.
 """
 
 from __future__ import annotations
@@ -153,6 +160,28 @@ def signalling_queries(n: int, seed: int = 0) -> list[Any]:
     return out
 
 
+def meaning_plan_queries(n_items: int, seed: int = 2) -> list[Any]:
+    """The demo's meaning plan in miniature: each idiom item under all 24 orderings of its 4
+    glosses (E7), so every ordering of an item shares the item's whole prompt."""
+    import itertools
+
+    from choiceaudit.types import Query
+
+    out = []
+    for i, base in enumerate(idiom_queries(n_items, seed=seed)):
+        for perm in itertools.permutations(range(4)):
+            out.append(
+                Query(
+                    state=base.state,
+                    options=tuple(base.options[j] for j in perm),
+                    instruction=base.instruction,
+                    perm=perm,
+                    meta={"item_id": f"m{i}"},
+                )
+            )
+    return out
+
+
 def idiom_queries(n: int, seed: int = 1) -> list[Any]:
     """A short idiom-like state and 4 glosses of 5–20 tokens, no neutral prompt."""
     from choiceaudit.types import Query
@@ -185,7 +214,7 @@ class Request:
     neutral: bool
 
 
-def requests_of(scorer: Any, queries: Sequence[Any]) -> list[Request]:
+def requests_of(scorer: Any, queries: Sequence[Any], *, unique: bool = True) -> list[Request]:
     out = []
     for qi, query in enumerate(queries):
         for neutral in (False, True) if query.neutral_state is not None else (False,):
@@ -195,7 +224,7 @@ def requests_of(scorer: Any, queries: Sequence[Any]) -> list[Request]:
             for j, (cont, enc) in enumerate(zip(conts, encs, strict=True)):
                 out.append(Request(prompt, cont, enc.ids, enc.first_scored, qi, j, neutral))
     keys = {(r.context, r.continuation) for r in out}
-    if len(keys) != len(out):
+    if unique and len(keys) != len(out):
         raise SystemExit("workload has duplicated requests; lm-eval would run them once")
     return out
 
@@ -257,6 +286,24 @@ def unique_tokens(requests: Sequence[Request]) -> int:
     return sum(len(TokenTrie(seqs)) for seqs in by_query.values())
 
 
+def gemm_flops(threads: int, n: int = 1024, repeats: int = 5) -> float:
+    """The machine's fp32 matrix-multiply rate (FLOP/s): the best of ``repeats`` n×n×n products
+    on ``threads`` threads, the rate a transformer's linear layers can at most reach here."""
+    import torch
+
+    torch.set_num_threads(threads)
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn((n, n), generator=gen)
+    b = torch.randn((n, n), generator=gen)
+    torch.mm(a, b)  # warm-up
+    best = 0.0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = max(best, 2 * n**3 / (time.perf_counter() - start))
+    return best
+
+
 def best_tokens_per_second(
     model: Any, *, body_only: bool = False, tokens: int = 4096, repeats: int = 2
 ) -> float:
@@ -299,21 +346,37 @@ def bench_workload(
     batch_size: int,
     tps_best: float,
     repeats: int = 2,
+    *,
+    gemm: float = 0.0,
+    cached: Any = None,
+    naive: bool = True,
 ) -> list[dict[str, Any]]:
     model, tokenizer = scorer.lm.model, scorer.lm.tokenizer
-    requests = requests_of(scorer, queries)
+    requests = requests_of(scorer, queries, unique=naive)
+    n_params = sum(p.numel() for p in model.parameters())
     n_tokens = sum(len(r.ids) for r in requests)
     n_unique = unique_tokens(requests)
     lower_bound = n_unique / tps_best
     scorer.score(queries[:2])  # warm-up
     results: dict[str, tuple[float, np.ndarray] | str] = {}
-    results["naive"] = best_of(repeats, run_naive, model, requests)
-    results[f"lm-eval (batch {batch_size})"] = best_of(
-        repeats, run_lm_eval, model, tokenizer, requests, batch_size
-    )
+    if naive:
+        results["naive"] = best_of(repeats, run_naive, model, requests)
+        results[f"lm-eval (batch {batch_size})"] = best_of(
+            repeats, run_lm_eval, model, tokenizer, requests, batch_size
+        )
     results["engine"] = best_of(repeats, run_engine, scorer, queries, requests)
-    naive_s, naive_lp = results["naive"]  # type: ignore[misc]
-    lm_eval = results[f"lm-eval (batch {batch_size})"]
+    if cached is not None:
+        # a fresh cache per timed run: the figure is one run's own reuse, not a warm cache's
+        def fresh(*args: Any) -> tuple[float, np.ndarray]:
+            from choiceaudit.scorers._prefix_cache import PrefixCache
+
+            cached.prefix_cache = PrefixCache(cached.lm.model, cached.engine.prefix_cache_mb)
+            return run_engine(*args)
+
+        results["engine + prefix cache"] = best_of(repeats, fresh, cached, queries, requests)
+    ref_name = "naive" if naive else "engine"
+    naive_s, naive_lp = results[ref_name]  # type: ignore[misc]
+    lm_eval = results.get(f"lm-eval (batch {batch_size})", "not run")
     rows = []
     for method, res in results.items():
         row: dict[str, Any] = {
@@ -332,10 +395,15 @@ def bench_workload(
         row.update(
             seconds=seconds,
             tokens_per_s=n_tokens / seconds,
-            speedup_vs_naive=naive_s / seconds,
+            speedup_vs_naive=(naive_s / seconds) if naive else None,
+            speedup_vs_engine=results["engine"][0] / seconds  # type: ignore[index]
+            if not isinstance(results["engine"], str)
+            else None,
+            fraction_of_gemm=(n_tokens / seconds) * 2 * n_params / gemm if gemm else None,
             speedup_vs_lm_eval=(lm_eval[0] / seconds) if not isinstance(lm_eval, str) else None,
             ratio_to_lower_bound=seconds / lower_bound,
             max_abs_dlogp_vs_naive=float(np.abs(lp - naive_lp).max()),
+            reference=ref_name,
         )
         rows.append(row)
     return rows
@@ -343,31 +411,42 @@ def bench_workload(
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
     head = (
-        "| workload | method | seconds | tokens/s | × vs naive | × vs lm-eval | ÷ lower bound "
-        "| max abs Δ log-prob vs naive |\n|---|---|---:|---:|---:|---:|---:|---:|"
+        "| model | workload | method | seconds | tokens/s | of fp32 GEMM | × vs naive "
+        "| × vs lm-eval | × vs engine | ÷ lower bound | max abs Δ log-prob vs reference |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
+
+    def num(x: Any, fmt: str) -> str:
+        return "—" if x is None else format(x, fmt)
+
     lines = [head]
     for r in rows:
         if "note" in r:
-            lines.append(f"| {r['workload']} | {r['method']} | — | — | — | — | — | {r['note']} |")
+            lines.append(
+                f"| {r['model']} | {r['workload']} | {r['method']} | — | — | — | — | — | — | — "
+                f"| {r['note']} |"
+            )
             continue
-        vs_lm = "—" if r["speedup_vs_lm_eval"] is None else f"{r['speedup_vs_lm_eval']:.2f}"
         lines.append(
-            f"| {r['workload']} | {r['method']} | {r['seconds']:.2f} | {r['tokens_per_s']:.0f} "
-            f"| {r['speedup_vs_naive']:.2f} | {vs_lm} | {r['ratio_to_lower_bound']:.2f} "
-            f"| {r['max_abs_dlogp_vs_naive']:.1e} |"
+            f"| {r['model']} | {r['workload']} | {r['method']} | {r['seconds']:.2f} "
+            f"| {r['tokens_per_s']:.0f} | {num(r['fraction_of_gemm'], '.1%')} "
+            f"| {num(r['speedup_vs_naive'], '.2f')} | {num(r['speedup_vs_lm_eval'], '.2f')} "
+            f"| {num(r['speedup_vs_engine'], '.2f')} | {r['ratio_to_lower_bound']:.2f} "
+            f"| {r['max_abs_dlogp_vs_naive']:.1e} ({r['reference']}) |"
         )
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--model", action="append", help="repeatable; default smollm2 and gemma3-270m")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8, help="lm-eval batch size")
     parser.add_argument("--signalling-queries", type=int, default=32)
     parser.add_argument("--idiom-queries", type=int, default=48)
+    parser.add_argument("--meaning-items", type=int, default=4, help="items × 24 orderings")
+    parser.add_argument("--prefix-cache-mb", type=float, default=512)
     parser.add_argument("--repeats", type=int, default=2, help="time = best of this many runs")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
@@ -375,45 +454,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from choiceaudit.scorers._hf import HFScorer
+    from choiceaudit.scorers._hf import EngineOptions, HFScorer
+    from choiceaudit.scorers._loading import load_causal_lm
 
     torch.set_num_threads(args.threads)
-    scorer = HFScorer.load(args.model, dtype=args.dtype)
-    tps_best = best_tokens_per_second(scorer.lm.model)
-    tps_body = best_tokens_per_second(scorer.lm.model, body_only=True)
-    workloads = (
-        ("signalling-like", signalling_queries(args.signalling_queries)),
-        ("idiom-like", idiom_queries(args.idiom_queries)),
-    )
-    rows = []
-    for name, queries in workloads:
-        rows += bench_workload(name, scorer, queries, args.batch_size, tps_best, args.repeats)
-    print(
-        f"model {args.model} ({args.dtype}), torch {torch.__version__}, {args.threads} threads, "
-        f"best of {args.repeats} runs, "
-        f"{platform.processor() or platform.machine()}, load average {os.getloadavg()[0]:.2f}; "
-        f"best throughput on one large batch {tps_best:.0f} tokens/s (full forward; model body "
-        f"alone {tps_body:.0f} tokens/s)"
-    )
-    for name in ("signalling-like", "idiom-like"):
-        r = next(x for x in rows if x["workload"] == name)
-        print(
-            f"{name}: {r['queries']} queries, {r['requests']} requests, {r['request_tokens']} request "
-            f"tokens, {r['unique_tokens']} unique tokens"
+    gemm = gemm_flops(args.threads)
+    rows: list[dict[str, Any]] = []
+    header = []
+    for model_name in args.model or ["smollm2", "gemma3-270m"]:
+        lm = load_causal_lm(model_name, dtype=args.dtype)
+        scorer = HFScorer(lm)
+        cached = HFScorer(lm, engine=EngineOptions(prefix_cache_mb=args.prefix_cache_mb))
+        tps_best = best_tokens_per_second(lm.model)
+        n_params = sum(p.numel() for p in lm.model.parameters())
+        header.append(
+            f"{model_name}: {n_params / 1e6:.1f}M parameters; best throughput on one large batch "
+            f"{tps_best:.0f} tokens/s (full forward)"
         )
+        workloads = (
+            ("signalling-like", signalling_queries(args.signalling_queries), True),
+            ("idiom-like", idiom_queries(args.idiom_queries), True),
+            ("meaning-plan (E7)", meaning_plan_queries(args.meaning_items), False),
+        )
+        for name, queries, naive in workloads:
+            for row in bench_workload(
+                name, scorer, queries, args.batch_size, tps_best, args.repeats,
+                gemm=gemm, cached=cached, naive=naive,
+            ):  # fmt: skip
+                rows.append({"model": model_name, **row})
+    print(
+        f"{args.dtype}, torch {torch.__version__}, {args.threads} threads, best of "
+        f"{args.repeats} runs, {platform.processor() or platform.machine()}, load average "
+        f"{os.getloadavg()[0]:.2f}; measured fp32 GEMM (1024³, same threads) {gemm / 1e9:.1f} "
+        "GFLOP/s; 'of fp32 GEMM' = tokens/s × 2 × parameters ÷ that rate"
+    )
+    print("\n".join(header))
+    seen = set()
+    for r in rows:
+        if (r["model"], r["workload"]) not in seen:
+            seen.add((r["model"], r["workload"]))
+            print(
+                f"{r['model']} {r['workload']}: {r['queries']} queries, {r['requests']} requests, "
+                f"{r['request_tokens']} request tokens, {r['unique_tokens']} unique tokens"
+            )
     print(markdown(rows))
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump(
-                {
-                    "rows": rows,
-                    "best_tokens_per_s": tps_best,
-                    "body_tokens_per_s": tps_body,
-                    "threads": args.threads,
-                },
-                handle,
-                indent=1,
-            )
+            json.dump({"rows": rows, "gemm_flops": gemm, "threads": args.threads}, handle, indent=1)
     return 0
 
 

@@ -94,11 +94,12 @@ def test_table1_values(report: Path) -> None:
     assert all(int(c["n"]) == 20 for c in cells.values())  # size conflict items
     u = cells["uniform"]
     assert abs(float(u["delta"])) < 1e-12
-    assert u["excess"] == ""  # every rendering is a tie: no untied pair to compare
-    # and the table says how many items the excess left out, and why
-    assert (u["excess_n"], u["excess_tied_out"], u["excess_unpaired_out"]) == ("0", "20", "0")
+    # every rendering is the whole menu tied: split credit (§I-H) keeps all 20 items and
+    # gives the indifferent chooser an excess of exactly 0
+    assert float(u["excess"]) == 0.0
+    assert (u["excess_n"], u["excess_tied"], u["excess_unpaired_out"]) == ("20", "20", "0")
     for c in cells.values():
-        assert int(c["excess_n"]) + int(c["excess_tied_out"]) == 20
+        assert int(c["excess_n"]) == 20
         assert int(c["excess_unpaired_out"]) == 0
     b, s = cells["bayes"], cells["salience"]
     assert float(b["o_bayes"]) == 1.0 and float(b["o_fit"]) == 0.0  # conflict items
@@ -180,10 +181,12 @@ def test_fig3_values(report: Path) -> None:
 
 def test_excess_against_distance(report: Path) -> None:
     rows = _csv(report / "figures" / "signalling_excess_vs_distance.csv")
-    assert {r["chooser"] for r in rows} == {"fake", "salience", "bayes"}
+    # uniform is in the scatter now: split credit gives it an excess (0) instead of none
+    assert {r["chooser"] for r in rows} == {"fake", "salience", "bayes", "uniform"}
     assert {r["kind"] for r in rows if r["chooser"] == "fake"} == {"model"}
     for r in rows:
         assert float(r["distance_from_random"]) == abs(float(r["delta_post_vs_random"]))
+        assert r["n_items"] == "20"  # every printed excess shows its n
 
 
 def test_condition_and_format_l_tables(report: Path) -> None:
@@ -207,7 +210,7 @@ def test_condition_and_format_l_tables(report: Path) -> None:
     html = (report / "index.html").read_text()
     assert "Signalling: consistency without alignment" in html
     assert "§IV-A" in html
-    assert "excess for uniform/probs: no item with an untied choice" in html
+    assert "excess for uniform/probs" not in html  # a tie no longer leaves a cell out
     assert "needs at least 3 model x rule cells with an excess, got 1" in html
 
 

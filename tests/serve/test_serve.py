@@ -102,3 +102,15 @@ def test_api_key_is_required_when_set(tiny_scorer: Any, monkeypatch: pytest.Monk
         scorer = OpenAIScorer(url, "tiny", api_key_env="TINY_KEY", reorder_check=0)
         query = Query(state="the", options=("yes", "no"), template="{state}\nAnswer:")
         assert len(scorer.score([query])) == 1
+
+
+def test_add_special_tokens_false_scores_the_text_without_the_bos(tiny_url: str) -> None:
+    # the openai scorer sends it after applying a chat template, which writes its own
+    with_bos = complete(tiny_url, prompt="the cat").json()["choices"][0]
+    without = complete(tiny_url, prompt="the cat", add_special_tokens=False).json()["choices"][0]
+    assert with_bos["logprobs"]["tokens"][0] == "" and with_bos["prompt_token_ids"][0] == 2
+    assert without["prompt_token_ids"] == with_bos["prompt_token_ids"][1:]
+    assert "".join(without["logprobs"]["tokens"]) == "the cat"
+    refused = complete(tiny_url, prompt="the cat", add_special_tokens="no")
+    assert refused.status_code == 400
+    assert "add_special_tokens must be true or false" in refused.json()["error"]["message"]

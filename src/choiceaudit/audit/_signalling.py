@@ -23,7 +23,6 @@ from choiceaudit.audit._backend import RaySettings, open_scorer
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling import (
-    ConformanceReport,
     FrozenInstrument,
     InstrumentMismatchError,
     RobustnessConfig,
@@ -34,10 +33,26 @@ from choiceaudit.instruments.signalling import (
     load_instrument,
     signalling_chooser,
 )
-from choiceaudit.instruments.signalling.choosers import chooser_condition
+from choiceaudit.instruments.signalling.choosers import (
+    COVERAGE_CHOOSERS,
+    analysis_item_ids,
+    chooser_condition,
+    item_coverage,
+)
+from choiceaudit.instruments.signalling.conformance import (
+    SeedConformanceReport,
+    conformance_over_seeds,
+)
 from choiceaudit.instruments.signalling.frozen import INSTRUMENT_FILE
-from choiceaudit.scorers import Scorer, accepted_options, backend_of, load_embedder, load_scorer
+from choiceaudit.scorers import (
+    Scorer,
+    capabilities_of,
+    causal_lm_of,
+    load_embedder,
+    load_scorer,
+)
 from choiceaudit.store import RunStore
+from choiceaudit.types import Query
 
 __all__ = [
     "BFLOAT16_WARNING",
@@ -133,20 +148,27 @@ def check_signalling(
     n_items: int = 1000,
     swow: Path | str | None = None,
     allow_loss: bool = False,
-) -> ConformanceReport:
+    seeds: int = 20,
+) -> SeedConformanceReport:
     """The model-free conformance check (``choiceaudit check signalling``): build the paper's
-    design (200,000 candidates, 1,000 items by default) and compare every number the paper
-    reports that needs no model with the measured one."""
-    result = build_signalling_items(
-        norms,  # type: ignore[arg-type]
-        seed=seed,
-        data=data,
-        n_candidates=n_candidates,
-        n_items=n_items,
-        allow_loss=allow_loss,
-        swow=swow,
-    )
-    return check_conformance(result, seed=seed)
+    design (200,000 candidates, 1,000 items by default) under ``seeds`` item-set seeds
+    (``seed``, ``seed + 1``, …) and report every number the paper gives that needs no model as
+    a distribution over those draws beside the paper's value."""
+    if seeds < 2:
+        raise InputError(f"--seeds must be at least 2 (one draw has no sampling SE), got {seeds}")
+    reports = []
+    for s in range(seed, seed + seeds):
+        result = build_signalling_items(
+            norms,  # type: ignore[arg-type]
+            seed=s,
+            data=data,
+            n_candidates=n_candidates,
+            n_items=n_items,
+            allow_loss=allow_loss,
+            swow=swow,
+        )
+        reports.append(check_conformance(result, seed=s))
+    return conformance_over_seeds(reports)
 
 
 def make_chooser(
@@ -202,7 +224,17 @@ def default_chat_template(spec: str) -> tuple[str | None, str]:
     and the reason says so. Always recorded in the run's config. The built-in models:
     ``smollm2`` (SmolLM2-135M-Instruct) gets its own template, which its GGUF carries;
     ``gemma3-270m`` is a base model whose instruct sibling is not installed, so it is scored
-    without a template (pass ``-o chat_template=<sibling dir>`` to follow §I-J)."""
+    without a template (pass ``-o chat_template=<sibling dir>`` to follow §I-J). A model behind
+    a server (``openai:smollm2``) gets the default of the model it serves (``smollm2``), which
+    the client applies, so it reads the prompt it reads in process."""
+    model = causal_lm_of(spec)
+    if model is None:
+        return None, f"{spec} is not a causal LM; no chat template"
+    template, why = _default_for(model)
+    return template, (why if model == spec else f"served model {model}: {why}")
+
+
+def _default_for(spec: str) -> tuple[str | None, str]:
     if spec in BUILTIN_TEMPLATES:
         return BUILTIN_TEMPLATES[spec]
     if not spec.startswith("hf:"):
@@ -260,6 +292,38 @@ def _resolve_items(
     return frozen
 
 
+def _coverage_checks(
+    choosers: Sequence[str],
+    frozen: FrozenInstrument,
+    queries: Sequence[Query],
+    swow: Path | str | None,
+    conceptnet: Path | str | None,
+    *,
+    allow: bool,
+) -> dict[str, tuple[Scorer, dict[str, Any]]]:
+    """§I-B's coverage check for the choosers whose source may lack an item's words: each is
+    built once, scored on one rendering per item, and refused when it cannot score every item
+    unless ``allow`` (then the coverage and the permission are what its run records)."""
+    analysis = analysis_item_ids(frozen.items, frozen.analysis["analysis_set"])
+    out: dict[str, tuple[Scorer, dict[str, Any]]] = {}
+    for name in dict.fromkeys(choosers):
+        if name not in COVERAGE_CHOOSERS:
+            continue
+        chooser = make_chooser(name, frozen, swow=swow, conceptnet=conceptnet)
+        check = item_coverage(name, chooser, queries, analysis)
+        if not check.complete and not allow:
+            raise InputError(
+                f"coverage check: chooser {name} can score {check.n_covered} of the "
+                f"{check.n_items} frozen items ({check.n_analysis_covered} of the "
+                f"{check.n_analysis_items} in the analysis set; e.g. {', '.join(check.examples)}). "
+                "§I-B admits no concept that some condition cannot score: build the items with "
+                "the same source (--swow FILE enters the pool), or pass --allow-partial-coverage "
+                "to score the covered items (recorded, and shown beside every figure)"
+            )
+        out[name] = (chooser, {**check.as_record(), "partial_allowed": not check.complete})
+    return out
+
+
 def run_signalling(
     models: Sequence[str | Scorer],
     choosers: Sequence[str],
@@ -283,14 +347,18 @@ def run_signalling(
     conceptnet: Path | str | None = None,
     ray: RaySettings | None = None,
     batch_one: bool = False,
+    allow_partial_coverage: bool = False,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
     the order given). A second call resumes each run. With ``ray`` each model spec's chunks are
     scored on Ray actors (reference choosers run here: they are exact and cheap). With
     ``batch_one`` every model spec is also scored one query per forward pass
-    (``max_batch_rows=1``) into ``<model>-batch1``; the analysis reports the batch-1 flip rate
-    per tile against the batched run (§I-K scores the size tile at batch size 1)."""
+    (its backend's batch option, ``max_batch_rows=1`` for ``hf``) into ``<model>-batch1``; the
+    analysis reports the batch-1 flip rate per tile against the batched run (§I-K scores the
+    size tile at batch size 1). An association chooser that cannot score every frozen item is
+    refused (§I-B) unless ``allow_partial_coverage``, which is recorded in its run with the
+    coverage."""
     if not models and not choosers:
         raise InputError("give at least one --model or --chooser")
     for name in choosers:
@@ -335,7 +403,14 @@ def run_signalling(
         if isinstance(spec, str):
             model_options = dict(scorer_options or {})
             template_note: dict[str, Any] = {}
-            if "chat_template" not in model_options and backend_of(spec) == "hf":
+            capabilities = capabilities_of(spec)
+            # §I-J's scoring environment is that of a causal LM scored by option
+            # log-probability, in process or over a server.
+            if (
+                "chat_template" not in model_options
+                and capabilities.chat_template
+                and capabilities.reads == "continuations"
+            ):
                 template, why = default_chat_template(spec)
                 if template is not None:
                     model_options["chat_template"] = template
@@ -349,11 +424,12 @@ def run_signalling(
                 )
             )
             if batch_one:
-                if "max_batch_rows" not in accepted_options(spec):
+                if capabilities.batch_option is None:
                     raise InputError(
-                        f"--batch-one needs a batched causal LM; {spec!r} has no max_batch_rows"
+                        f"--batch-one needs a batched causal LM (a backend with a rows-per-pass "
+                        f"option, such as hf's max_batch_rows); {spec!r} does not batch rows"
                     )
-                single = {**model_options, "max_batch_rows": 1}
+                single = {**model_options, capabilities.batch_option: 1}
                 dirname = _dir_name("", spec) + "-batch1"
                 fanned[dirname] = (spec, single)
                 jobs.append(
@@ -373,12 +449,18 @@ def run_signalling(
             desc = spec.describe()
             name = str(desc.get("model") or desc.get("name") or type(spec).__name__)
             jobs.append((_dir_name("", name), {**base, "model": name}, lambda s=spec: s))  # type: ignore[misc]
+    checked = _coverage_checks(
+        choosers, frozen, queries, swow, conceptnet, allow=allow_partial_coverage
+    )
     for name in choosers:
+        coverage = {"coverage": checked[name][1]} if name in checked else {}
         jobs.append(
             (
                 _dir_name("", name),
-                {**base, "chooser": name, "condition": chooser_condition(name)},
-                lambda n=name: make_chooser(n, frozen, swow=swow, conceptnet=conceptnet),  # type: ignore[misc]
+                {**base, "chooser": name, "condition": chooser_condition(name), **coverage},
+                (lambda s=checked[name][0]: s)  # type: ignore[misc]
+                if name in checked
+                else lambda n=name: make_chooser(n, frozen, swow=swow, conceptnet=conceptnet),  # type: ignore[misc]
             )
         )
     run_dirs = []

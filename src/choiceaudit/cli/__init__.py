@@ -18,8 +18,16 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from choiceaudit.audit import RaySettings, repair_run, score_file
 from choiceaudit.errors import ChoiceAuditError
@@ -67,11 +75,21 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
+class _RateColumn(ProgressColumn):
+    """Queries per second over rich's recent window ('–' until it has two samples)."""
+
+    def render(self, task: Any) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("–/s" if speed is None else f"{speed:.1f}/s", style="progress.data.speed")
+
+
 def progress_bar() -> Progress:
+    """One bar per model and phase: done/total, rate (queries/s) and the time remaining."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        _RateColumn(),
         TimeRemainingColumn(),
         console=console,
         transient=False,

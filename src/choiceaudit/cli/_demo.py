@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from choiceaudit.cli import _fail, app, console, guarded, out, progress_bar
-from choiceaudit.scorers import BUILTIN_MODELS, backend_of
+from choiceaudit.scorers import BUILTIN_MODELS, capabilities_of
 
 __all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoSize", "demo"]
 
@@ -123,7 +123,7 @@ def demo(
     choosers = ["uniform", "salience", "bayes"] + (["cosine"] if _installed("minilm") else [])
     started = time.monotonic()
     command = ["choiceaudit", *sys.argv[1:]]
-    runs: list[Path] = []
+    results: list[Any] = []
     with progress_bar() as bar:
         signalling = run_signalling(
             lms,
@@ -137,8 +137,12 @@ def demo(
             label_forms=("bare",),
             progress=_advance_factory(bar, "signalling"),
         )
-        runs.extend(signalling)
-        marker = [f"lm-choice:{m}" for m in lms if backend_of(m) == "hf"]
+        # each phase's summary as soon as it is done: the first table comes before meaning runs
+        results.extend(analyse_runs(signalling))
+        console.print(f"signalling variant: {variant}", highlight=False)
+        print_signalling_summary([r for r in results if isinstance(r, SignallingAnalysis)])
+        # lm-choice wraps a causal LM loaded in process: the keyed-menu arm of each LM
+        marker = [f"lm-choice:{m}" for m in lms if capabilities_of(m).engine]
         meaning_models = list(dict.fromkeys(decision_models + marker + lms))
         meaning = run_meaning(
             meaning_models,
@@ -151,17 +155,15 @@ def demo(
             progress=_advance_factory(bar, "meaning"),
             command=command,
         )
-        runs.extend(meaning)
-    results = analyse_runs(runs)
+        meaning_results = analyse_runs(meaning)
+        results.extend(meaning_results)
+        print_meaning_summary(
+            [rec for r in meaning_results if isinstance(r, MeaningAnalysis) for rec in r.summary()]
+        )
     index = build_report(
         results,
         out_dir / "report",
         title=f"choiceaudit demo: embedded default models; signalling {variant}",
-    )
-    console.print(f"signalling variant: {variant}", highlight=False)
-    print_signalling_summary([r for r in results if isinstance(r, SignallingAnalysis)])
-    print_meaning_summary(
-        [rec for r in results if isinstance(r, MeaningAnalysis) for rec in r.summary()]
     )
     minutes = (time.monotonic() - started) / 60
     console.print(f"finished in {minutes:.1f} min")

@@ -36,11 +36,11 @@ from choiceaudit.cli import (
 )
 from choiceaudit.cli._groups import build_app, run_app
 from choiceaudit.instruments.signalling import (
-    ConformanceReport,
     RobustnessConfig,
     SignallingAnalysis,
     load_instrument,
 )
+from choiceaudit.instruments.signalling.conformance import TOLERANCE_SE, SeedConformanceReport
 from choiceaudit.instruments.signalling.frozen import amend_instrument, read_amendments
 
 __all__ = ["check_app", "print_conformance", "print_signalling_summary", "signalling_summary"]
@@ -81,6 +81,7 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
         "Δ rand",
         "95% CI",
         "excess",
+        "ex_n",
         "o_fit",
         "o_bay",
     ):
@@ -89,19 +90,22 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
         )
 
     def f(x: float | None, fmt: str = ".3f") -> str:
-        # floating-point noise around zero prints as +0.000, not -0.000
-        return "–" if x is None else format(0.0 if abs(x) < 1e-12 else x, fmt)
+        # floating-point noise around zero prints as +0.000, not -0.000; undefined as –
+        if x is None or x != x:
+            return "–"
+        return format(0.0 if abs(x) < 1e-12 else x, fmt)
 
     for c in cells:
         table.add_row(
             c.chooser,
             c.rule,
-            str(c.n_items),
+            str(c.n_items) + (f"/{c.n_analysis_items}*" if c.n_items != c.n_analysis_items else ""),
             f(c.post_norm_mean),
             f(c.fit_norm_mean),
             f(c.delta_post_vs_random, "+.3f") + ("†" if c.delta_excludes_zero else " "),
             f"[{f(c.delta_low, '+.2f')}, {f(c.delta_high, '+.2f')}]",
             f(c.excess, "+.3f"),
+            str(c.excess_n_items),
             f(c.agree_o_fit, ".2f"),
             f(c.agree_o_bayes, ".2f"),
         )
@@ -110,11 +114,20 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
         c = cells[0]
         out.print(
             f"post = mean post_norm (1 = Bayes pole), fit = mean fit_norm (1 = salience pole); "
-            f"random reference post_norm {c.random_post_norm:.3f} (SD "
-            f"{c.random_post_norm_sd:.3f}), salience pole post_norm "
-            f"{c.salience_post_norm:.3f}; † = 95% interval of Δ excludes 0",
+            f"random reference post_norm {f(c.random_post_norm)} (SD "
+            f"{f(c.random_post_norm_sd)}), salience pole post_norm "
+            f"{f(c.salience_post_norm)}; † = 95% interval of Δ excludes 0; excess over the "
+            "ex_n items holding both permutations, ties by split credit",
             highlight=False,
         )
+    for c in cells:
+        if c.n_items != c.n_analysis_items:
+            why = "allowed by --allow-partial-coverage" if c.partial_coverage else "uncovered"
+            out.print(
+                f"* {c.chooser}/{c.rule}: scored {c.n_items} of the {c.n_analysis_items} items "
+                f"({why}; its figures are on those items only, §I-B)",
+                highlight=False,
+            )
 
 
 NormsOpt = Annotated[
@@ -310,6 +323,15 @@ def run_signalling_command(
     swow: SwowOpt = None,
     conceptnet: ConceptNetOpt = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part.")] = 32,
+    allow_partial_coverage: Annotated[
+        bool,
+        typer.Option(
+            "--allow-partial-coverage",
+            help="Score an association chooser (swow, conceptnet, rsa:*) on the items its "
+            "source covers although it cannot score every frozen item (§I-B refuses that by "
+            "default); recorded in the run and shown beside its figures.",
+        ),
+    ] = False,
     batch_one: Annotated[
         bool,
         typer.Option(
@@ -353,6 +375,7 @@ def run_signalling_command(
             command=["choiceaudit", *sys.argv[1:]],
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
             batch_one=batch_one,
+            allow_partial_coverage=allow_partial_coverage,
             progress=advance,
             allow_loss=allow_loss,
             swow=swow,
@@ -373,46 +396,50 @@ def run_signalling_command(
     console.print(f"report: choiceaudit report {out_dir}/* --out REPORT_DIR", highlight=False)
 
 
-def print_conformance(report: ConformanceReport) -> None:
-    """Paper against measured for every model-free number (formatting only)."""
-    table = Table(
-        title=f"signalling conformance: {report.norms}, seed {report.seed}, "
+def print_conformance(report: SeedConformanceReport) -> None:
+    """Paper against the distribution over seeds for every model-free number (formatting
+    only): independent rows first, then the rows listed apart by kind."""
+    seeds = report.seeds
+    title = (
+        f"signalling conformance: {report.norms}, {len(seeds)} seeds ({seeds[0]}–{seeds[-1]}), "
         f"{report.n_candidates:,} candidates, {report.n_items} items"
-        + ("" if report.swow else ", no SWOW"),
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        show_edge=False,
+        + ("" if report.swow else ", no SWOW")
     )
-    for col in ("section", "quantity", "paper", "measured", "gap", "tol", "status"):
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for col in ("section", "quantity", "paper", "mean", "SD", "tol", "in tol", "status", "kind"):
         table.add_column(
-            col, justify="left" if col in ("section", "quantity", "status") else "right"
+            col, justify="left" if col in ("section", "quantity", "status", "kind") else "right"
         )
 
     def g(x: float | None) -> str:
-        if x is None:
+        if x is None or x != x:
             return "–"
         return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.4g}"
 
-    for r in report.rows:
+    order = ("independent", "by construction", "fitted", "complement", "reading")
+    for r in sorted(report.rows, key=lambda r: order.index(r.kind)):
         table.add_row(
             r.section,
             escape(r.quantity),
             g(r.paper),
-            g(r.measured),
-            "–" if r.gap is None else f"{r.gap:+.4g}",
+            g(r.mean),
+            g(r.sd),
             g(r.tolerance),
+            "–" if r.share_within is None else f"{100 * r.share_within:.0f}%",
             r.status,
+            r.kind,
         )
     out.print(table)
     for r in report.rows:
-        if r.note and r.status in ("outside", "unavailable"):
+        if r.note and (r.status in ("outside", "unavailable") or r.kind != "independent"):
             out.print(escape(f"{r.quantity}: {r.note}"), highlight=False)
-    counts = {
-        s: sum(r.status == s for r in report.rows) for s in ("within", "outside", "unavailable")
-    }
+    c = report.counts()
     out.print(
-        f"{counts['within']} within tolerance, {counts['outside']} outside, "
-        f"{counts['unavailable']} unavailable; every gap is explained in "
+        f"{c['within']} within tolerance, {c['outside']} outside, {c['unavailable']} "
+        f"unavailable, over the independent rows only (tolerance = {TOLERANCE_SE:g} x the SD "
+        f"of one draw over {len(seeds)} seeds); listed apart and never counted: "
+        f"{c['by construction']} by construction, {c['fitted']} fitted, {c['complement']} "
+        f"complements, {c['reading']} Appendix B readings; every gap is discussed in "
         "instruments/signalling/README.md",
         highlight=False,
     )
@@ -430,8 +457,16 @@ def check_signalling_command(
     n_items: NItemsOpt = 1000,
     swow: SwowOpt = None,
     allow_loss: AllowLossOpt = False,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            help="Item-set draws (seeds --seed, --seed+1, …); every number is reported over them.",
+        ),
+    ] = 20,
     strict: Annotated[
-        bool, typer.Option(help="Exit with status 1 when any number is outside its tolerance.")
+        bool,
+        typer.Option(help="Exit with status 1 when any independent row is outside its tolerance."),
     ] = False,
 ) -> None:
     """Print the paper against the measured value, with its tolerance, for every number the
@@ -445,6 +480,7 @@ def check_signalling_command(
         n_items=n_items,
         swow=swow,
         allow_loss=allow_loss,
+        seeds=seeds,
     )
     print_conformance(report)
     if strict and report.outside:

@@ -1,4 +1,4 @@
-"""The signalling report (issue 7, signalling half): *Consistency Without Alignment* laid out
+"""The signalling report: *Consistency Without Alignment* laid out
 from :class:`~choiceaudit.instruments.signalling.SignallingAnalysis` results (one section per
 instrument hash). Every number comes from the instrument's analysis
 (``analyse_signalling_runs``); this module only arranges the typed records as tables, figures
@@ -34,7 +34,8 @@ coordinate over the tied options (§I-F1, §I-H). The random reference is unifor
 option set, shown with its SD across items (§I-H1). Intervals: 95 % percentile bootstrap with the
 item as the unit, paired against the per-item random reference, plus the Bonferroni count across
 the cells shown (§I-H2). Excess is permutation consistency over the two stored permutations minus
-the chooser's own marginal null (§IV-A); it is item-sensitivity, not alignment (§IV-C).
+the chooser's own marginal null (§IV-A), a tie scored by split credit like every tie; it is
+item-sensitivity, not alignment (§IV-C).
 Analysis set (frozen before any run, "What is pre-registered"): {set_label}. Instrument hash
 <code>{hash}</code>, {n_items} items, norms <code>{norms}</code>; amendments logged: {n_amend}.
 Language models are scored under PMI (primary), the unnormalised sum and the per-token mean;
@@ -52,6 +53,7 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "rows": a.n_rows,
             "status": a.status,
             "items_hash": a.items_hash[:16],
+            "batch_of": a.batch_of,
         }
         for a in analysis.arms
     ]
@@ -63,7 +65,8 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "condition: 1 cosine, 2 SWOW walk, 3 ConceptNet path, 4 LM zero-shot, 5 LM with the "
             "hypothesis-space sentence, 6 RSA layer over an eligible base, 7 exact oracle; "
             "reference = the uniform and salience references. Only model runs are model x rule "
-            "cells."
+            "cells; a run with batch_of is that model scored again at batch size 1 (--batch-one), "
+            "read beside it in the batch-1 flip table and never counted as a cell."
         ),
     )
 
@@ -73,6 +76,9 @@ _TABLE1 = {
     "condition": "condition",
     "rule": "rule",
     "n": "n_items",
+    "of_n": "n_analysis_items",
+    "partial_cov": "partial_coverage",
+    "uncovered_rows": "n_uncovered_rows",
     "post_mean": "post_norm_mean",
     "post_med": "post_norm_median",
     "fit_mean": "fit_norm_mean",
@@ -92,7 +98,7 @@ _TABLE1 = {
     "consist": "consistency",
     "excess": "excess",
     "excess_n": "excess_n_items",
-    "excess_tied_out": "excess_excluded_tied",
+    "excess_tied": "excess_tied_items",
     "excess_unpaired_out": "excess_excluded_unpaired",
     "o_fit": "agree_o_fit",
     "o_bayes": "agree_o_bayes",
@@ -110,6 +116,11 @@ def _table1(analysis: SignallingAnalysis, key: str) -> ReportTable:
         f"Table I: coordinate per chooser x rule ({set_label})",
         records,
         note=(
+            "n = items the chooser scored of the of_n analysis-set items it was given "
+            "(uncovered_rows = renderings its source could not score, left out and counted); "
+            "partial_cov = its run was allowed to score only the covered items "
+            "(--allow-partial-coverage; §I-B refuses a condition scored on a different subset, "
+            "so such a row is not a comparison on the same items); "
             "post/fit = post_norm/fit_norm over items; delta = paired per-item difference of "
             "post_norm from the random reference with its 95 % interval [lo, hi]; sig = that "
             "interval excludes 0; sig_bonf = the interval at level "
@@ -120,9 +131,11 @@ def _table1(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "Bayes (secondary, §IV-B); o_fit_both = share of items on o_fit under both stored "
             "permutations; consist = "
             "permutation consistency; excess = permutation consistency minus the marginal null "
-            "(§IV-A), over the excess_n items untied under both permutations "
-            "(excess_tied_out items with a tied rendering and excess_unpaired_out items "
-            "missing a rendering are left out: the paper does not define excess under ties); "
+            "(§IV-A), over the excess_n items holding both stored permutations; a tied "
+            "rendering is scored by split credit, as every tie is (§I-H: each tied option gets "
+            "1/|T|, an item's agreement is the sum over options of t_a(o) t_b(o), the marginal "
+            "the pooled credit), so no item is left out for a tie (excess_tied of them had "
+            "one; excess_unpaired_out items missing a rendering are left out); "
             "o_fit / "
             "o_bayes = share of choices on the salience / Bayes option; ties = renderings whose "
             "choice is a tied set."
@@ -266,7 +279,8 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
             "tile_excess",
             "signalling_tile_excess",
             "Excess over the marginal null per tile (condition 4, format V, all items; §IV-H3)",
-            "n = items with an untied choice under both permutations.",
+            "n_items = items holding both permutations; tied = those with a tied rendering, "
+            "scored by split credit (§I-H).",
         ),
         (
             "label_forms",
@@ -286,7 +300,9 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
             "signalling_batch_flips",
             "Batch size 1 against batched scoring: flip rate per model, rule and tile (§I-K)",
             "flip_rate = share of renderings both runs hold whose chosen canonical option set "
-            "differs; the paper scores the size tile at batch size 1 and batches the others.",
+            "differs, max_abs_score_change the largest raw score change; the paper scores the "
+            "size tile at batch size 1 and batches the others. Every other table holds the "
+            "batched run only.",
         ),
         (
             "inert",
@@ -308,7 +324,8 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                 "Format L: permutation consistency and the letter prior (§IV-H4; condition 4)",
                 _records(analysis.format_l),
                 note=(
-                    "n = items with an untied choice under both permutations (tied: left out); "
+                    "n = items holding both permutations (tied: those with a tied rendering, "
+                    "scored by split credit, §I-H); "
                     "null = the marginal null; excess ≤ 0 means the canonical choice carries no "
                     "item information; chance = 1/k; top_share = share of renderings on the most "
                     "chosen letter (the letter prior); canonical_dev = largest distance of the "

@@ -1,14 +1,28 @@
 """Scorers: the :class:`Scorer` protocol, its backends and model resolution.
 
+Every backend is one row of :data:`BACKENDS` with its :class:`Capabilities`; the layers above
+ask those (:func:`capabilities_of`, :func:`causal_lm_of`, :func:`resume_identity`) instead of
+comparing backend names.
+
 Backends are imported lazily by :func:`load_scorer`, so the core imports without torch,
 transformers or sentence-transformers; a missing extra is reported with the pip command.
 """
 
 from typing import TYPE_CHECKING
 
+from choiceaudit.scorers._backends import (
+    BACKENDS,
+    DEFAULT_IDENTITY,
+    Backend,
+    Capabilities,
+    backend_named,
+    resume_identity,
+)
 from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
 from choiceaudit.scorers._openai import OpenAIScorer
+from choiceaudit.scorers._openai_wire import ConformanceError
+from choiceaudit.scorers._probe import ProbeFailed, ProbeResult
 from choiceaudit.scorers._protocol import (
     MissingBackendError,
     PartialScoreError,
@@ -22,6 +36,8 @@ from choiceaudit.scorers._registry import (
     ModelSpec,
     accepted_options,
     backend_of,
+    capabilities_of,
+    causal_lm_of,
     check_options,
     load_scorer,
     model_status,
@@ -31,13 +47,15 @@ from choiceaudit.scorers._registry import (
 if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing them needs torch)
     from choiceaudit.scorers._hf import EngineOptions, HFScorer
     from choiceaudit.scorers._lm_choice import LMChoiceScorer
-    from choiceaudit.scorers._prompt import PromptLogprobs, prompt_logprobs
+    from choiceaudit.scorers._prompt import NextToken, PromptLogprobs, next_token, prompt_logprobs
 
 _LAZY = {
     "EngineOptions": "choiceaudit.scorers._hf",
     "HFScorer": "choiceaudit.scorers._hf",
     "LMChoiceScorer": "choiceaudit.scorers._lm_choice",
+    "NextToken": "choiceaudit.scorers._prompt",
     "PromptLogprobs": "choiceaudit.scorers._prompt",
+    "next_token": "choiceaudit.scorers._prompt",
     "prompt_logprobs": "choiceaudit.scorers._prompt",
 }
 
@@ -52,8 +70,13 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "BACKENDS",
     "BUILTIN_MODELS",
+    "DEFAULT_IDENTITY",
     "EMBEDDERS",
+    "Backend",
+    "Capabilities",
+    "ConformanceError",
     "Embedder",
     "EngineOptions",
     "FakeScorer",
@@ -62,19 +85,27 @@ __all__ = [
     "MissingBackendError",
     "ModelInfo",
     "ModelSpec",
+    "NextToken",
     "OpenAIScorer",
     "PartialScoreError",
+    "ProbeFailed",
+    "ProbeResult",
     "PromptLogprobs",
     "Scorer",
     "ScorerError",
     "ScorerOptionError",
     "accepted_options",
+    "backend_named",
     "backend_of",
+    "capabilities_of",
+    "causal_lm_of",
     "check_options",
     "hashed_content",
     "load_embedder",
     "load_scorer",
     "model_status",
+    "next_token",
     "parse_model_spec",
     "prompt_logprobs",
+    "resume_identity",
 ]

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from choiceaudit.scorers._prefix_cache import PrefixCache
 from choiceaudit.scorers._protocol import ScorerError
 
 __all__ = [
@@ -145,22 +146,24 @@ def _batches(
     return batches
 
 
-def _mask_for(model: Any, anc: torch.Tensor, pos: torch.Tensor, dtype: torch.dtype) -> Any:
-    """Additive float mask(s) from a boolean (B, L, L) allow-matrix; a dict for models that mix
+def _mask_for(
+    model: Any, allow: torch.Tensor, pos_q: torch.Tensor, pos_k: torch.Tensor, dtype: torch.dtype
+) -> Any:
+    """Additive float mask(s) from a boolean (B, Lq, Lk) allow-matrix; a dict for models that mix
     full and sliding-window layers (Gemma 3), where the window also limits the distance."""
     neg = torch.finfo(dtype).min
 
-    def additive(allow: torch.Tensor) -> torch.Tensor:
-        mask = torch.zeros(allow.shape, dtype=dtype)
-        mask.masked_fill_(~allow, neg)
+    def additive(ok: torch.Tensor) -> torch.Tensor:
+        mask = torch.zeros(ok.shape, dtype=dtype)
+        mask.masked_fill_(~ok, neg)
         return mask[:, None, :, :]
 
     layer_types = getattr(model.config, "layer_types", None) or ()
     window = getattr(model.config, "sliding_window", None)
     if "sliding_attention" in layer_types and window:
-        near = (pos[:, :, None] - pos[:, None, :]) < int(window)
-        return {"full_attention": additive(anc), "sliding_attention": additive(anc & near)}
-    return additive(anc)
+        near = (pos_q[:, :, None] - pos_k[:, None, :]) < int(window)
+        return {"full_attention": additive(allow), "sliding_attention": additive(allow & near)}
+    return additive(allow)
 
 
 def _output_logits(model: Any, hidden: torch.Tensor) -> torch.Tensor:
@@ -185,46 +188,182 @@ def _run(
     max_batch_tokens: int,
     max_batch_rows: int,
     pad_multiple: int,
+    prefix_cache: PrefixCache | None = None,
 ) -> list[tuple[FloatArray, FloatArray]]:
-    """Forward every trie (one packed row each); return ``(logits[M, C], logsumexp[M])`` per read."""
+    """Forward every trie (one packed row each); return ``(logits[M, C], logsumexp[M])`` per read.
+
+    With a prefix cache, rows run in two rounds: first one *leader* per distinct row head whose
+    trunk is not stored yet (storing it), then the rest, each attending to the longest stored
+    prefix of its trunk instead of recomputing it, so a head shared by many queries is computed
+    once whatever their order.
+    """
+    results: list[tuple[FloatArray, FloatArray]] = [(np.empty((0, 0)), np.empty(0)) for _ in tries]
+    knobs = (max_batch_tokens, max_batch_rows, pad_multiple)
+    if prefix_cache is None:
+        _run_rows(model, tries, reads, list(range(len(tries))), results, knobs, None)
+        return results
+    prefix_cache.check_model(model)
+    trunks = [_trunk(t) for t in tries]
+    leaders: dict[tuple[int, ...], int] = {}
+    for i, (trie, trunk) in enumerate(zip(tries, trunks, strict=True)):
+        head = tuple(int(x) for x in trie.tokens[: min(trunk, _HEAD)])
+        if trunk >= _MIN_STORED and prefix_cache.covered(trie.tokens[:trunk]) < trunk:
+            leaders.setdefault(head, i)
+    first = sorted(leaders.values())
+    chosen = set(first)
+    rest = [i for i in range(len(tries)) if i not in chosen]
+    for rows in (first, rest):
+        if rows:
+            _run_rows(model, tries, reads, rows, results, knobs, (prefix_cache, trunks))
+    return results
+
+
+#: Rows whose first ``_HEAD`` tokens agree share one leader; trunks shorter than
+#: ``_MIN_STORED`` tokens are not worth a cache entry.
+_HEAD = 32
+_MIN_STORED = 16
+
+
+def _trunk(trie: TokenTrie) -> int:
+    """How many leading tokens every sequence of the trie shares (nodes ``0..t-1``)."""
+    t = min(len(p) for p in trie.paths)
+    for path in trie.paths:
+        off = np.nonzero(path[:t] != np.arange(t))[0]
+        if off.size:
+            t = int(off[0])
+    return t
+
+
+def _run_rows(
+    model: Any,
+    tries: Sequence[TokenTrie],
+    reads: Sequence[_Read],
+    which: Sequence[int],
+    results: list[tuple[FloatArray, FloatArray]],
+    knobs: tuple[int, int, int],
+    cached: tuple[PrefixCache, Sequence[int]] | None,
+) -> None:
+    """Forward the tries ``which`` in length-bucketed batches, writing into ``results``."""
+    reuse = [0] * len(which)
+    entries: list[Any] = [None] * len(which)
+    if cached is not None:
+        cache, trunks = cached
+        for r, i in enumerate(which):
+            limit = min(trunks[i], int(reads[i].nodes.min()))
+            reuse[r], entries[r] = cache.longest(tries[i].tokens, limit)
+    lengths = [len(tries[i]) - reuse[r] for r, i in enumerate(which)]
+    for width, batch in _batches(lengths, *knobs):
+        rows = [which[b] for b in batch]
+        past = [(reuse[b], entries[b]) for b in batch]
+        _forward_batch(model, tries, reads, rows, width, past, results, cached)
+
+
+def _forward_batch(
+    model: Any,
+    tries: Sequence[TokenTrie],
+    reads: Sequence[_Read],
+    rows: Sequence[int],
+    width: int,
+    past: Sequence[tuple[int, Any]],
+    results: list[tuple[FloatArray, FloatArray]],
+    cached: tuple[PrefixCache, Sequence[int]] | None,
+) -> None:
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
-    results: list[tuple[FloatArray, FloatArray]] = [(np.empty((0, 0)), np.empty(0)) for _ in tries]
-    lengths = [len(t) for t in tries]
-    base = model.base_model
-    for width, batch in _batches(lengths, max_batch_tokens, max_batch_rows, pad_multiple):
-        n_rows = len(batch)
-        ids = torch.zeros((n_rows, width), dtype=torch.long)
-        pos = torch.zeros((n_rows, width), dtype=torch.long)
-        allow = torch.eye(width, dtype=torch.bool).repeat(n_rows, 1, 1)
-        for r, i in enumerate(batch):
-            trie, n = tries[i], lengths[i]
-            ids[r, :n] = torch.from_numpy(trie.tokens)
-            pos[r, :n] = torch.from_numpy(trie.depth)
-            allow[r, :n, :n] = torch.from_numpy(trie.ancestors())
-        mask = _mask_for(model, allow, pos, dtype)
-        if isinstance(mask, dict):
-            mask = {k: v.to(device) for k, v in mask.items()}
-        else:
-            mask = mask.to(device)
-        with torch.inference_mode():
-            hidden = base(
-                input_ids=ids.to(device),
-                attention_mask=mask,
-                position_ids=pos.to(device),
-                use_cache=False,
-            ).last_hidden_state
-            for r, i in enumerate(batch):
-                uniq, inv = np.unique(reads[i].nodes, return_inverse=True)
-                logits = _output_logits(model, hidden[r, torch.from_numpy(uniq).to(device)])
-                lse = torch.logsumexp(logits, dim=-1)
-                inv_t = torch.from_numpy(inv).to(device)
-                tgt = torch.from_numpy(reads[i].targets).to(device)
-                results[i] = (
-                    logits[inv_t[:, None], tgt].double().cpu().numpy(),
-                    lse[inv_t].double().cpu().numpy(),
-                )
-    return results
+    n_rows, n_past = len(rows), max((m for m, _ in past), default=0)
+    ids = torch.zeros((n_rows, width), dtype=torch.long)
+    pos = torch.zeros((n_rows, width), dtype=torch.long)
+    allow = torch.zeros((n_rows, width, n_past + width), dtype=torch.bool)
+    allow[:, :, n_past:] = torch.eye(width, dtype=torch.bool)
+    for r, i in enumerate(rows):
+        trie, m = tries[i], past[r][0]
+        n = len(trie) - m
+        ids[r, :n] = torch.from_numpy(trie.tokens[m:])
+        pos[r, :n] = torch.from_numpy(trie.depth[m:])
+        allow[r, :n, n_past : n_past + n] = torch.from_numpy(trie.ancestors()[m:, m:])
+        allow[r, :n, :m] = True  # the stored trunk: an ancestor of every node
+    pos_k = torch.cat([torch.arange(n_past).expand(n_rows, n_past), pos], dim=1)
+    mask = _mask_for(model, allow, pos, pos_k, dtype)
+    mask = {k: v.to(device) for k, v in mask.items()} if isinstance(mask, dict) else mask.to(device)
+    kv = None if cached is None else _past_cache(model, past, n_past, device, dtype)
+    with torch.inference_mode():
+        out = model.base_model(
+            input_ids=ids.to(device),
+            attention_mask=mask,
+            position_ids=pos.to(device),
+            **({"use_cache": False} if kv is None else {_CACHE_KWARG: kv, "use_cache": True}),
+        )
+        hidden = out.last_hidden_state
+        for r, i in enumerate(rows):
+            m = past[r][0]
+            uniq, inv = np.unique(reads[i].nodes - m, return_inverse=True)
+            logits = _output_logits(model, hidden[r, torch.from_numpy(uniq).to(device)])
+            lse = torch.logsumexp(logits, dim=-1)
+            inv_t = torch.from_numpy(inv).to(device)
+            tgt = torch.from_numpy(reads[i].targets).to(device)
+            results[i] = (
+                logits[inv_t[:, None], tgt].double().cpu().numpy(),
+                lse[inv_t].double().cpu().numpy(),
+            )
+        if cached is not None and kv is not None:
+            _store_trunks(cached, kv, tries, rows, past, n_past)
+
+
+_CACHE_KWARG = "cache"
+
+
+def _past_cache(
+    model: Any, past: Sequence[tuple[int, Any]], n_past: int, device: Any, dtype: torch.dtype
+) -> Any:
+    """A fresh ``DynamicCache`` holding each row's stored trunk, zero-padded to ``n_past``
+    positions (the padding is masked out). Plain layers, even for sliding-window models: the
+    mask applies the window, and a sliding layer would drop the positions a later row reuses."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    if n_past == 0:
+        return cache
+    n_layers = len(next(e for m, e in past if m).layers)
+    layers = []
+    for layer in range(n_layers):
+        proto_k, proto_v = next(e for m, e in past if m).layers[layer]
+        k = torch.zeros(
+            (len(past), proto_k.shape[0], n_past, proto_k.shape[2]), dtype=dtype, device=device
+        )
+        v = torch.zeros(
+            (len(past), proto_v.shape[0], n_past, proto_v.shape[2]), dtype=dtype, device=device
+        )
+        for r, (m, entry) in enumerate(past):
+            if m:
+                k[r, :, :m] = entry.layers[layer][0][:, :m]
+                v[r, :, :m] = entry.layers[layer][1][:, :m]
+        layers.append((k, v))
+    return DynamicCache(ddp_cache_data=layers)
+
+
+def _store_trunks(
+    cached: tuple[PrefixCache, Sequence[int]],
+    kv: Any,
+    tries: Sequence[TokenTrie],
+    rows: Sequence[int],
+    past: Sequence[tuple[int, Any]],
+    n_past: int,
+) -> None:
+    """Store each row's trunk states (reused part plus the newly computed trunk nodes)."""
+    cache, trunks = cached
+    for r, i in enumerate(rows):
+        t, m = trunks[i], past[r][0]
+        tokens = tries[i].tokens[:t]
+        if t < _MIN_STORED or cache.covered(tokens) >= t:
+            continue
+        layers = []
+        for layer in kv.layers:
+            k = torch.cat([layer.keys[r, :, :m], layer.keys[r, :, n_past : n_past + t - m]], dim=1)
+            v = torch.cat(
+                [layer.values[r, :, :m], layer.values[r, :, n_past : n_past + t - m]], dim=1
+            )
+            layers.append((k.clone(), v.clone()))
+        cache.insert(tokens, layers)
 
 
 def sequence_logprobs(
@@ -234,14 +373,21 @@ def sequence_logprobs(
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     max_batch_rows: int = 64,
     pad_multiple: int = 8,
+    prefix_cache: PrefixCache | None = None,
 ) -> list[list[FloatArray]]:
     """Per-token log-probabilities of the scored tokens of every sequence.
 
     ``groups[g][s]`` is one sequence; sequences in a group share one packed row (put a query's
     options and its neutral-prompt options in one group). Returns ``out[g][s]``, an array of
     ``len(ids) - first`` log-probabilities: ``log P(ids[t] | ids[:t])`` for ``t ≥ first``.
+    ``prefix_cache`` (bound to ``model``) reuses and keeps the key/value states of the groups'
+    shared heads across calls (:mod:`._prefix_cache`); scores stay equal within fp32 noise.
     """
     _check_budget(max_batch_tokens, max_batch_rows, pad_multiple)
+    if prefix_cache is not None and any(len(_by_context(g)) > 1 for g in groups):
+        return _split_by_context(
+            model, groups, max_batch_tokens, max_batch_rows, pad_multiple, prefix_cache
+        )
     tries: list[TokenTrie] = []
     reads: list[_Read] = []
     for group in groups:
@@ -263,12 +409,55 @@ def sequence_logprobs(
         max_batch_tokens=max_batch_tokens,
         max_batch_rows=max_batch_rows,
         pad_multiple=pad_multiple,
+        prefix_cache=prefix_cache,
     )
     out: list[list[FloatArray]] = []
     for group, (logits, lse) in zip(groups, raw, strict=True):
         flat = logits[:, 0] - lse
         cuts = np.cumsum([len(spec.ids) - spec.first for spec in group])[:-1]
         out.append(list(np.split(flat, cuts)))
+    return out
+
+
+def _by_context(group: Sequence[ScoreSpec]) -> list[list[int]]:
+    """The group's sequences by their context ``ids[:first]``, in order of first appearance."""
+    by: dict[tuple[int, ...], list[int]] = {}
+    for s, spec in enumerate(group):
+        by.setdefault(tuple(spec.ids[: spec.first]), []).append(s)
+    return list(by.values())
+
+
+def _split_by_context(
+    model: Any,
+    groups: Sequence[Sequence[ScoreSpec]],
+    max_batch_tokens: int,
+    max_batch_rows: int,
+    pad_multiple: int,
+    prefix_cache: PrefixCache,
+) -> list[list[FloatArray]]:
+    """With a prefix cache, each context of a group (a query's prompt, its neutral prompt) runs
+    as its own row: its trunk is then the whole context, which the cache stores and every later
+    query with the same context (a neutral prompt repeated per tile, an item's orderings) reuses
+    whole, while the part two contexts share is still served by the radix lookup."""
+    parts = [_by_context(g) for g in groups]
+    flat = [[groups[g][s] for s in part] for g, ps in enumerate(parts) for part in ps]
+    scored = iter(
+        sequence_logprobs(
+            model,
+            flat,
+            max_batch_tokens=max_batch_tokens,
+            max_batch_rows=max_batch_rows,
+            pad_multiple=pad_multiple,
+            prefix_cache=prefix_cache,
+        )
+    )
+    out: list[list[FloatArray]] = []
+    for g, ps in enumerate(parts):
+        row: list[FloatArray] = [np.empty(0)] * len(groups[g])
+        for part in ps:
+            for s, lp in zip(part, next(scored), strict=True):
+                row[s] = lp
+        out.append(row)
     return out
 
 
@@ -280,6 +469,7 @@ def next_token_logits(
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     max_batch_rows: int = 64,
     pad_multiple: int = 8,
+    prefix_cache: PrefixCache | None = None,
 ) -> list[tuple[FloatArray, float]]:
     """Raw next-token logits of ``candidates[i]`` after ``prompts[i]``, with the log-sum-exp over
     the whole vocabulary (so ``logit - lse`` is the candidate's log-probability)."""
@@ -296,6 +486,7 @@ def next_token_logits(
         max_batch_tokens=max_batch_tokens,
         max_batch_rows=max_batch_rows,
         pad_multiple=pad_multiple,
+        prefix_cache=prefix_cache,
     )
     return [(logits[0], float(lse[0])) for logits, lse in raw]
 

@@ -22,22 +22,16 @@ Nothing is truncated: a prompt plus option longer than the model's context windo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from choiceaudit.scorers._chat import ChatTemplate, resolve_chat_template
-from choiceaudit.scorers._engine import (
-    DEFAULT_MAX_BATCH_TOKENS,
-    ScoreSpec,
-    context_window,
-    sequence_logprobs,
-)
-from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
+from choiceaudit.scorers._causal import CausalLMScorer, EngineOptions, PromptRenderer, softmax
+from choiceaudit.scorers._engine import ScoreSpec, sequence_logprobs
+from choiceaudit.scorers._loading import LoadedLM
 from choiceaudit.scorers._protocol import ScorerError
-from choiceaudit.scorers._tokenize import InPlace, encode_in_place
+from choiceaudit.scorers._tokenize import InPlace
 from choiceaudit.types import Decision, Query
 
 __all__ = ["EngineOptions", "HFScorer", "PromptRenderer", "softmax"]
@@ -45,54 +39,9 @@ __all__ = ["EngineOptions", "HFScorer", "PromptRenderer", "softmax"]
 FloatArray = npt.NDArray[np.float64]
 
 
-def softmax(scores: FloatArray) -> FloatArray:
-    """Softmax in float64, shifted by the maximum so it never overflows."""
-    z = np.exp(scores - scores.max())
-    return z / z.sum()  # type: ignore[no-any-return]
-
-
-@dataclass(frozen=True)
-class EngineOptions:
-    """Batching knobs of the engine (they change speed, never the scores beyond fp noise)."""
-
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
-    max_batch_rows: int = 64
-    pad_multiple: int = 8
-
-
-class PromptRenderer:
-    """Turns a query's prompt and continuations into the exact strings the model reads."""
-
-    def __init__(self, tokenizer: Any, chat: ChatTemplate | None) -> None:
-        self.tokenizer = tokenizer
-        self.chat = chat
-
-    @property
-    def add_special_tokens(self) -> bool:
-        # A template writes its own special tokens (e.g. Gemma's "{{ bos_token }}").
-        return self.chat is None
-
-    def context(self, prompt: str) -> str:
-        return prompt if self.chat is None else self.chat.render(self.tokenizer, prompt)
-
-    def continuation(self, text: str) -> str:
-        return text if self.chat is None else text.lstrip(" ")
-
-    def encode(
-        self, prompt: str, continuations: Sequence[str], labels: Sequence[str]
-    ) -> list[InPlace]:
-        context = self.context(prompt)
-        return encode_in_place(
-            self.tokenizer,
-            [context] * len(continuations),
-            [self.continuation(c) for c in continuations],
-            add_special_tokens=self.add_special_tokens,
-            labels=labels,
-        )
-
-
-class HFScorer:
-    """Causal LM option scorer (rules ``sum``, ``mean``, ``pmi``); see the module docstring."""
+class HFScorer(CausalLMScorer):
+    """Causal LM option scorer (rules ``sum``, ``mean``, ``pmi``); see the module docstring.
+    :meth:`~._causal.CausalLMScorer.load` loads a model by name."""
 
     def __init__(
         self,
@@ -102,35 +51,10 @@ class HFScorer:
         system_prompt: str | None = None,
         engine: EngineOptions | None = None,
     ) -> None:
-        self.lm = lm
-        self.name = lm.source.name
-        self.chat = resolve_chat_template(chat_template, lm.tokenizer, system_prompt=system_prompt)
-        self.renderer = PromptRenderer(lm.tokenizer, self.chat)
-        self.engine = engine or EngineOptions()
-        self.context_window = context_window(lm.model)
-
-    @classmethod
-    def load(
-        cls,
-        name: str,
-        *,
-        dtype: str = "float32",
-        device: str = "cpu",
-        trust_remote_code: bool = False,
-        chat_template: str | None = None,
-        system_prompt: str | None = None,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
-        max_batch_rows: int = 64,
-        pad_multiple: int = 8,
-    ) -> HFScorer:
-        """Load ``name`` (``smollm2``, ``gemma3-270m``, ``hf:<dir|gguf|hub id>``) for scoring."""
-        lm = load_causal_lm(name, dtype=dtype, device=device, trust_remote_code=trust_remote_code)
-        return cls(
-            lm,
-            chat_template=chat_template,
-            system_prompt=system_prompt,
-            engine=EngineOptions(max_batch_tokens, max_batch_rows, pad_multiple),
+        super().__init__(
+            lm, chat_template=chat_template, system_prompt=system_prompt, engine=engine
         )
+        self.name = lm.source.name
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -139,16 +63,8 @@ class HFScorer:
             "rules": ["sum", "mean", "pmi"],
             "probs": "softmax of sum over the menu",
             "scored_tokens": "in place: first token ending after the prompt, to the end",
-            "chat_template": None
-            if self.chat is None
-            else {"source": self.chat.source, "template": self.chat.template},
-            "system_prompt": None if self.chat is None else self.chat.system_prompt,
-            "context_window": self.context_window,
-            "engine": {
-                "max_batch_tokens": self.engine.max_batch_tokens,
-                "max_batch_rows": self.engine.max_batch_rows,
-                "pad_multiple": self.engine.pad_multiple,
-            },
+            **self.describe_prompting(),
+            "engine": self.describe_engine(),
         }
 
     def _encode(self, query: Query) -> tuple[list[InPlace], list[InPlace]]:
@@ -186,6 +102,7 @@ class HFScorer:
             max_batch_tokens=self.engine.max_batch_tokens,
             max_batch_rows=self.engine.max_batch_rows,
             pad_multiple=self.engine.pad_multiple,
+            prefix_cache=self.prefix_cache,
         )
         return [
             _decision(q, p, n, lp) for q, (p, n), lp in zip(queries, encoded, logprobs, strict=True)

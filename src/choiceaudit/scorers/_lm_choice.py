@@ -25,10 +25,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from choiceaudit.scorers._chat import resolve_chat_template
-from choiceaudit.scorers._engine import DEFAULT_MAX_BATCH_TOKENS, context_window, next_token_logits
-from choiceaudit.scorers._hf import EngineOptions, PromptRenderer, softmax
-from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
+from choiceaudit.scorers._causal import CausalLMScorer, EngineOptions, softmax
+from choiceaudit.scorers._engine import next_token_logits
+from choiceaudit.scorers._loading import LoadedLM
 from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.types import DEFAULT_TEMPLATE, Decision, Query
 
@@ -45,8 +44,12 @@ def render_menu(keys: Sequence[str], options: Sequence[str], line: str = DEFAULT
     return "\n".join(line.format(key=k, option=o) for k, o in zip(keys, options, strict=True))
 
 
-class LMChoiceScorer:
-    """A causal LM answering with a key; see the module docstring."""
+class LMChoiceScorer(CausalLMScorer):
+    """A causal LM answering with a key; see the module docstring.
+    :meth:`~._causal.CausalLMScorer.load` loads it by the causal LM's name (``menu_line`` is
+    this backend's own option)."""
+
+    backend_options = ("menu_line",)
 
     def __init__(
         self,
@@ -59,41 +62,13 @@ class LMChoiceScorer:
     ) -> None:
         if "{key}" not in menu_line or "{option}" not in menu_line:
             raise ScorerError(f"menu_line must contain {{key}} and {{option}}, got {menu_line!r}")
-        self.lm = lm
+        super().__init__(
+            lm, chat_template=chat_template, system_prompt=system_prompt, engine=engine
+        )
         self.name = f"lm-choice:{lm.source.name}"
-        chat = resolve_chat_template(chat_template, lm.tokenizer, system_prompt=system_prompt)
-        self.renderer = PromptRenderer(lm.tokenizer, chat)
         self.menu_line = menu_line
-        self.engine = engine or EngineOptions()
-        self.context_window = context_window(lm.model)
-
-    @classmethod
-    def load(
-        cls,
-        lm_name: str,
-        *,
-        dtype: str = "float32",
-        device: str = "cpu",
-        trust_remote_code: bool = False,
-        chat_template: str | None = None,
-        system_prompt: str | None = None,
-        menu_line: str = DEFAULT_MENU_LINE,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
-        max_batch_rows: int = 64,
-    ) -> LMChoiceScorer:
-        lm = load_causal_lm(
-            lm_name, dtype=dtype, device=device, trust_remote_code=trust_remote_code
-        )
-        return cls(
-            lm,
-            chat_template=chat_template,
-            system_prompt=system_prompt,
-            menu_line=menu_line,
-            engine=EngineOptions(max_batch_tokens, max_batch_rows),
-        )
 
     def describe(self) -> dict[str, Any]:
-        chat = self.renderer.chat
         return {
             **self.lm.describe(),
             "model": self.name,  # the decision model, not the bare causal LM
@@ -102,11 +77,8 @@ class LMChoiceScorer:
             "rules": ["prob", "logit"],
             "probs": "softmax of the key tokens' next-token logits, restricted to the menu's keys",
             "menu_line": self.menu_line,
-            "chat_template": None
-            if chat is None
-            else {"source": chat.source, "template": chat.template},
-            "system_prompt": None if chat is None else chat.system_prompt,
-            "context_window": self.context_window,
+            **self.describe_prompting(),
+            "prefix_cache_mb": self.engine.prefix_cache_mb,
         }
 
     def prompt(self, query: Query) -> str:
@@ -169,6 +141,7 @@ class LMChoiceScorer:
             max_batch_tokens=self.engine.max_batch_tokens,
             max_batch_rows=self.engine.max_batch_rows,
             pad_multiple=self.engine.pad_multiple,
+            prefix_cache=self.prefix_cache,
         )
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.files import atomic_write_text, sha256_file
+from choiceaudit.scorers._gguf_tokenizer import TOKENIZER_REVISION, honour_pre_tokenizer
 from choiceaudit.scorers._protocol import MissingBackendError, ScorerError
 
 __all__ = [
@@ -213,15 +214,19 @@ def _cached_sha256(path: Path) -> str:
 def convert_gguf(gguf: Path, sha256: str) -> Path:
     """Convert a GGUF once to a safetensors directory in the cache; return that directory.
 
-    The directory is keyed by the GGUF's sha256 and written atomically (temporary directory,
-    then rename), so two processes converting at once waste work but never corrupt the cache.
+    The directory is keyed by the GGUF's sha256 and the conversion's tokenizer revision (a
+    conversion that would now give other tokens is never reused) and written atomically
+    (temporary directory, then rename), so two processes converting at once waste work but
+    never corrupt the cache. The tokenizer's pre-tokenizer is the one ``tokenizer.ggml.pre``
+    names (:mod:`._gguf_tokenizer`), refused before the weights load if it cannot be honoured.
     """
-    target = cache_dir() / "converted" / sha256
+    target = cache_dir() / "converted" / f"{sha256}-tok{TOKENIZER_REVISION}"
     if (target / "choiceaudit-conversion.json").exists():
         return target
     transformers = require("transformers", HF_EXTRA)
     require("gguf", HF_EXTRA)
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tokenizer_record = honour_pre_tokenizer(tokenizer, gguf)
     model = transformers.AutoModelForCausalLM.from_pretrained(
         str(gguf.parent), gguf_file=gguf.name, dtype="float32"
     )
@@ -240,6 +245,7 @@ def convert_gguf(gguf: Path, sha256: str) -> Path:
                 {
                     "gguf": gguf.name,
                     "gguf_sha256": sha256,
+                    "tokenizer": tokenizer_record,
                     "libraries": library_versions("transformers", "gguf"),
                 }
             )

@@ -6,8 +6,10 @@ every prompt token. The **scored tokens** are then located exactly as the ``hf``
 them (:mod:`._tokenize`): the first token whose character span ends after the last prompt
 character, through the last token covering any character, so a token that crosses the join is
 scored. ``sum``, ``mean`` and ``pmi`` and ``probs = softmax(sum)`` follow as in :mod:`._hf`.
-No chat template is applied (the server receives the raw rendered prompt; a template is the
-server's business) and the server adds its own special tokens, as ``hf`` does without a template.
+The prompt options are ``hf``'s (``chat_template``, ``system_prompt``) and are applied on the
+client (:mod:`._client_prompt`): the server is sent the text ``hf`` would read in process, so
+``openai:X`` is asked what ``X`` is asked. Without a template the server adds its own special
+tokens, as ``hf`` does; with one it is asked not to (the template writes them).
 
 Three wire formats (``api=``; bodies and parsing in :mod:`._openai_wire`):
 
@@ -34,6 +36,22 @@ SentencePiece token decoded without its leading space, a byte token decoded as U
 server's offsets cannot place the option, and the error says so. Either way the spans must
 reach the last character of the text; a server that truncated the prompt is an error.
 
+**Checks on every answer.** The spans must tile the text (every character in exactly one
+token: a byte token decoded as ``""`` and a truncated prompt are each refused with that cause),
+every log-probability must be possible (finite, at most 0 within
+:data:`~._openai_wire.LOGPROB_TOLERANCE`), nothing may be generated after an echo, and the
+answer must come from the model asked for (the response's ``model``, where the server sends
+one, must be ``model``; the refusal records the server's answer in
+``describe()["server"]["refused_models"]``). A request that fails a check is not retried and
+none of its rows is kept; a resumed run scores its queries again.
+
+**The conformance probe** (:mod:`._probe`): before the first row the run loop calls
+:meth:`OpenAIScorer.prepare`, which checks the server on built-in strings — echo
+log-probabilities are conditional, nothing is generated after the echo, the tokens tile the
+text, several prompts per request are taken (else the scorer sends one prompt per request) —
+and refuses a server that fails, naming the check, the server's answer and what to do.
+``probe=False`` skips it; either way ``describe()["probe"]`` records what happened.
+
 **Order check.** Prompt log-probabilities have been reported to depend on request order on
 vLLM with prefix caching on (vllm issue 42019: cached prefix positions returned stale values).
 For the first ``reorder_check`` queries the scorer scores, the same strings are sent again in
@@ -41,33 +59,32 @@ reversed order and every token's log-probability is compared; the largest differ
 number of queries checked and the mismatches (over ``reorder_tolerance``) are recorded in the
 manifest (``describe()["reorder_check"]``), and with ``reorder_action="error"`` (the default)
 a mismatch stops the run: fix the server (``--no-enable-prefix-caching``) or accept the
-recorded noise with ``reorder_action=record``.
+recorded noise with ``reorder_action=record``. Strings that come back tokenized differently
+the second time are another fault, and are named as such.
 
 Requests carry ``queries_per_request`` queries' strings (default 1: one query's strings are
 then the one group — one token trie — that ``hf`` builds, so over ``serve-model`` the scores are
-the engine's own), at most ``concurrency`` requests are in flight, and 429, 5xx, timeouts,
-transport errors and invalid bodies are retried with exponential backoff and jitter; other 4xx
-fail at once. The API key is read from ``api_key_env`` and sent as a bearer token; it never
-appears in :meth:`OpenAIScorer.describe`, ``repr`` or an error message. The manifest records the
-server's model entry (``/v1/models``, or SGLang's ``/get_model_info``) as it reports it: id,
-root, and where the server gives them, weights sha256, revision, dtype and tokenizer.
+the engine's own) and at most ``concurrency`` requests are in flight. The transport (API key
+from ``api_key_env``, redaction of everything the server reports, retries of 429/5xx/timeouts/
+invalid bodies with jittered backoff, one retry for an error that says it will recur, one probe
+for an endpoint that never answered) is :mod:`._http`'s, shared with ``systemone``. The
+manifest records the server's model entry (``/v1/models``, or SGLang's ``/get_model_info``) as
+it reports it, redacted: id, root, and where the server gives them, weights sha256, revision,
+dtype and tokenizer.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import random
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import httpx
-import numpy as np
-import numpy.typing as npt
 
+from choiceaudit.scorers._client_prompt import ClientPrompt
+from choiceaudit.scorers._http import HTTPBackend, Retryable
+from choiceaudit.scorers._openai_rows import decision_from_tokens
 from choiceaudit.scorers._openai_wire import (
     APIS,
     INFO,
@@ -78,37 +95,20 @@ from choiceaudit.scorers._openai_wire import (
     parse_body,
     request_body,
 )
+from choiceaudit.scorers._probe import ProbeResult, run_probe, skipped_probe
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
-from choiceaudit.scorers._retry import RetryBookkeeping
-from choiceaudit.scorers._tokenize import InPlace, _locate
 from choiceaudit.types import Decision, Query
 
 __all__ = ["APIS", "OpenAIScorer", "align_tokens"]
 
-FloatArray = npt.NDArray[np.float64]
-
-_SNIPPET = 300
-#: vLLM clamps a returned log-probability at this value (``max(logprob, -9999.0)``).
-_CLAMP = -9999.0
-
-
-class _Retryable(Exception):
-    def __init__(self, kind: str, retry_after: float | None = None) -> None:
-        super().__init__(kind)
-        self.kind = kind
-        self.retry_after = retry_after
-
-
-def _softmax(scores: FloatArray) -> FloatArray:
-    # the same shifted float64 softmax as hf's (kept here: importing _hf needs torch)
-    z = np.exp(scores - scores.max())
-    return z / z.sum()  # type: ignore[no-any-return]
-
-
-class OpenAIScorer(RetryBookkeeping):
+class OpenAIScorer(HTTPBackend):
     """Causal LM option scorer over an inference server (rules ``sum``, ``mean``, ``pmi``); see
     the module docstring. ``transport`` replaces the network (``httpx.MockTransport`` in
     tests) and ``sleep`` replaces :func:`time.sleep` so retry schedules are testable."""
+
+    label = "openai"
+    failed_counter = "failed"
+    snippet = 300
 
     def __init__(
         self,
@@ -116,6 +116,9 @@ class OpenAIScorer(RetryBookkeeping):
         model: str,
         *,
         api: Literal["completions", "vllm-prompt-logprobs", "sglang"] = "completions",
+        chat_template: str | None = None,
+        system_prompt: str | None = None,
+        tokenizer: str | None = None,
         api_key_env: str = "CHOICEAUDIT_API_KEY",
         queries_per_request: int = 1,
         concurrency: int = 4,
@@ -126,6 +129,8 @@ class OpenAIScorer(RetryBookkeeping):
         reorder_check: int = 8,
         reorder_tolerance: float = 1e-4,
         reorder_action: Literal["error", "record"] = "error",
+        probe: bool = True,
+        probe_tolerance: float = 0.02,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         seed: int = 0,
@@ -134,6 +139,8 @@ class OpenAIScorer(RetryBookkeeping):
             raise ScorerError(f"openai api must be one of {sorted(APIS)}, got {api!r}")
         if not model:
             raise ScorerError("openai needs a model name (openai:<model>)")
+        if not isinstance(probe, bool):
+            raise ScorerError(f"probe must be true or false, got {probe!r}")
         if reorder_action not in ("error", "record"):
             raise ScorerError(f"reorder_action must be 'error' or 'record', got {reorder_action!r}")
         if (
@@ -144,46 +151,46 @@ class OpenAIScorer(RetryBookkeeping):
             or backoff < 0
             or reorder_check < 0
             or not reorder_tolerance >= 0
+            or not probe_tolerance >= 0
         ):
             raise ScorerError(
                 "openai needs max_retries >= 0, concurrency >= 1, queries_per_request >= 1, "
-                "timeout > 0, backoff >= 0, reorder_check >= 0 and reorder_tolerance >= 0"
+                "timeout > 0, backoff >= 0, reorder_check >= 0, reorder_tolerance >= 0 and "
+                "probe_tolerance >= 0"
             )
+        super().__init__(
+            base_url,
+            api_key_env=api_key_env,
+            max_retries=max_retries,
+            backoff=backoff,
+            backoff_ceiling=backoff_ceiling,
+            timeout=timeout,
+            transport=transport,
+            sleep=sleep,
+            seed=seed,
+            counters=("queries", "requests", "http_calls", "retries", "failed"),
+        )
+        self.prompt = ClientPrompt.resolve(
+            model, api, chat_template=chat_template, system_prompt=system_prompt, tokenizer=tokenizer
+        )
         self.name = f"openai:{model}"
         self.model = model
         self.api = api
-        self.base_url = base_url.rstrip("/")
         self.endpoint = self.base_url + APIS[api]
-        self.api_key_env = api_key_env
         self.queries_per_request = queries_per_request
         self.concurrency = concurrency
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.backoff_ceiling = backoff_ceiling
-        self.timeout = timeout
         self.reorder_check = reorder_check
         self.reorder_tolerance = float(reorder_tolerance)
         self.reorder_action = reorder_action
-        self._sleep = sleep
-        self._rng = random.Random(seed)
-        self._lock = threading.Lock()
-        api_key = os.environ.get(api_key_env) or None
-        self._api_key_present = api_key is not None
-        headers = {"content-type": "application/json"}
-        if api_key is not None:
-            headers["authorization"] = f"Bearer {api_key}"
-        # The key lives only in the client's headers and in this redaction closure.
-        self._redact: Callable[[str], str] = (
-            (lambda text: text.replace(api_key, "***")) if api_key else (lambda text: text)
-        )
-        self._client = httpx.Client(
-            headers=headers, timeout=httpx.Timeout(timeout), transport=transport
-        )
-        self._counts = {"queries": 0, "requests": 0, "http_calls": 0, "retries": 0, "failed": 0}
-        self._failures: dict[str, int] = {}
+        self.probe = bool(probe)
+        self.probe_tolerance = float(probe_tolerance)
+        #: False once the probe found that the server takes one prompt per request.
+        self.several_prompts = True
+        self._probe_result: ProbeResult | None = None if probe else skipped_probe()
         self._span_methods = {"offsets": 0, "aligned": 0}
         self._fingerprints: set[str] = set()
         self._response_models: set[str] = set()
+        self._refused_models: dict[str, int] = {}
         self._reorder = {"queries_checked": 0, "tokens_compared": 0, "mismatches": 0}
         self._reorder_max = 0.0
         self._info: dict[str, Any] | None = None
@@ -191,29 +198,36 @@ class OpenAIScorer(RetryBookkeeping):
     def __repr__(self) -> str:
         return f"OpenAIScorer(endpoint={self.endpoint!r}, model={self.model!r}, api={self.api!r})"
 
-    def close(self) -> None:
-        self._client.close()
-
     def __enter__(self) -> OpenAIScorer:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- before the first row ------------------------------------------------------------------
+
+    def prepare(self) -> ProbeResult:
+        """Run the conformance probe once (unless ``probe=False``) and return its result; a
+        server that fails it raises :class:`~._probe.ProbeFailed` naming the check."""
+        if self._probe_result is None:
+            self.server_info()
+            self._probe_result = run_probe(self)
+        return self._probe_result
+
     # -- the manifest --------------------------------------------------------------------------
 
     def server_info(self) -> dict[str, Any]:
-        """The server's entry for the model, as it reports it (fetched once)."""
+        """The server's entry for the model, as it reports it (fetched once, redacted)."""
         if self._info is None:
             path = INFO[self.api]
             try:
-                body = self._call("GET", self.base_url + path, None)
+                body = self.exchange("GET", self.base_url + path, None, where="the model list")
             except ScorerError as exc:
                 if "answered HTTP 4" not in str(exc):
                     raise
                 self._info = {"endpoint": path, "error": str(exc)}
             else:
-                self._info = {"endpoint": path, "entry": self._model_entry(body)}
+                self._info = self.redact({"endpoint": path, "entry": self._model_entry(body)})
         return self._info
 
     def _model_entry(self, body: Any) -> Any:
@@ -224,7 +238,7 @@ class OpenAIScorer(RetryBookkeeping):
             for entry in data:
                 if isinstance(entry, dict) and entry.get("id") == self.model:
                     return entry
-            served = [e.get("id") for e in data if isinstance(e, dict)]
+            served = self.redact([e.get("id") for e in data if isinstance(e, dict)])
             raise ScorerError(
                 f"openai server {self.base_url} does not serve model {self.model!r} "
                 f"(it serves {served})"
@@ -238,6 +252,7 @@ class OpenAIScorer(RetryBookkeeping):
         mine = entry.get("choiceaudit")
         own: dict[str, Any] = mine if isinstance(mine, dict) else {}
         model_id = own.get("model_id") or entry.get("root") or entry.get("model_path")
+        probe = self._probe_result
         with self._lock:
             return {
                 "backend": "openai",
@@ -248,6 +263,7 @@ class OpenAIScorer(RetryBookkeeping):
                 "revision": own.get("revision"),
                 "dtype": own.get("dtype"),
                 "tokenizer": own.get("tokenizer") or entry.get("tokenizer_path"),
+                **self.prompt.describe(),
                 "server": {
                     "base_url": self.base_url,
                     "api": self.api,
@@ -255,7 +271,10 @@ class OpenAIScorer(RetryBookkeeping):
                     "reported": info,
                     "system_fingerprints": sorted(self._fingerprints),
                     "response_models": sorted(self._response_models),
+                    "refused_models": dict(sorted(self._refused_models.items())),
                 },
+                "probe": {"status": "not run"} if probe is None else probe.to_dict(),
+                "prompts_per_request": "several" if self.several_prompts else "one",
                 "rules": ["sum", "mean", "pmi"],
                 "probs": "softmax of sum over the menu",
                 "scored_tokens": "in place: first token ending after the prompt, to the end",
@@ -273,8 +292,7 @@ class OpenAIScorer(RetryBookkeeping):
                 "backoff": self.backoff,
                 "backoff_ceiling": self.backoff_ceiling,
                 "timeout": self.timeout,
-                "api_key_env": self.api_key_env,
-                "api_key_present": self._api_key_present,
+                **self.secrecy(),
                 "counts": dict(self._counts),
                 "failures_by_kind": dict(sorted(self._failures.items())),
                 "httpx_version": httpx.__version__,
@@ -320,11 +338,11 @@ class OpenAIScorer(RetryBookkeeping):
     def _strings(self, query: Query) -> tuple[list[str], list[int], list[str]]:
         """The strings of a query (options after the prompt, then after the neutral prompt),
         each one's context length, and labels for errors."""
-        conts = query.continuations()
+        conts = [self.prompt.continuation(c) for c in query.continuations()]
         texts, n_context, labels = [], [], []
-        contexts = [(query.prompt(), "")]
+        contexts = [(self.prompt.context(query.prompt()), "")]
         if query.neutral_state is not None:
-            contexts.append((query.prompt(neutral=True), ", neutral prompt"))
+            contexts.append((self.prompt.context(query.prompt(neutral=True)), ", neutral prompt"))
         for context, where in contexts:
             for i, cont in enumerate(conts):
                 texts.append(context + cont)
@@ -347,60 +365,8 @@ class OpenAIScorer(RetryBookkeeping):
         for query, (strings, n_context, labels) in zip(batch, per_query, strict=True):
             tokens = scored[start : start + len(strings)]
             start += len(strings)
-            out.append(self._decision(query, strings, n_context, labels, tokens))
+            out.append(decision_from_tokens(query, n_context, labels, tokens))
         return out
-
-    def _decision(
-        self,
-        query: Query,
-        strings: list[str],
-        n_context: list[int],
-        labels: list[str],
-        tokens: list[Tokens],
-    ) -> Decision:
-        located: list[InPlace] = []
-        lps: list[FloatArray] = []
-        for text, n_ctx, label, tok in zip(strings, n_context, labels, tokens, strict=True):
-            if max((e for s, e in tok.spans if e > s), default=0) != len(text):
-                raise ScorerError(
-                    f"{label}: the server's tokens end before the end of the string (was the "
-                    "prompt truncated?); choiceaudit never scores a truncated prompt",
-                    query_id=query.id,
-                )
-            try:
-                enc = _locate(list(range(len(tok.spans))), list(tok.spans), n_ctx, label)
-            except ScorerError as exc:
-                exc.query_id = query.id
-                raise
-            values = tok.logprobs[enc.first_scored : len(enc.ids)]
-            if any(v is None for v in values):
-                raise ScorerError(
-                    f"{label}: the server returned no log-probability for a scored token",
-                    query_id=query.id,
-                )
-            if any(v is not None and v <= _CLAMP for v in values):
-                raise ScorerError(
-                    f"{label}: the server returned {_CLAMP} for a scored token, the value vLLM "
-                    "writes for a log-probability it clamped (-inf); the score would be wrong",
-                    query_id=query.id,
-                )
-            located.append(enc)
-            lps.append(np.asarray(values, dtype=np.float64))
-        k = len(query.options)
-        sums = np.array([x.sum() for x in lps[:k]], dtype=np.float64)
-        n_tokens = np.array([e.n_scored for e in located[:k]], dtype=np.float64)
-        scores = {"sum": sums, "mean": sums / n_tokens}
-        aux: dict[str, Any] = {"crosses_join": [e.crosses_join for e in located[:k]]}
-        if len(located) > k:
-            scores["pmi"] = sums - np.array([x.sum() for x in lps[k:]], dtype=np.float64)
-            aux["n_tokens_neutral"] = [e.n_scored for e in located[k:]]
-        return Decision(
-            query_id=query.id,
-            probs=_softmax(sums),
-            scores=scores,
-            n_tokens=tuple(e.n_scored for e in located[:k]),
-            aux=aux,
-        )
 
     # -- the order check -----------------------------------------------------------------------
 
@@ -414,16 +380,21 @@ class OpenAIScorer(RetryBookkeeping):
     def _reorder_compare(self, first_id: str, texts: list[str], first: list[Tokens]) -> None:
         again = self._request(texts[::-1])[::-1]
         worst, compared = 0.0, 0
-        for a, b in zip(first, again, strict=True):
-            if a.spans != b.spans:
-                worst = math.inf
-                continue
+        for text, a, b in zip(texts, first, again, strict=True):
+            if a.spans != b.spans or [x is None for x in a.logprobs] != [
+                y is None for y in b.logprobs
+            ]:
+                raise ScorerError(
+                    f"openai {self.base_url}: the same string sent again came back tokenized "
+                    f"differently ({len(a.spans)} tokens, then {len(b.spans)}; "
+                    f"{text[:60]!r}, query {first_id}); the server is not deterministic for "
+                    "the same input, so its scores cannot be trusted",
+                    query_id=first_id,
+                )
             for x, y in zip(a.logprobs, b.logprobs, strict=True):
                 if x is not None and y is not None:
                     worst = max(worst, abs(x - y))
                     compared += 1
-                elif (x is None) != (y is None):
-                    worst = math.inf
         with self._lock:
             self._reorder["tokens_compared"] += compared
             self._reorder_max = max(self._reorder_max, worst)
@@ -443,81 +414,78 @@ class OpenAIScorer(RetryBookkeeping):
     # -- the wire ------------------------------------------------------------------------------
 
     def _request(self, texts: list[str]) -> list[Tokens]:
-        """One request for ``texts`` (retried as a whole), parsed into tokens per string."""
-        with self._lock:
-            self._counts["requests"] += 1
-        body = request_body(self.api, self.model, texts)
-        parsed: Parsed = self._call(
+        """``texts`` scored: one request (retried as a whole), or one per string where the
+        server takes one prompt per request."""
+        if self.several_prompts or len(texts) == 1:
+            return self.scored(texts, as_list=self.several_prompts).tokens
+        return [tok for text in texts for tok in self.scored([text], as_list=False).tokens]
+
+    def scored(self, texts: list[str], *, as_list: bool, max_retries: int | None = None) -> Parsed:
+        """One scoring request for ``texts``, parsed and checked (the probe uses it too)."""
+        self._count("requests")
+        body = {
+            **request_body(self.api, self.model, texts, as_list=as_list),
+            **self.prompt.body_fields(),
+        }
+        parsed: Parsed = self.exchange(
             "POST",
             self.endpoint,
             body,
+            where=f"a request of {len(texts)} strings",
             parse=lambda data: parse_body(self.api, self.base_url, texts, data),
+            max_retries=max_retries,
         )
+        self._check_model(parsed)
         with self._lock:
             if parsed.fingerprint is not None:
-                self._fingerprints.add(parsed.fingerprint)
-            if parsed.model is not None:
-                self._response_models.add(parsed.model)
+                self._fingerprints.add(self.redact(parsed.fingerprint))
             for tok in parsed.tokens:
                 self._span_methods[tok.method] += 1
-        return parsed.tokens
+        return parsed
 
-    def _call(
+    def _check_model(self, parsed: Parsed) -> None:
+        """Refuse an answer from another model than the one asked for (a proxy or a load
+        balancer routing to several servers), recording what the server said."""
+        if parsed.model is None:
+            return
+        answered = self.redact(parsed.model)
+        with self._lock:
+            if parsed.model == self.model:
+                self._response_models.add(answered)
+                return
+            self._refused_models[answered] = self._refused_models.get(answered, 0) + 1
+        raise ScorerError(
+            f"openai {self.base_url}: asked for model {self.model!r}, the server answered as "
+            f"{answered!r}; no row of that request is kept (is base_url a proxy or balancer "
+            "over servers of different models?)"
+        )
+
+    def exchange(
         self,
         method: str,
         url: str,
         body: dict[str, Any] | None,
+        *,
+        where: str,
         parse: Callable[[Any], Any] = lambda data: data,
+        max_retries: int | None = None,
     ) -> Any:
-        last = "no attempt"
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                self._count("retries")
+        """One call under the retry policy, its JSON handed to ``parse``; a body that is not
+        JSON or breaks the format is retried, a :class:`ScorerError` from ``parse`` is not."""
+
+        def attempt() -> Any:
+            response = self._send(method, url, body)
             try:
-                return self._attempt(method, url, body, parse)
-            except _Retryable as exc:
-                last = exc.kind
-                self._failure(exc.kind)
-                if attempt < self.max_retries:
-                    self._sleep(self._delay(attempt, exc.retry_after))
-        self._count("failed")
-        raise ScorerError(
-            f"openai {url} (model {self.model!r}) failed after {self.max_retries + 1} attempts; "
-            f"last error: {last}"
-        )
+                return parse(response.json())
+            except (ValueError, InvalidBody, KeyError, TypeError, IndexError) as exc:
+                raise Retryable(
+                    f"invalid response: {self.redact(str(exc))[: self.snippet]}"
+                ) from None
 
-    def _attempt(
-        self, method: str, url: str, body: dict[str, Any] | None, parse: Callable[[Any], Any]
-    ) -> Any:
-        self._count("http_calls")
-        try:
-            response = self._client.request(method, url, json=body)
-        except httpx.TimeoutException:
-            raise _Retryable("timeout") from None
-        except httpx.TransportError as exc:
-            raise _Retryable(f"transport error ({type(exc).__name__})") from None
-        status = response.status_code
-        if status == 429 or status >= 500:
-            raise _Retryable(f"HTTP {status}", _retry_after(response))
-        if status >= 400:
-            self._failure(f"HTTP {status}")
-            snippet = self._redact(response.text[:_SNIPPET])
-            raise ScorerError(f"openai {url} answered HTTP {status} (not retried): {snippet!r}")
-        try:
-            data = response.json()
-            return parse(data)
-        except (ValueError, InvalidBody, KeyError, TypeError, IndexError) as exc:
-            raise _Retryable(f"invalid response: {self._redact(str(exc))[:_SNIPPET]}") from None
+        def exhausted(last: str, attempts: int) -> ScorerError:
+            return ScorerError(
+                f"openai {url} (model {self.model!r}) failed after {attempts} attempts; "
+                f"last error: {last}"
+            )
 
-    # -- bookkeeping ---------------------------------------------------------------------------
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+        return self._call(attempt, exhausted, where, max_retries=max_retries)

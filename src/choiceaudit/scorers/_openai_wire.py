@@ -4,6 +4,12 @@ definitions, the hazards and the client).
 
 Spans come from ``text_offset`` where those are true character offsets into the string
 (``offsets``), else from aligning the token strings to it (``aligned``, :func:`align_tokens`).
+Either way the spans must **tile** the text: every character covered by exactly one token, in
+order (zero-width special tokens aside). A server that decodes each byte token of a multi-byte
+character as ``""`` (llama-cpp-python does) leaves that character uncovered, and a prompt the
+server truncated leaves the end uncovered; each is refused with its own cause
+(:class:`ConformanceError` names the check), as are impossible log-probabilities (above
+:data:`LOGPROB_TOLERANCE`, NaN, ±inf) and tokens generated after an echo.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from choiceaudit.scorers._protocol import ScorerError
 __all__ = [
     "APIS",
     "INFO",
+    "LOGPROB_TOLERANCE",
+    "ConformanceError",
     "InvalidBody",
     "Parsed",
     "Tokens",
@@ -40,8 +48,27 @@ INFO = {
 }
 
 
+#: A log-probability above this is impossible (a float32 log-softmax rounds to at most ~1e-7).
+LOGPROB_TOLERANCE = 1e-4
+
+#: The names of the checks a server's answer must pass (the probe reports them by these names).
+TILING = "tokens tile the text"
+POSSIBLE = "log-probabilities are possible"
+NO_GENERATION = "nothing generated after the echo"
+
+
 class InvalidBody(Exception):
     """The body broke the wire format; retried like a transient failure, never recorded."""
+
+
+class ConformanceError(ScorerError):
+    """The server answered in format, with an answer that cannot be right: ``check`` names
+    the property it broke. Not retried (the server is consistent, and wrong); no row of the
+    request is kept."""
+
+    def __init__(self, check: str, message: str) -> None:
+        super().__init__(message)
+        self.check = check
 
 
 @dataclass(frozen=True)
@@ -62,12 +89,17 @@ class Parsed:
     model: str | None = None
 
 
-def request_body(api: str, model: str, texts: list[str]) -> dict[str, Any]:
-    """The request body of ``api`` scoring ``texts`` (nothing generated, greedy)."""
+def request_body(api: str, model: str, texts: list[str], *, as_list: bool = True) -> dict[str, Any]:
+    """The request body of ``api`` scoring ``texts`` (nothing generated, greedy); with
+    ``as_list=False`` the one text is sent as a plain string, for a server that takes one
+    prompt per request."""
+    if not as_list and len(texts) != 1:
+        raise ValueError("one text per request when the prompt is not a list")
+    prompt: str | list[str] = texts if as_list else texts[0]
     if api == "completions":
         return {
             "model": model,
-            "prompt": texts,
+            "prompt": prompt,
             "echo": True,
             "logprobs": 1,
             "max_tokens": 0,
@@ -76,14 +108,14 @@ def request_body(api: str, model: str, texts: list[str]) -> dict[str, Any]:
     if api == "vllm-prompt-logprobs":
         return {
             "model": model,
-            "prompt": texts,
+            "prompt": prompt,
             "prompt_logprobs": 0,
             "max_tokens": 1,
             "temperature": 0.0,
             "return_token_ids": True,
         }
     return {
-        "text": texts,
+        "text": prompt,
         "sampling_params": {"max_new_tokens": 0, "temperature": 0.0},
         "return_logprob": True,
         "logprob_start_len": 0,
@@ -170,15 +202,94 @@ def _spans(
     if offsets is not None and all(t is not None for t in tokens):
         spans = _offset_spans(text, [t or "" for t in tokens], offsets)
         if spans is not None:
+            check_tiling(base_url, text, tokens, spans)
             return spans, "offsets"
     try:
         return align_tokens(text, tokens), "aligned"
     except ValueError as exc:
-        raise ScorerError(
+        if _byte_gaps(text, tokens):
+            raise _partial_utf8(base_url, text) from None
+        if str(exc).startswith("the tokens cover"):
+            raise _truncated(base_url, text, str(exc)) from None
+        raise ConformanceError(
+            TILING,
             f"openai {base_url}: the server's tokens do not place the option in the "
             f"prompt ({exc}); its offsets are not character offsets and its token strings "
-            f"do not reproduce the text, so the scored tokens cannot be located"
+            f"do not reproduce the text, so the scored tokens cannot be located",
         ) from None
+
+
+def _byte_gaps(text: str, tokens: Sequence[str | None]) -> bool:
+    """Whether ``tokens`` tile ``text`` once each run of empty token strings is allowed to
+    cover a run of non-ASCII characters: the signature of byte tokens decoded as ``""``."""
+    cursor, pending, gap = 0, False, False
+    for tok in tokens:
+        if not tok:
+            pending = pending or (tok == "" and cursor > 0)
+            continue
+        at = text.find(tok, cursor)
+        if at < 0 or (at > cursor and not (pending and _non_ascii(text[cursor:at]))):
+            return False
+        gap = gap or at > cursor
+        cursor, pending = at + len(tok), False
+    if cursor < len(text):
+        return pending and _non_ascii(text[cursor:])
+    return gap
+
+
+def _non_ascii(chars: str) -> bool:
+    return all(ord(c) > 127 for c in chars)
+
+
+def _partial_utf8(base_url: str, text: str) -> ConformanceError:
+    return ConformanceError(
+        TILING,
+        f"openai {base_url}: the server's tokens do not tile {text[:60]!r}: it decodes the "
+        "byte tokens of a multi-byte character as empty strings (llama-cpp-python does), so "
+        "no token covers that character and the option's tokens cannot be placed; use a "
+        "server that returns each token's text or offsets whole (vLLM, SGLang, choiceaudit "
+        "serve-model), or score the model in process",
+    )
+
+
+def _truncated(base_url: str, text: str, detail: str) -> ConformanceError:
+    return ConformanceError(
+        TILING,
+        f"openai {base_url}: the server's tokens stop before the end of {text[:60]!r} "
+        f"({detail}): the prompt was truncated (a context limit or a truncation setting of "
+        "the server); choiceaudit never scores a truncated prompt",
+    )
+
+
+def check_tiling(
+    base_url: str,
+    text: str,
+    tokens: Sequence[str | None],
+    spans: Sequence[tuple[int, int]],
+) -> None:
+    """Refuse spans that do not cover ``text`` left to right without a gap or an overlap,
+    naming the cause: byte tokens decoded as ``""``, truncation, or a misplaced token.
+    Zero-width tokens are allowed, and so is a token that ends where the one before it ended
+    (a fast tokenizer reports each byte token of a character with that character's span)."""
+    cursor = 0
+    for s, e in spans:
+        if s == e or (s < cursor and e == cursor):
+            continue  # zero-width, or another byte token of the character just covered
+        if s != cursor:
+            if _byte_gaps(text, tokens):
+                raise _partial_utf8(base_url, text)
+            raise ConformanceError(
+                TILING,
+                f"openai {base_url}: the server's tokens do not tile {text[:60]!r}: a token "
+                f"starts at character {s} where the previous one ended at {cursor}",
+            )
+        cursor = e
+    if cursor != len(text):
+        if _byte_gaps(text, tokens):
+            raise _partial_utf8(base_url, text)
+        raise _truncated(
+            base_url, text, f"they cover {cursor} of the text's {len(text)} characters"
+        )
 
 
 def _finish(base_url: str, text: str, tokens: Sequence[str | None],
@@ -186,13 +297,21 @@ def _finish(base_url: str, text: str, tokens: Sequence[str | None],
     if len(tokens) != len(logprobs) or (offsets is not None and len(offsets) != len(tokens)):
         raise InvalidBody("tokens, logprobs and offsets differ in length")
     values: list[float | None] = []
-    for v in logprobs:
+    for i, v in enumerate(logprobs):
         if v is None:
             values.append(None)
-        elif isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-            values.append(float(v))
-        else:
-            raise InvalidBody(f"log-probability {v!r} is not a finite number")
+            continue
+        if not isinstance(v, int | float) or isinstance(v, bool):
+            raise InvalidBody(f"log-probability {v!r} is not a number")
+        if not (math.isfinite(v) and v <= LOGPROB_TOLERANCE):
+            raise ConformanceError(
+                POSSIBLE,
+                f"openai {base_url}: the server returned log-probability {v!r} for token {i} "
+                f"({tokens[i]!r}) of {text[:60]!r}; a log-probability is finite and at most 0 "
+                f"(tolerance {LOGPROB_TOLERANCE}), so this server's numbers are wrong and no "
+                "row of this request is kept",
+            )
+        values.append(float(v))
     spans, method = _spans(base_url, text, tokens, offsets)
     return Tokens(spans, tuple(values), method)
 
@@ -202,7 +321,7 @@ def _echo(base_url: str, text: str, choice: dict[str, Any]) -> Tokens:
     if not isinstance(lp, dict):
         raise InvalidBody("choice has no logprobs (does the server support echo with logprobs?)")
     tokens, values, offsets = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
-    n_prompt = _prompt_count(text, choice, len(tokens))
+    n_prompt = _prompt_count(base_url, text, choice, len(tokens))
     return _finish(
         base_url,
         text,
@@ -247,13 +366,22 @@ def _sglang(base_url: str, text: str, item: dict[str, Any]) -> Tokens:
     return _finish(base_url, text, tokens, None, [e[0] for e in entries])
 
 
-def _prompt_count(text: str, choice: dict[str, Any], n_returned: int) -> int:
-    """How many returned tokens are the prompt's: all of them with ``max_tokens: 0``; a
-    server that generated anyway appended the completion ``choice["text"]`` after the prompt."""
+def _prompt_count(base_url: str, text: str, choice: dict[str, Any], n_returned: int) -> int:
+    """How many returned tokens are the prompt's: all of them with ``max_tokens: 0``, or as
+    many as ``prompt_token_ids`` says. A server that generated anyway without saying how many
+    tokens are the prompt's (the completion ``choice["text"]`` continues the prompt) cannot
+    be scored."""
     ids = choice.get("prompt_token_ids")
     if isinstance(ids, list):
         return min(len(ids), n_returned)
     echoed = choice.get("text")
     if isinstance(echoed, str) and echoed != text and echoed.startswith(text):
-        raise InvalidBody("the server generated tokens after the prompt and did not say how many")
+        raise ConformanceError(
+            NO_GENERATION,
+            f"openai {base_url}: asked for max_tokens 0 with echo, the server generated "
+            f"{echoed[len(text):][:40]!r} after the prompt and did not say which tokens are "
+            "the prompt's (llama-cpp-python's server reads max_tokens 0 as 'no limit'); "
+            "use a server that scores prompts without generating (vLLM, SGLang, choiceaudit "
+            "serve-model)",
+        )
     return n_returned

@@ -10,6 +10,10 @@ of :mod:`._tokenize`, so scoring over the server equals the ``hf`` scorer in pro
 The strings of one call run as one group of the engine (one token trie: the shared prompt of a
 query's options runs once), so a request carrying one query's option strings is the same packed
 row the ``hf`` scorer builds for that query. Log-probabilities are the engine's float64 values.
+
+:func:`next_token` is the one generation a scoring server needs: the greedy next token after
+a prompt and its log-probability, which a client compares with the echo of the prompt plus
+that token (the ``openai`` scorer's conformance probe).
 """
 
 from __future__ import annotations
@@ -17,12 +21,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from choiceaudit.scorers._engine import ScoreSpec, context_window, sequence_logprobs
-from choiceaudit.scorers._hf import EngineOptions
+import numpy as np
+
+from choiceaudit.scorers._causal import EngineOptions
+from choiceaudit.scorers._engine import (
+    ScoreSpec,
+    context_window,
+    next_token_logits,
+    sequence_logprobs,
+)
 from choiceaudit.scorers._loading import LoadedLM
 from choiceaudit.scorers._protocol import ScorerError
 
-__all__ = ["PromptLogprobs", "prompt_logprobs"]
+__all__ = ["NextToken", "PromptLogprobs", "next_token", "prompt_logprobs"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +106,42 @@ def prompt_logprobs(
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class NextToken:
+    """The greedy next token after a prompt: its id, its text and ``log P(token | prompt)``."""
+
+    id: int
+    text: str
+    logprob: float
+
+
+def next_token(
+    lm: LoadedLM,
+    text: str,
+    *,
+    engine: EngineOptions | None = None,
+    add_special_tokens: bool = True,
+) -> NextToken:
+    """The most probable next token after ``text`` over the tokenizer's vocabulary (the
+    lowest id on a tie), with its log-probability from the same engine as
+    :func:`prompt_logprobs`."""
+    engine = engine or EngineOptions()
+    ids = [int(t) for t in lm.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"]]
+    if not ids:
+        raise ScorerError("the prompt tokenizes to no token: nothing to condition on")
+    window = context_window(lm.model)
+    if window is not None and len(ids) >= window:
+        raise ScorerError(f"the prompt is {len(ids)} tokens: no room left in the context window")
+    n_vocab = min(len(lm.tokenizer), int(lm.model.config.vocab_size))
+    ((logits, lse),) = next_token_logits(
+        lm.model,
+        [ids],
+        [list(range(n_vocab))],
+        max_batch_tokens=engine.max_batch_tokens,
+        max_batch_rows=engine.max_batch_rows,
+        pad_multiple=engine.pad_multiple,
+    )
+    best = int(np.argmax(logits))
+    return NextToken(best, lm.tokenizer.decode([best]), float(logits[best] - lse))

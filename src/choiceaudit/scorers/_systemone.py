@@ -21,31 +21,24 @@ On every call the returned ``choice`` is checked against the argmax of the retur
 on ``choice``) but counted in ``describe()["counts"]["choice_not_argmax"]``; the meaning run
 writes the count over all stored rows into the manifest.
 
-429, 5xx, timeouts, transport errors and invalid bodies are retried with exponential backoff and
-jitter up to a ceiling (Appendix R: "retried with exponential backoff to a 30 s ceiling; no call
-was dropped"); nothing from an invalid body is recorded. Other 4xx statuses fail at once.
-
-That retry policy is for an endpoint that has answered. Until the first HTTP response of the
-client's life (any status), a failure to connect — connection refused, a name that does not
-resolve, a connect timeout — is most likely a wrong ``base_url``: it is probed once more (one
-call, after the first backoff delay) and, if that fails too, every query of the batch fails at
-once with a :class:`ScorerError` that names the base URL and says it never answered (a wrong
-address used to cost seven attempts per query). Once the endpoint has answered, connection
-failures are retried like any transient failure.
+The transport is :mod:`._http`'s, shared with the ``openai`` scorer: 429, 5xx, timeouts,
+transport errors and invalid bodies are retried with exponential backoff and jitter up to a
+ceiling (Appendix R: "retried with exponential backoff to a 30 s ceiling; no call was
+dropped"); nothing from an invalid body is recorded; other 4xx statuses fail at once, a 5xx
+that says it will recur fails after one retry, and an endpoint that never answered fails after
+one probe, naming the base URL. This module writes only the request and the parsing.
 
 What the model read is not knowable from outside: the API reports no token counts of the state,
 so nothing is recorded about truncation (``aux`` has no ``truncated``/``tokens_seen`` fields for
-this backend; a server-side limit is the API's to document). The API
-key is read from an environment variable and sent as a bearer token; it never appears in
-:meth:`SystemOneScorer.describe`, in ``repr`` or in an exception message.
+this backend; a server-side limit is the API's to document). The API key is read from an
+environment variable and sent as a bearer token; it never appears in
+:meth:`SystemOneScorer.describe`, in ``repr``, in a row or in an exception message (every
+string the server reported is redacted before it is kept).
 """
 
 from __future__ import annotations
 
 import math
-import os
-import random
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -55,8 +48,8 @@ import httpx
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from choiceaudit.scorers._http import HTTPBackend, Retryable
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
-from choiceaudit.scorers._retry import RetryBookkeeping
 from choiceaudit.types import Decision, Query
 
 __all__ = ["ENDPOINTS", "SUM_TOLERANCE", "PartialScoreError", "SystemOneScorer"]
@@ -68,7 +61,6 @@ ENDPOINTS: dict[str, str] = {"systemone": "/v1/systemone", "alpha": "/api/alpha/
 SUM_TOLERANCE = 1e-2
 
 _QUESTION = "q"
-_SNIPPET = 200
 
 
 class _Answer(BaseModel):
@@ -95,26 +87,7 @@ class _InvalidResponse(Exception):
     """The body broke the contract; retried like a transient failure, never recorded."""
 
 
-class _Retryable(Exception):
-    def __init__(
-        self,
-        kind: str,
-        retry_after: float | None = None,
-        *,
-        connect: bool = False,
-        detail: str = "",
-    ) -> None:
-        super().__init__(kind)
-        self.kind = kind
-        self.retry_after = retry_after
-        self.connect = connect  # no connection was made: the endpoint did not answer at all
-        self.detail = detail
-
-
-_UNKNOWN, _ANSWERED, _UNREACHABLE = "unknown", "answered", "unreachable"
-
-
-class SystemOneScorer(RetryBookkeeping):
+class SystemOneScorer(HTTPBackend):
     """A typed decision model behind an HTTP decisions API (see the module docstring).
 
     ``backoff`` is the first retry delay in seconds; attempt ``n`` waits
@@ -123,6 +96,10 @@ class SystemOneScorer(RetryBookkeeping):
     ``transport`` replaces the network (``httpx.MockTransport`` in tests); ``sleep`` replaces
     :func:`time.sleep` so retry schedules are testable without waiting.
     """
+
+    label = "systemone"
+    failed_counter = "failed_queries"
+    snippet = 200
 
     def __init__(
         self,
@@ -150,56 +127,37 @@ class SystemOneScorer(RetryBookkeeping):
             raise ScorerError(
                 "systemone needs max_retries >= 0, concurrency >= 1, timeout > 0, backoff >= 0"
             )
+        super().__init__(
+            base_url,
+            api_key_env=api_key_env,
+            max_retries=max_retries,
+            backoff=backoff,
+            backoff_ceiling=backoff_ceiling,
+            timeout=timeout,
+            transport=transport,
+            sleep=sleep,
+            seed=seed,
+            counters=(
+                "queries",
+                "http_calls",
+                "ok",
+                "retries",
+                "failed_queries",
+                "choice_not_argmax",
+            ),
+        )
         self.name = f"systemone:{model}"
-        self.base_url = base_url.rstrip("/")
         self.model = model
         self.variant = variant
         self.endpoint = self.base_url + ENDPOINTS[variant]
-        self.api_key_env = api_key_env
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.backoff_ceiling = backoff_ceiling
-        self.timeout = timeout
         self.concurrency = concurrency
-        self._sleep = sleep
-        self._rng = random.Random(seed)
-        self._lock = threading.Lock()
-        api_key = os.environ.get(api_key_env) or None
-        self._api_key_present = api_key is not None
-        headers = {"content-type": "application/json"}
-        if api_key is not None:
-            headers["authorization"] = f"Bearer {api_key}"
-        # The key lives only in the client's headers and in this redaction closure.
-        self._redact: Callable[[str], str] = (
-            (lambda text: text.replace(api_key, "***")) if api_key else (lambda text: text)
-        )
-        self._client = httpx.Client(
-            headers=headers, timeout=httpx.Timeout(timeout), transport=transport
-        )
-        self._counts: dict[str, int] = {
-            "queries": 0,
-            "http_calls": 0,
-            "ok": 0,
-            "retries": 0,
-            "failed_queries": 0,
-            "choice_not_argmax": 0,
-        }
-        self._failures: dict[str, int] = {}
         self._builds: set[str] = set()
         self._usage: dict[str, float] = {}
         self._cost = 0.0
         self._cost_seen = False
-        # Whether the endpoint has ever answered; one thread at a time probes a silent endpoint.
-        self._reach = _UNKNOWN
-        self._silent_connects = 0
-        self._unreachable_reason = ""
-        self._probe_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"SystemOneScorer(endpoint={self.endpoint!r}, model={self.model!r})"
-
-    def close(self) -> None:
-        self._client.close()
 
     def __enter__(self) -> SystemOneScorer:
         return self
@@ -237,12 +195,11 @@ class SystemOneScorer(RetryBookkeeping):
                 "endpoint": self.endpoint,
                 "variant": self.variant,
                 "model": self.model,
-                "resolved_builds": sorted(self._builds),
-                "api_key_env": self.api_key_env,
-                "api_key_present": self._api_key_present,
+                "resolved_builds": sorted(self.redact(self._builds)),
+                **self.secrecy(),
                 "counts": dict(self._counts),
                 "failures_by_kind": dict(sorted(self._failures.items())),
-                "usage": dict(sorted(self._usage.items())),
+                "usage": self.redact(dict(sorted(self._usage.items()))),
                 "cost": self._cost if self._cost_seen else self._usage.get("cost"),
                 "max_retries": self.max_retries,
                 "backoff": self.backoff,
@@ -273,108 +230,33 @@ class SystemOneScorer(RetryBookkeeping):
         try:
             return self._score_one(query)
         except ScorerError as exc:
+            exc.query_id = exc.query_id or query.id
             return exc
 
     def _score_one(self, query: Query) -> Decision:
         body = self.request_body(query)
-        with self._lock:
-            self._counts["queries"] += 1
-        last = "no attempt"
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                self._count("retries")
-            try:
-                if self._reach == _ANSWERED:
-                    return self._attempt(query, body)
-                return self._attempt_unproven(query, body)
-            except _Retryable as exc:
-                last = exc.kind
-                self._failure(exc.kind)
-                if attempt < self.max_retries:
-                    self._sleep(self._delay(attempt, exc.retry_after))
-        self._count("failed_queries")
-        raise ScorerError(
-            f"systemone {self.endpoint} (model {self.model!r}): query {query.id} "
-            f"(item {query.meta.get('item_id', '?')}) failed after {self.max_retries + 1} "
-            f"attempts; last error: {last}",
-            query_id=query.id,
-        )
+        self._count("queries")
+        item = query.meta.get("item_id", "?")
 
-    def _attempt_unproven(self, query: Query, body: dict[str, Any]) -> Decision:
-        """An attempt while the endpoint has never answered. Such calls go one at a time, so
-        the first failure to connect is followed by exactly one more call (the probe, whichever
-        query makes it); when that cannot connect either, this query and every later one fail
-        at once instead of each spending the whole retry policy."""
-        with self._probe_lock:
-            if self._reach == _UNREACHABLE:
-                self._count("failed_queries")
-                raise self._unreachable_error(query)
-            if self._reach != _ANSWERED:
-                try:
-                    return self._attempt(query, body)
-                except _Retryable as exc:
-                    if not exc.connect:
-                        raise
-                    with self._lock:
-                        self._silent_connects += 1
-                        if self._silent_connects == 1:
-                            detail = f": {exc.detail}" if exc.detail else ""
-                            self._unreachable_reason = f"{exc.kind}{detail}"
-                        elif self._reach != _ANSWERED:
-                            self._reach = _UNREACHABLE
-                    if self._reach != _UNREACHABLE:
-                        raise
-                    self._failure(exc.kind)
-                    self._count("failed_queries")
-                    raise self._unreachable_error(query) from None
-        return self._attempt(query, body)
+        def exhausted(last: str, attempts: int) -> ScorerError:
+            return ScorerError(
+                f"systemone {self.endpoint} (model {self.model!r}): query {query.id} "
+                f"(item {item}) failed after {attempts} attempts; last error: {last}",
+                query_id=query.id,
+            )
 
-    def _unreachable_error(self, query: Query) -> ScorerError:
-        return ScorerError(
-            f"systemone endpoint {self.base_url} never answered in this session: "
-            f"{self._unreachable_reason} on the first call and again on one probe, so nothing "
-            f"more is sent (query {query.id}, item {query.meta.get('item_id', '?')}, and the "
-            "rest of the batch); check base_url and that the server is running",
-            query_id=query.id,
+        return self._call(
+            lambda: self._attempt(query, body),
+            exhausted,
+            f"query {query.id}, item {item}, and the rest of the batch",
         )
 
     def _attempt(self, query: Query, body: dict[str, Any]) -> Decision:
-        self._count("http_calls")
-        try:
-            response = self._client.post(self.endpoint, json=body)
-        except httpx.ConnectTimeout as exc:
-            raise _Retryable(
-                "connect timeout", connect=True, detail=self._redact(str(exc))
-            ) from None
-        except httpx.TimeoutException:
-            raise _Retryable("timeout") from None
-        except httpx.ConnectError as exc:
-            # connection refused, or a host name that does not resolve
-            raise _Retryable(
-                f"transport error ({type(exc).__name__})",
-                connect=True,
-                detail=self._redact(str(exc)),
-            ) from None
-        except httpx.TransportError as exc:
-            raise _Retryable(f"transport error ({type(exc).__name__})") from None
-        if self._reach != _ANSWERED:
-            with self._lock:
-                self._reach = _ANSWERED
-        status = response.status_code
-        if status == 429 or status >= 500:
-            raise _Retryable(f"HTTP {status}", _retry_after(response))
-        if status >= 400:
-            self._failure(f"HTTP {status}")
-            self._count("failed_queries")
-            snippet = self._redact(response.text[:_SNIPPET])
-            raise ScorerError(
-                f"systemone {self.endpoint} answered HTTP {status} for query {query.id} "
-                f"(not retried): {snippet!r}"
-            )
+        response = self._send("POST", self.endpoint, body, where=f" for query {query.id}")
         try:
             decision, parsed = self._parse(query, response)
         except _InvalidResponse as exc:
-            raise _Retryable(f"invalid response: {self._redact(str(exc))}") from None
+            raise Retryable(f"invalid response: {self.redact(str(exc))}") from None
         self._record(parsed)
         return decision
 
@@ -413,7 +295,7 @@ class SystemOneScorer(RetryBookkeeping):
                 self._count("choice_not_argmax")
         build = parsed.build or parsed.model
         if build is not None:
-            aux["resolved_model"] = build
+            aux["resolved_model"] = self.redact(build)
         decision = Decision(query_id=query.id, probs=raw / total, scores={"prob": raw}, aux=aux)
         return decision, parsed
 
@@ -446,13 +328,3 @@ def _pick_answer(parsed: _Response, response: httpx.Response, variant: str) -> _
         pass
     raise _InvalidResponse("body has neither answers.q nor a top-level answer object")
 
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None

@@ -7,8 +7,13 @@ characters in the prompt, ``""`` for a zero-width special token such as a BOS),
 ``prompt[text_offset[i]:text_offset[i] + len(tokens[i])] == tokens[i]`` always holds),
 ``token_logprobs`` (``null`` first, then the engine's float64 ``log P(token | before)``) and
 ``top_logprobs`` (the prompt token only). ``prompt_token_ids`` carries the ids, as vLLM's
-``return_token_ids`` does. Nothing is generated: a request with ``max_tokens > 0`` or without
-``echo`` is refused (400), as is a prompt longer than the context window (never truncated).
+``return_token_ids`` does. With ``echo`` nothing is generated (``max_tokens`` must be 0). The
+one generation served is a greedy one-token completion (``echo: false``, ``max_tokens: 1``):
+the next token and its log-probability, which the ``openai`` scorer's conformance probe
+compares with the echo of the prompt plus that token. Anything else is refused (400), as is a
+prompt longer than the context window (never truncated). ``add_special_tokens: false`` (as
+vLLM takes it) scores the text without the tokenizer's special tokens: the ``openai`` scorer
+sends it when it has applied a chat template itself.
 
 The strings of one request run as one group of the engine (one token trie), so the ``openai``
 scorer, which sends one query's option strings per request, makes the same packed row as the
@@ -31,7 +36,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from choiceaudit.errors import ScorerError
-from choiceaudit.scorers import HFScorer, PromptLogprobs, prompt_logprobs
+from choiceaudit.scorers import HFScorer, NextToken, PromptLogprobs, next_token, prompt_logprobs
 
 __all__ = ["create_app"]
 
@@ -87,9 +92,18 @@ def create_app(
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "model": name})
 
-    def score(texts: list[str]) -> list[PromptLogprobs]:
+    def score(texts: list[str], add_special_tokens: bool) -> list[PromptLogprobs]:
         with engine_lock:
-            return prompt_logprobs(lm, texts, engine=scorer.engine, add_special_tokens=True)
+            return prompt_logprobs(
+                lm, texts, engine=scorer.engine, add_special_tokens=add_special_tokens
+            )
+
+    def generate(texts: list[str], add_special_tokens: bool) -> list[NextToken]:
+        with engine_lock:
+            return [
+                next_token(lm, t, engine=scorer.engine, add_special_tokens=add_special_tokens)
+                for t in texts
+            ]
 
     async def completions(request: Request) -> JSONResponse:
         if not authorised(request):
@@ -107,27 +121,22 @@ def create_app(
         texts = [prompts] if isinstance(prompts, str) else list(prompts)
         from starlette.concurrency import run_in_threadpool
 
+        generating = body.get("echo") is not True
+        specials = bool(body.get("add_special_tokens", True))
         try:
-            results = await run_in_threadpool(score, texts)
+            if generating:
+                tokens = await run_in_threadpool(generate, texts, specials)
+                choices = [
+                    _generated(i, t, n) for i, (t, n) in enumerate(zip(texts, tokens, strict=True))
+                ]
+                n_tokens, n_generated = 0, len(tokens)
+            else:
+                results = await run_in_threadpool(score, texts, specials)
+                choices = [_choice(i, r) for i, r in enumerate(results)]
+                n_tokens, n_generated = sum(len(r.ids) for r in results), 0
         except ScorerError as exc:
             return _error(400, str(exc))
-        choices = [_choice(i, r) for i, r in enumerate(results)]
-        n_tokens = sum(len(r.ids) for r in results)
-        return JSONResponse(
-            {
-                "id": f"cmpl-{uuid.uuid4().hex}",
-                "object": "text_completion",
-                "created": int(time.time()),
-                "model": name,
-                "system_fingerprint": fingerprint,
-                "choices": choices,
-                "usage": {
-                    "prompt_tokens": n_tokens,
-                    "completion_tokens": 0,
-                    "total_tokens": n_tokens,
-                },
-            }
-        )
+        return JSONResponse(_completion(name, fingerprint, choices, n_tokens, n_generated))
 
     routes = [
         Route("/v1/completions", completions, methods=["POST"]),
@@ -148,16 +157,53 @@ def _check_request(body: dict[str, Any], name: str) -> str | None:
     )
     if not (isinstance(prompts, str) or is_text_list):
         return "prompt must be a string or a non-empty list of strings (token-id prompts are not served)"
-    if body.get("echo") is not True:
-        return "this server scores prompts only: send echo=true"
-    if body.get("max_tokens") != 0:
-        return "this server scores prompts only: send max_tokens=0 (nothing is generated)"
+    if body.get("echo") is True and body.get("max_tokens") != 0:
+        return "with echo this server scores prompts only: send max_tokens=0"
+    if body.get("echo") is not True and body.get("max_tokens") != 1:
+        return (
+            "this server scores prompts (echo=true, max_tokens=0) or generates one greedy "
+            "token (echo=false, max_tokens=1)"
+        )
     logprobs = body.get("logprobs")
     if isinstance(logprobs, bool) or logprobs not in (0, 1):
         return "logprobs must be 0 or 1 (the prompt token's log-probability; no alternatives are served)"
+    if not isinstance(body.get("add_special_tokens", True), bool):
+        return "add_special_tokens must be true or false"
     if body.get("n", 1) != 1 or body.get("stream", False):
         return "n must be 1 and stream false"
     return None
+
+
+def _completion(
+    name: str, fingerprint: str, choices: list[dict[str, Any]], n_prompt: int, n_generated: int
+) -> dict[str, Any]:
+    return {
+        "id": f"cmpl-{uuid.uuid4().hex}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": name,
+        "system_fingerprint": fingerprint,
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": n_prompt,
+            "completion_tokens": n_generated,
+            "total_tokens": n_prompt + n_generated,
+        },
+    }
+
+
+def _generated(index: int, prompt: str, token: NextToken) -> dict[str, Any]:
+    return {
+        "index": index,
+        "text": token.text,
+        "logprobs": {
+            "tokens": [token.text],
+            "token_logprobs": [token.logprob],
+            "text_offset": [len(prompt)],
+            "top_logprobs": [{token.text: token.logprob}],
+        },
+        "finish_reason": "length",
+    }
 
 
 def _choice(index: int, result: PromptLogprobs) -> dict[str, Any]:

@@ -10,7 +10,7 @@ recording the tolerance and the largest |Σp − 1| in their results.
 Exact ties among options are a tied *set* in the toolkit. Functions that take probabilities or
 scores keep ties as sets (fractional credit, split shares); functions that take one choice per row
 (``mcnemar_exact``'s correctness, ``agreement_rate``, ``excess_consistency``) need the caller to
-resolve or exclude tied rows first and count them.
+resolve or exclude tied rows first and count them; ``split_credit_excess`` takes tied sets.
 """
 
 from choiceaudit.stats._agreement import agreement_rate, jaccard_similarity
@@ -24,11 +24,13 @@ from choiceaudit.stats._calibration import (
     top_label,
 )
 from choiceaudit.stats._consistency import (
+    SplitCreditExcess,
     excess_consistency,
     excess_consistency_ci,
     marginal_null,
     option_marginal,
     permutation_consistency,
+    split_credit_excess,
 )
 from choiceaudit.stats._divergence import js_divergence, normalized_entropy
 from choiceaudit.stats._order import (
@@ -68,6 +70,7 @@ __all__ = [
     "PermutationSweeps",
     "ReliabilityBins",
     "RiskCoverage",
+    "SplitCreditExcess",
     "agreement_rate",
     "answer_instability",
     "augrc",
@@ -103,6 +106,7 @@ __all__ = [
     "selection_spread",
     "selective_accuracy",
     "slot_shares",
+    "split_credit_excess",
     "tie_credit",
     "top_label",
     "unstable_items",

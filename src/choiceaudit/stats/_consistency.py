@@ -17,12 +17,16 @@ Definitions, for ``n`` items each rendered under two permutations, with canonica
 - excess ``= consistency − marginal null``. It is negative when choices move with the
   permutation more than independent sampling would produce (§IV-H3).
 
-One canonical choice per rendering: exact ties are a tied set elsewhere in the toolkit, so a
-caller must say how a tied rendering is represented (or exclude and count it) before calling.
+These take one canonical choice per rendering. Where a rendering's choice is a tied set,
+:func:`split_credit_excess` scores it as the expectation under indifference (each tied option
+gets credit ``1/|T|``); on untied choices it gives exactly these functions' numbers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -43,11 +47,13 @@ from choiceaudit.stats._validate import (
 )
 
 __all__ = [
+    "SplitCreditExcess",
     "excess_consistency",
     "excess_consistency_ci",
     "marginal_null",
     "option_marginal",
     "permutation_consistency",
+    "split_credit_excess",
 ]
 
 
@@ -131,3 +137,73 @@ def excess_consistency_ci(
         parts.append(agree - np.sum(p**2, axis=1))
     estimate = excess_consistency(a, b, n_options)
     return percentile_interval(np.concatenate(parts), estimate, level=level, n_clusters=n)
+
+
+@dataclass(frozen=True)
+class SplitCreditExcess:
+    """Excess over the marginal null when a rendering's choice may be a tied set: over
+    ``n_items`` items, ``n_tied_items`` of which have a tied rendering."""
+
+    n_items: int
+    n_tied_items: int
+    consistency: float
+    marginal_null: float
+    excess: float
+
+
+def _tied_sets(sets: Sequence[Sequence[int]], name: str, n_options: int) -> list[frozenset[int]]:
+    out = []
+    for i, s in enumerate(sets):
+        chosen = frozenset(int(o) for o in s)
+        if not chosen or len(chosen) != len(s):
+            raise ValueError(f"{name}[{i}]: a choice is a non-empty set of distinct options")
+        if min(chosen) < 0 or max(chosen) >= n_options:
+            raise ValueError(f"{name}[{i}]: options must lie in [0, {n_options}), got {sorted(s)}")
+        out.append(chosen)
+    return out
+
+
+def split_credit_excess(
+    sets_a: Sequence[Sequence[int]], sets_b: Sequence[Sequence[int]], n_options: int
+) -> SplitCreditExcess:
+    """Excess with ties scored as an expectation under indifference (§I-H's tie rule applied to
+    §IV-A's statistic): a rendering whose choice is the tied set ``T`` gives each option of ``T``
+    credit ``1/|T|`` (:func:`tie_credit`), the agreement of an item is ``Σ_o t_a(o) t_b(o)`` (the
+    chance that two independent tie-breaks agree), consistency is its mean over items, the
+    marginal ``p(o)`` is the credit pooled over both renderings and the null is ``Σ_o p(o)²``.
+
+    With no tied set this is :func:`excess_consistency` and is computed by it, so the numbers
+    are identical. With ties the sums are exact (rational arithmetic, rounded once), so a chooser
+    indifferent between all options (every set the whole menu) has excess exactly 0.
+
+    >>> split_credit_excess([[0], [1, 2]], [[0], [2]], 3).consistency
+    0.75
+    """
+    a = _tied_sets(sets_a, "sets_a", n_options)
+    b = _tied_sets(sets_b, "sets_b", n_options)
+    if len(a) != len(b):
+        raise ValueError(f"sets_a has {len(a)} items but sets_b has {len(b)}")
+    if not a:
+        raise ValueError("sets_a is empty")
+    n = len(a)
+    tied = sum(len(x) > 1 or len(y) > 1 for x, y in zip(a, b, strict=True))
+    if not tied:
+        ca = [next(iter(x)) for x in a]
+        cb = [next(iter(y)) for y in b]
+        return SplitCreditExcess(
+            n,
+            0,
+            permutation_consistency(ca, cb, n_options),
+            marginal_null(ca, cb, n_options),
+            excess_consistency(ca, cb, n_options),
+        )
+    agree = sum(
+        (Fraction(len(x & y), len(x) * len(y)) for x, y in zip(a, b, strict=True)), Fraction(0)
+    )
+    credit = [Fraction(0)] * n_options
+    for s in (*a, *b):
+        for o in s:
+            credit[o] += Fraction(1, len(s))
+    consistency = agree / n
+    null = sum((c / (2 * n)) ** 2 for c in credit)
+    return SplitCreditExcess(n, tied, float(consistency), float(null), float(consistency - null))

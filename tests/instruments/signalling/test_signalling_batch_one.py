@@ -60,3 +60,30 @@ def test_the_flip_rate_counts_changed_choices_per_tile(tmp_path: Path) -> None:
     assert alone.batch_flips == ()
     (skip,) = [s for s in alone.skipped if s.analysis.startswith("batch-1 flips")]
     assert "the batched run of fake is not among the runs analysed" in skip.reason
+
+
+def test_the_batch_one_arm_is_never_a_model_cell(tmp_path: Path) -> None:
+    # a batch-1 arm identical to its batched run: beside it (zero flips), not a second model
+    (batched,) = run_signalling(["fake"], ["uniform"], tmp_path / "r", **ARGS)[:1]  # type: ignore[arg-type]
+    single = tmp_path / "r" / "fake-batch1"
+    shutil.copytree(batched, single)
+    manifest = RunStore(single).read_manifest()
+    manifest["config"] = {**manifest["config"], "model": "fake (batch 1)", "batch_of": "fake"}
+    RunStore(single).write_manifest(manifest)
+    (analysis,) = analyse_runs([batched, tmp_path / "r" / "uniform", single])
+    assert {c.chooser for c in analysis.cells} == {"fake", "uniform"}
+    models = [c for c in analysis.cells if c.kind == "model"]
+    assert len(models) == 1 and models[0].bonferroni_level == pytest.approx(0.95)
+    assert {rc.n_cells for rc in analysis.random_comparison} == {1}
+    assert "fake (batch 1)" not in {e.chooser for e in analysis.excess}
+    assert analysis.excess_r is not None and analysis.excess_r.n_cells == 1
+    assert all(f.flipped == 0 and f.max_abs_score_change == 0.0 for f in analysis.batch_flips)
+    arms = {a.chooser: a for a in analysis.arms}
+    assert arms["fake (batch 1)"].batch_of == "fake" and arms["fake"].batch_of is None
+
+
+def test_the_frozen_battery_records_the_bonferroni_family_the_code_uses(tmp_path: Path) -> None:
+    from choiceaudit.audit import build_instrument
+
+    frozen = build_instrument("lancaster", tmp_path / "items", n_items=8, n_candidates=4000)
+    assert frozen.analysis["bonferroni"].startswith("across the model x rule cells")

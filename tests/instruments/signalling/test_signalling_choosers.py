@@ -76,7 +76,7 @@ def test_bayes_cell_summary_poles_and_consistency() -> None:
     assert s["agree_bayes"]["mean"] == 1.0
     assert s["post_norm_minus_random"]["excludes_zero"]
     ex = s["excess_consistency"]
-    assert ex["consistency"] == 1.0 and ex["excluded_tied"] == 0
+    assert ex["consistency"] == 1.0 and ex["tied_items"] == 0 and ex["n_items"] == 20
     a = [r["chosen"][0] for r in rows if r["perm_index"] == 0]
     assert ex["excess"] == pytest.approx(1.0 - stats.marginal_null(a, a, 6))
 
@@ -90,8 +90,12 @@ def test_uniform_chooser_lands_exactly_on_the_random_reference() -> None:
     s = cell_summary(rows, seed=0, n_resamples=500)
     assert s["post_norm_minus_random"]["estimate"] == pytest.approx(0.0, abs=1e-12)
     assert not s["post_norm_minus_random"]["excludes_zero"]
-    assert s["excess_consistency"]["excluded_tied"] == 20
-    assert s["excess_consistency"]["available"] is False
+    # every rendering is the whole menu tied: split credit keeps all 20 items and gives an
+    # indifferent chooser an excess of exactly 0 (§I-H), where leaving ties out gave none
+    ex = s["excess_consistency"]
+    assert (ex["n_items"], ex["tied_items"], ex["excluded_unpaired"]) == (20, 20, 0)
+    assert ex["excess"] == 0.0
+    assert ex["consistency"] == pytest.approx(1 / 6) and ex["marginal_null"] == pytest.approx(1 / 6)
 
 
 def test_random_reference_is_mean_coordinate_over_options() -> None:

@@ -95,6 +95,8 @@ def conditions(tmp_path_factory: pytest.TempPathFactory) -> tuple[SignallingAnal
         formats=("V",),
         swow=swow,
         conceptnet=conceptnet,
+        # the synthetic sources cover only some items: §I-B's check would refuse them
+        allow_partial_coverage=True,
     )
     (analysis,) = [r for r in analyse_runs(runs) if isinstance(r, SignallingAnalysis)]
     return analysis, tmp
@@ -225,6 +227,14 @@ def test_unselected_candidates_and_user_filters_are_recorded(tmp_path: Path) -> 
     assert sum(selected) == 40 and frozen.record["candidates"]["unselected"] == 5_960
     ids = set(table.filter(table.column("selected")).column("candidate").to_pylist())
     assert ids == {i.meta["candidate"] for i in frozen.items}
+    # each candidate carries what regenerating it needs: the selected ones match their items
+    rows = {r["candidate"]: r for r in table.to_pylist() if r["selected"]}
+    for item in frozen.items:
+        row = rows[item.meta["candidate"]]
+        assert row["means_ids"] == list(item.meta["means_ids"])
+        assert row["clues_ids"] == list(item.meta["clues_ids"])
+        assert [row["target_means"], row["target_clue"]] == list(item.meta["target"])
+        assert row["option_ids"] == [f"{item.meta['tile']}:{k}" for k in range(len(item.options))]
     assert frozen.items.config["selection_filters"] == {}
     filtered = build_instrument(
         "lancaster",

@@ -154,3 +154,10 @@ def test_oracle_rejects_bad_shapes_and_targets() -> None:
         run_oracle(np.ones((2, 10)), np.ones((2, 10)), [[0, 10], [0, 0]], MOVES)
     with pytest.raises(ValueError, match="non-finite"):
         run_oracle(np.full(10, np.nan), np.ones(10), [0, 0], MOVES)
+
+
+def test_a_rounding_fit_cost_is_not_decision_conflict() -> None:
+    from choiceaudit.instruments.signalling._oracle import FIT_COST_ATOL, decision_conflict
+
+    costs = np.array([0.0, 1.1e-16, FIT_COST_ATOL, 2e-12, 0.028, 0.42])
+    assert decision_conflict(costs).tolist() == [False, False, False, True, True, True]

@@ -4,8 +4,9 @@
   over items (rows of one ``item_id`` resampled together); a tied choice containing gold earns
   ``1/t`` (the toolkit's tie rule, :func:`choiceaudit.stats.tie_credit`);
 * the share of choices by display slot, per menu size (ties split evenly);
-* the order audit over permutation sweeps (:func:`choiceaudit.stats.permutation_sweeps`):
-  answer instability, distinct choices, selection spread, travel, and the gold probability
+* the order audit over permutation sweeps (:func:`choiceaudit.stats.permutation_sweeps`), per
+  menu size ``k`` (an item shown with different option counts is refused by name): answer
+  instability, distinct choices, selection spread, travel, and the gold probability
   range where every item has a gold option;
 * calibration and selective prediction where rows carry a gold option (the meaning report's
   views, :mod:`choiceaudit.instruments.scoring._calibration`): ECE, Brier, AURC / AUGRC against
@@ -72,9 +73,10 @@ class SlotShareCell:
 
 @dataclass(frozen=True)
 class OrderAuditCell:
-    """The order audit of one arm over its complete permutation sweeps."""
+    """The order audit of one arm over its complete permutation sweeps of ``k``-option menus."""
 
     model: str
+    k: int
     items: int
     orderings: int
     answer_instability: float
@@ -154,21 +156,53 @@ def _slot_shares(arm: Arm) -> list[SlotShareCell]:
     return cells
 
 
-def _order_audit(arm: Arm) -> OrderAuditCell | Skipped:
-    keyed = [
-        (str(q.meta["item_id"]), q.perm, i)
-        for i, (q, _) in enumerate(arm.rows)
-        if q.meta.get("item_id") is not None and q.perm is not None
-    ]
+def _order_audit(arm: Arm) -> tuple[list[OrderAuditCell], list[Skipped]]:
+    """One audit per option count ``k``: orderings of a 3-option and a 4-option menu are not
+    comparable (their probability vectors differ in length), so items are analysed with the
+    other items of their own menu size. An item shown with different option counts under its
+    orderings has no sweep and is refused by name, with the counts it was shown with."""
+    by_item: dict[str, list[int]] = {}
+    for i, (q, _) in enumerate(arm.rows):
+        if q.meta.get("item_id") is not None and q.perm is not None:
+            by_item.setdefault(str(q.meta["item_id"]), []).append(i)
+    by_k: dict[int, list[int]] = {}
+    skipped: list[Skipped] = []
+    for item, idx in by_item.items():
+        counts = sorted({len(arm.rows[i][0].options) for i in idx})
+        if len(counts) > 1:
+            skipped.append(
+                Skipped(
+                    "order audit",
+                    f"{arm.label}: item {item!r} is shown with {counts} options under its "
+                    "orderings; orderings are compared only within one menu size, so it has "
+                    "no order audit",
+                )
+            )
+            continue
+        by_k.setdefault(counts[0], []).extend(idx)
+    cells: list[OrderAuditCell] = []
+    for k, idx in sorted(by_k.items()):
+        cell = _order_audit_k(arm, k, sorted(idx))
+        if cell is not None:
+            cells.append(cell)
+    if not cells and not skipped:
+        skipped.append(
+            Skipped(
+                "order audit",
+                f"{arm.label}: no item rendered under more than one ordering; no order audit",
+            )
+        )
+    return cells, skipped
+
+
+def _order_audit_k(arm: Arm, k: int, idx: Sequence[int]) -> OrderAuditCell | None:
+    """The audit of the items of ``k``-option menus (``idx``: their rows in ``arm``)."""
+    rows = [arm.rows[i] for i in idx]
     sweeps = stats.permutation_sweeps(
-        [k[0] for k in keyed], [k[1] for k in keyed], n_orderings="mode"
+        [str(q.meta["item_id"]) for q, _ in rows], [q.perm for q, _ in rows], n_orderings="mode"
     )
     if sweeps is None:
-        return Skipped(
-            "order audit",
-            f"{arm.label}: no item rendered under more than one ordering; no order audit",
-        )
-    rows = [arm.rows[keyed[j][2]] for j in range(len(keyed))]
+        return None
     probs = np.array([[rows[j][1].probs for j in group] for group in sweeps.index])
     perms = np.array([[rows[j][0].perm for j in group] for group in sweeps.index])
     golds = [rows[group[0]][0].meta.get("gold") for group in sweeps.index]
@@ -179,6 +213,7 @@ def _order_audit(arm: Arm) -> OrderAuditCell | Skipped:
         gold_range = float(np.mean(stats.gold_prob_range(probs, perms, gold)))
     return OrderAuditCell(
         model=arm.label,
+        k=k,
         items=len(sweeps.items),
         orderings=int(probs.shape[1]),
         answer_instability=stats.answer_instability(probs, perms),
@@ -200,11 +235,9 @@ def analyse_scoring_runs(
         if cell is not None:
             accuracy.append(cell)
         slots.extend(_slot_shares(arm))
-        audit = _order_audit(arm)
-        if isinstance(audit, Skipped):
-            skipped.append(audit)
-        else:
-            order.append(audit)
+        cells, refused = _order_audit(arm)
+        order.extend(cells)
+        skipped.extend(refused)
     if not accuracy:
         skipped.insert(0, Skipped("accuracy", "no row carries a gold option in its meta"))
     infos = tuple(ArmInfo(a.label, a.source, dict(a.manifest), len(a.rows)) for a in arms)

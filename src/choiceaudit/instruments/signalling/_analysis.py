@@ -12,7 +12,7 @@ summary reports mean and median coordinates over items (each item's renderings a
 item is the unit), the random reference with its SD across items, agreement with ``o_fit``,
 ``o_bayes`` and what random selection would give, the paired item-clustered bootstrap of the
 difference from random (§I-H2), and the excess consistency over the marginal null (§IV-A) from
-the two stored permutations (renderings with a tied choice are excluded and counted).
+the two stored permutations, a tied choice scored by split credit like every other measure.
 """
 
 from __future__ import annotations
@@ -27,7 +27,13 @@ from choiceaudit import stats
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
 from choiceaudit.types import Decision, Item, Query
 
-__all__ = ["cell_summary", "coordinate_table", "item_references", "summarise_cells"]
+__all__ = [
+    "cell_summary",
+    "coordinate_table",
+    "item_references",
+    "paired_excess",
+    "summarise_cells",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -216,7 +222,7 @@ def cell_summary(
                 "level": lvl,
                 "excludes_zero": bool(diff.low > 0 or diff.high < 0),
             }
-    out["excess_consistency"] = _excess(use)
+    out["excess_consistency"] = paired_excess(use)
     out["share_o_fit_both"] = _o_fit_both(use)
     return out
 
@@ -233,43 +239,41 @@ def _o_fit_both(rows: Sequence[Mapping[str, Any]]) -> float | None:
     return float(np.mean([p[0] == 1.0 and p[1] == 1.0 for p in both]))
 
 
-def _excess(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Excess over the marginal null from renderings 0 and 1 of each item (untied only)."""
+def paired_excess(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Excess over the marginal null from renderings 0 and 1 of each item (§IV-A), every tie
+    scored by split credit (§I-H: the expectation under indifference; see
+    :func:`choiceaudit.stats.split_credit_excess`), so no item is left out for a tie.
+
+    Returns ``available``, ``n_items`` (items holding both renderings), ``tied_items`` (those
+    with a tied rendering, scored by split credit), ``excluded_unpaired`` (items missing a
+    rendering) and, when available, ``consistency``, ``marginal_null`` and ``excess``; menus of
+    different sizes have no common marginal and come back unavailable with the reason."""
     ks = {r["n_options"] for r in rows}
-    if len(ks) != 1:
+    if len(ks) > 1:
         return {
             "available": False,
             "reason": f"menus of different sizes {sorted(ks)}: group by tile",
+            "n_items": 0,
+            "tied_items": 0,
+            "excluded_unpaired": 0,
         }
     pairs: dict[str, dict[int, Mapping[str, Any]]] = {}
     for r in rows:
         pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = r
-    a, b, tied, unpaired = [], [], 0, 0
-    for renderings in pairs.values():
-        if 0 not in renderings or 1 not in renderings:
-            unpaired += 1
-            continue
-        ra, rb = renderings[0], renderings[1]
-        if ra["n_tied"] > 1 or rb["n_tied"] > 1:
-            tied += 1
-            continue
-        a.append(ra["chosen"][0])
-        b.append(rb["chosen"][0])
+    both = [p for p in pairs.values() if 0 in p and 1 in p]
     result: dict[str, Any] = {
-        "n_items": len(a),
-        "excluded_tied": tied,
-        "excluded_unpaired": unpaired,
+        "available": bool(both),
+        "n_items": len(both),
+        "tied_items": sum(p[0]["n_tied"] > 1 or p[1]["n_tied"] > 1 for p in both),
+        "excluded_unpaired": len(pairs) - len(both),
     }
-    if not a:
-        result["available"] = False
+    if not both:
+        result["reason"] = "no item holds both stored permutations"
         return result
-    k = ks.pop()
-    result.update(
-        available=True,
-        consistency=stats.permutation_consistency(a, b, k),
-        marginal_null=stats.marginal_null(a, b, k),
-        excess=stats.excess_consistency(a, b, k),
+    ex = stats.split_credit_excess(
+        [p[0]["chosen"] for p in both], [p[1]["chosen"] for p in both], ks.pop()
     )
+    result.update(consistency=ex.consistency, marginal_null=ex.marginal_null, excess=ex.excess)
     return result
 
 

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from choiceaudit import stats
-from choiceaudit.instruments.signalling._analysis import summarise_cells
+from choiceaudit.instruments.signalling._analysis import paired_excess, summarise_cells
 from choiceaudit.instruments.signalling._divergence import (
     choice_distributions,
     condition_agreement,
@@ -62,6 +61,8 @@ class ChooserRows:
     #: the paper's condition (§I-K): "4" for a model on the analysis set, "1"-"3", "6", "7"
     #: for conditions run as choosers, "reference" for uniform and salience
     condition: str = "4"
+    #: the run was allowed to score only the items its source covers (--allow-partial-coverage)
+    partial_coverage: bool = False
 
 
 def in_analysis_set(row: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
@@ -83,14 +84,23 @@ def battery_cells(
         return []
     spec = battery["analysis_set"]
     boot = battery["bootstrap"]
+    # uncovered rows stay in: the cell excludes and counts them (n_uncovered_rows); a chooser
+    # that covers nothing of the analysis set has no cell
+    scored = {
+        a.label for a in choosers for r in a.rows if in_analysis_set(r, spec) and r["covered"]
+    }
     rows = [
         {**r, "chooser": a.label}
         for a in choosers
         for r in a.rows
-        if in_analysis_set(r, spec) and r["covered"]
+        if a.label in scored and in_analysis_set(r, spec)
     ]
     if not rows:
         return []
+    partial = {a.label: a.partial_coverage for a in choosers}
+    n_set = {
+        a.label: len({r["item_id"] for r in a.rows if in_analysis_set(r, spec)}) for a in choosers
+    }
     kinds = {a.label: a.kind for a in choosers}
     conditions = {a.label: a.condition for a in choosers}
     model_cells = {(r["chooser"], r["rule"]) for r in rows if kinds[r["chooser"]] == "model"}
@@ -149,9 +159,11 @@ def battery_cells(
                 salience_to_bayes=(post - sal) / (1.0 - sal) if sal != 1.0 else float("nan"),
                 share_o_fit_both=c["share_o_fit_both"],
                 n_covered_items=c["n_items"],
-                excess_n_items=int(ex.get("n_items", 0)),
-                excess_excluded_tied=int(ex.get("excluded_tied", 0)),
-                excess_excluded_unpaired=int(ex.get("excluded_unpaired", 0)),
+                n_analysis_items=n_set[chooser],
+                partial_coverage=partial[chooser],
+                excess_n_items=int(ex["n_items"]),
+                excess_tied_items=int(ex["tied_items"]),
+                excess_excluded_unpaired=int(ex["excluded_unpaired"]),
             )
         )
     return out
@@ -228,11 +240,11 @@ def rule_agreement_records(
 
 def tile_excess_records(choosers: Sequence[ChooserRows]) -> list[TileExcess]:
     """§IV-H3: excess over the marginal null per tile, condition 4, format V, every item of
-    the tile (conflict and control), per chooser x rule."""
+    the tile (conflict and control), per chooser x rule; ties by split credit."""
     out = []
     for a in choosers:
         for rule in a.rules:
-            tiles: dict[str, dict[str, dict[int, Mapping[str, Any]]]] = {}
+            tiles: dict[str, list[Mapping[str, Any]]] = {}
             for r in a.rows:
                 if (
                     r["rule"] == rule
@@ -240,21 +252,21 @@ def tile_excess_records(choosers: Sequence[ChooserRows]) -> list[TileExcess]:
                     and r["format"] == "V"
                     and r["covered"]
                 ):
-                    tiles.setdefault(str(r["tile"]), {}).setdefault(r["item_id"], {})[
-                        int(r["perm_index"])
-                    ] = r
-            for tile, pairs in sorted(tiles.items()):
-                both = [p for p in pairs.values() if 0 in p and 1 in p]
-                untied = [p for p in both if p[0]["n_tied"] == 1 and p[1]["n_tied"] == 1]
-                consistency = null = excess = None
-                if untied:
-                    k = int(untied[0][0]["n_options"])
-                    ca = [p[0]["chosen"][0] for p in untied]
-                    cb = [p[1]["chosen"][0] for p in untied]
-                    consistency = stats.permutation_consistency(ca, cb, k)
-                    null = stats.marginal_null(ca, cb, k)
-                    excess = stats.excess_consistency(ca, cb, k)
-                out.append(TileExcess(a.label, rule, tile, len(untied), consistency, null, excess))
+                    tiles.setdefault(str(r["tile"]), []).append(r)
+            for tile, tile_rows in sorted(tiles.items()):
+                ex = paired_excess(tile_rows)
+                out.append(
+                    TileExcess(
+                        a.label,
+                        rule,
+                        tile,
+                        int(ex["n_items"]),
+                        ex.get("consistency"),
+                        ex.get("marginal_null"),
+                        ex.get("excess"),
+                        tied=int(ex["tied_items"]),
+                    )
+                )
     return out
 
 
@@ -337,14 +349,18 @@ def fit_cost_records(
                     Skipped(f"fit_cost bins for {a.label}/{rule}", "too few covered items")
                 )
                 continue
-            res = fit_cost_deciles(
-                rows,
-                items,
-                n_bins=n_bins,
-                seed=seed,
-                n_resamples=n_resamples,
-                level=float(boot["level"]),
-            )
+            try:
+                res = fit_cost_deciles(
+                    rows,
+                    items,
+                    n_bins=n_bins,
+                    seed=seed,
+                    n_resamples=n_resamples,
+                    level=float(boot["level"]),
+                )
+            except ValueError as exc:  # e.g. every item at one fit_cost: no slope exists
+                skipped.append(Skipped(f"fit_cost bins for {a.label}/{rule}", str(exc)))
+                continue
             sl, ps, pc = res["slope"], res["post_slope"], res["post_predicted_change"]
             slopes.append(
                 FitCostSlope(
@@ -434,8 +450,8 @@ def condition_records(choosers: Sequence[ChooserRows]) -> list[ConditionAgreemen
 def format_l_records(choosers: Sequence[ChooserRows]) -> list[FormatLRecord]:
     """Format L (§IV-H4): permutation consistency against its marginal null, and the letter
     prior (the most chosen slot's share beside the canonical distribution's distance from
-    uniform), per model x rule x tile x label form. Tied renderings are left out of the
-    consistency and counted. Reference choosers read the item, not the letters, and are left
+    uniform), per model x rule x tile x label form. Tied renderings enter the consistency by
+    split credit and are counted. Reference choosers read the item, not the letters, and are left
     out."""
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
     for a in choosers:
@@ -446,30 +462,19 @@ def format_l_records(choosers: Sequence[ChooserRows]) -> list[FormatLRecord]:
     records = []
     for (chooser, rule, tile, form), rows in sorted(groups.items()):
         dist = choice_distributions(rows)
-        pairs: dict[str, dict[int, dict[str, Any]]] = {}
-        for r in rows:
-            pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = r
-        both = [p for p in pairs.values() if 0 in p and 1 in p]
-        untied = [p for p in both if p[0]["n_tied"] == 1 and p[1]["n_tied"] == 1]
+        ex = paired_excess(rows)
         k = int(rows[0]["n_options"])
-        consistency = null = excess = None
-        if untied:
-            ca = [p[0]["chosen"][0] for p in untied]
-            cb = [p[1]["chosen"][0] for p in untied]
-            consistency = stats.permutation_consistency(ca, cb, k)
-            null = stats.marginal_null(ca, cb, k)
-            excess = stats.excess_consistency(ca, cb, k)
         records.append(
             FormatLRecord(
                 chooser=chooser,
                 rule=rule,
                 tile=tile,
                 label_form=form,
-                n=len(untied),
-                tied=len(both) - len(untied),
-                consistency=consistency,
-                null=null,
-                excess=excess,
+                n=int(ex["n_items"]),
+                tied=int(ex["tied_items"]),
+                consistency=ex.get("consistency"),
+                null=ex.get("marginal_null"),
+                excess=ex.get("excess"),
                 chance=1.0 / k,
                 top_letter=chr(ord("A") + dist["top_slot"]),
                 top_share=dist["top_slot_share"],

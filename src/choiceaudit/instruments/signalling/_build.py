@@ -134,7 +134,16 @@ def swow_retention_report(pool: Pool) -> dict[str, Any]:
             "through the SWOW cue match, so a figure computed without SWOW would describe a "
             "different pool",
         }
-    return retention_report(pool)
+    # The paper's rates (87.1 % natural kinds, 62.1 % artifacts) fit membership of the SWOW
+    # cue list over all concepts (0.871 x 423 + 0.621 x 1,431 ≈ 1,257 ≈ its 1,245 cue-list
+    # concepts), not the final pool after the homograph and noun filters: that is the primary
+    # set; the final pool's retention is kept beside it.
+    report = retention_report(pool, kept=pool.norms.coverage["swow"])
+    return {
+        **report,
+        "set": f"SWOW cue-list membership over all {len(pool.norms)} concepts",
+        "final_pool": retention_report(pool),
+    }
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ The numbers come from one build (:func:`build_signalling_items`, seed and candid
 given; the paper's design is 200,000 candidates and 1,000 items) and from the same analysis
 functions a model run goes through (reference choosers → :func:`coordinate_table` →
 :func:`cell_summary` / :func:`fit_cost_deciles`), so the check exercises the code, not a copy of
-it. Tolerances are absolute and declared in :data:`PAPER`; each is sized to the sampling spread
-of the statistic (e.g. a mean over 125 items has an SE near 0.006) and never widened to pass.
+it. The absolute tolerances in :data:`PAPER` describe one draw only; the check the command
+prints is over many item-set draws (:mod:`._conformance_seeds`), where each tolerance is a
+multiple of the measured spread across seeds, so a favourable draw cannot pass for agreement.
 Where a number needs a source the user did not give (SWOW for the 1,118-concept pool and the
 Appendix A retention), the row says ``unavailable`` instead of printing a figure of another
 pool. Why a measured number misses its tolerance is written in the instrument's README.
@@ -291,9 +292,15 @@ def _candidates(result: BuildResult) -> list[ConformanceRow]:
         "any_two_options/target_pair",
     ):
         share = pooled_ties[reading]["geometric_share"]
-        extra = ""
+        suff = pooled_ties.get(f"sufficiency/{reading.split('/')[1]}", {})
+        p_tie = suff.get("p_tie_given_geometric")
+        extra = (
+            ""
+            if p_tie is None
+            else f"; P(tie | geometric) under this range {p_tie:.3f} (sufficient means 1)"
+        )
         if size is not None and size[reading]["geometric_share"] is not None:
-            extra = f"; size tile alone {100 * size[reading]['geometric_share']:.1f} %"
+            extra += f"; size tile alone {100 * size[reading]['geometric_share']:.1f} %"
         rows.append(
             _row(
                 "geometric share of ties",
@@ -302,6 +309,18 @@ def _candidates(result: BuildResult) -> list[ConformanceRow]:
                 quantity=f"geometric share of ties ({reading.replace('/', ', ')})",
             )
         )
+    for scope in ("listed_concepts", "target_pair"):
+        suff = pooled_ties.get(f"sufficiency/{scope}")
+        if suff and suff["p_tie_given_geometric"] is not None:
+            rows.append(
+                _measured(
+                    "Appendix B",
+                    f"P(tie | geometric), range {scope.replace('_', ' ')}",
+                    suff["p_tie_given_geometric"],
+                    f"{suff['tied']} of {suff['geometric_pairs']} option pairs beyond the range "
+                    "on one side tie; Appendix B calls the geometric condition sufficient (1)",
+                )
+            )
     return rows
 
 

@@ -138,7 +138,10 @@ def default_analysis(items: ItemSet, *, n_resamples: int = 4000) -> dict[str, An
         "primary_decay": "exponential",
         "analysis_set": {"tile": primary, "conflict": True, "condition": "4", "format": "V"},
         "bootstrap": {"n_resamples": n_resamples, "level": 0.95, "unit": "item"},
-        "bonferroni": "across chooser x rule cells of the analysis set",
+        "bonferroni": (
+            "across the model x rule cells of the analysis set (reference choosers and "
+            "batch-1 arms are not tested cells)"
+        ),
         "fit_cost_bins": 10,
         "seed": int(items.config.get("seed", 0)),
     }

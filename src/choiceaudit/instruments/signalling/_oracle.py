@@ -17,7 +17,9 @@ Where the lexicographic rule still leaves several options (equal posterior *and*
 every coordinate is the same), ``o_bayes`` is the lowest canonical index.
 
 ``fit_cost = f(o_fit, h*) − f(o_bayes, h*)``; an item has **decision conflict** when
-``fit_cost > 0`` (the fit-maximising option is not the posterior-maximising one).
+``fit_cost > FIT_COST_ATOL`` (1e-12): the fit-maximising option is not the posterior-maximising
+one. The tolerance keeps a rounding difference (1.1e-16 between two evaluations of one fit)
+from counting as conflict; a real fit_cost on these scales is many orders larger.
 
 The **local competition ratio** is ``Σ_h f(o_fit, h) / Σ_h f(o_bayes, h)``: how much more the
 fit-maximising option also fits the item's own hypotheses (its competition, the denominator of
@@ -38,7 +40,7 @@ import numpy.typing as npt
 from choiceaudit.instruments.signalling._fit import DecayFamily, concept_log_fit
 from choiceaudit.instruments.signalling._tiles import Tile
 
-__all__ = ["OracleResult", "coordinates", "run_oracle"]
+__all__ = ["FIT_COST_ATOL", "OracleResult", "coordinates", "decision_conflict", "run_oracle"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -46,6 +48,13 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Tolerance on the spread of log-likelihood differences for "proportional columns".
 TIE_ATOL = 1e-9
+#: Largest fit_cost that is rounding, not conflict.
+FIT_COST_ATOL = 1e-12
+
+
+def decision_conflict(fit_cost: FloatArray) -> BoolArray:
+    """Decision conflict: ``fit_cost`` beyond rounding (``> FIT_COST_ATOL``)."""
+    return np.asarray(np.asarray(fit_cost, dtype=np.float64) > FIT_COST_ATOL, dtype=np.bool_)
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,7 @@ def _oracle_block(
         "bayes_tied": bayes_tied,
         "tie": tie,
         "geometric_tie": geometric,
-        "conflict": fit_cost > 0,
+        "conflict": decision_conflict(fit_cost),
         "fit_cost": fit_cost,
         "competition_ratio": competition[rows, o_fit] / competition[rows, o_bayes],
         "posterior_ratio": post_bayes / post_fit,

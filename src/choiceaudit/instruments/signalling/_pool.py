@@ -117,13 +117,14 @@ def _rate(mask: BoolArray, kept: BoolArray) -> float:
     return float((mask & kept).sum() / total) if total else float("nan")
 
 
-def retention_report(pool: Pool) -> dict[str, Any]:
-    """Appendix A: pool retention of natural kinds vs artifacts over all concepts of the norms.
+def retention_report(pool: Pool, kept: BoolArray | None = None) -> dict[str, Any]:
+    """Appendix A: retention of natural kinds vs artifacts over all concepts of the norms, for
+    the membership ``kept`` (default: the final pool).
 
-    Reported unconditionally, among single-word concepts (no space or underscore), and within
-    the rarest quartile of word frequency (where the bundle has a ``frequency`` covariate).
-    Gaps are in percentage points (natural − artifact). Bundles without artifact flags get
-    ``{"available": False, "reason": ...}``.
+    Reported unconditionally, among single-word concepts (no space or underscore), within the
+    rarest quartile of word frequency and per frequency quartile (where the bundle has a
+    ``frequency`` covariate). Gaps are in percentage points (natural − artifact). Bundles
+    without artifact flags get ``{"available": False, "reason": ...}``.
     """
     norms = pool.norms
     if norms.artifact is None:
@@ -133,7 +134,7 @@ def retention_report(pool: Pool) -> dict[str, Any]:
         }
     artifact = np.asarray(norms.artifact, dtype=bool)
     natural = ~artifact
-    kept = pool.mask
+    kept = pool.mask if kept is None else np.asarray(kept, dtype=bool)
 
     def block(where: BoolArray) -> dict[str, float | int]:
         nat, art = _rate(natural & where, kept), _rate(artifact & where, kept)
@@ -154,6 +155,9 @@ def retention_report(pool: Pool) -> dict[str, Any]:
         q1 = float(np.quantile(freq[finite], 0.25))
         out["rarest_frequency_quartile"] = block(finite & (freq <= q1))
         out["rarest_quartile_threshold"] = q1
+        edges = np.quantile(freq[finite], [0.25, 0.5, 0.75])
+        stratum = np.searchsorted(edges, np.where(finite, freq, 0.0), side="left")
+        out["frequency_quartiles"] = [block(finite & (stratum == q)) for q in range(4)]
     base = out["all"]["gap_pp"]
     if base:
         out["share_of_gap_explained_by_multiword"] = (base - out["single_word"]["gap_pp"]) / base

@@ -41,10 +41,13 @@ class CoordinateCell:
     """One Table I cell: a chooser x scoring rule on the frozen analysis set. ``delta_*`` is the
     paired item bootstrap of ``post_norm`` minus the random reference (95 %, and at the
     Bonferroni ``bonferroni_level`` across all the cells); ``excess`` / ``consistency`` are
-    over the ``excess_n_items`` items with an untied choice under both permutations (``None``
-    when there is none); ``excess_excluded_tied`` items had a tied rendering and
-    ``excess_excluded_unpaired`` lacked one of the two renderings (see the README: the paper
-    does not define excess under ties)."""
+    over the ``excess_n_items`` items holding both stored permutations, a tied rendering scored
+    by split credit (§I-H; ``excess_tied_items`` of them had one), ``None`` when no item holds
+    both; ``excess_excluded_unpaired`` items lacked one of the two renderings.
+    ``n_uncovered_rows`` counts the analysis-set renderings the chooser could not score (its
+    source lacks the words), ``n_covered_items`` the items it scored of the
+    ``n_analysis_items`` it was given, and ``partial_coverage`` says its run was allowed to
+    score a subset (``--allow-partial-coverage``; §I-B otherwise refuses it)."""
 
     chooser: str
     kind: str
@@ -83,8 +86,10 @@ class CoordinateCell:
     share_o_fit_both: float | None = None
     n_covered_items: int = 0
     excess_n_items: int = 0
-    excess_excluded_tied: int = 0
+    excess_tied_items: int = 0
     excess_excluded_unpaired: int = 0
+    n_analysis_items: int = 0
+    partial_coverage: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,8 @@ class RuleAgreement:
 @dataclass(frozen=True)
 class TileExcess:
     """§IV-H3: excess over the marginal null per tile (conflict and control items, condition
-    4, format V) for one chooser x rule."""
+    4, format V) for one chooser x rule, over the ``n_items`` items holding both permutations
+    (``tied`` of them with a tied rendering, scored by split credit)."""
 
     chooser: str
     rule: str
@@ -128,6 +134,7 @@ class TileExcess:
     consistency: float | None
     null: float | None
     excess: float | None
+    tied: int = 0
 
 
 @dataclass(frozen=True)
@@ -265,7 +272,7 @@ class FitCostSlope:
 @dataclass(frozen=True)
 class ExcessPoint:
     """One chooser x rule cell of the §IV-C scatter: excess over the marginal null against the
-    distance ``|post_norm − random|``."""
+    distance ``|post_norm − random|``; ``n_items`` is the excess's item count."""
 
     chooser: str
     kind: str
@@ -273,6 +280,7 @@ class ExcessPoint:
     excess: float
     delta_post_vs_random: float
     distance_from_random: float
+    n_items: int = 0
 
 
 @dataclass(frozen=True)
@@ -318,7 +326,8 @@ class BatchFlip:
 @dataclass(frozen=True)
 class FormatLRecord:
     """Format L (§IV-H4) for one model x rule x tile x label form: permutation consistency
-    against its marginal null over ``n`` untied items (``tied`` left out), and the letter prior
+    against its marginal null over the ``n`` items holding both permutations (``tied`` of them
+    with a tied rendering, scored by split credit), and the letter prior
     (``top_letter``'s share beside the canonical distribution's largest distance from uniform)."""
 
     chooser: str
@@ -340,7 +349,8 @@ class FormatLRecord:
 class ArmSummary:
     """One analysed run: its directory (``source``), the chooser label and kind ("model": a
     cell per scoring rule; "reference": one choice, ``probs``), the rules analysed, the row
-    count and status, and the manifest as stored."""
+    count and status, and the manifest as stored. ``batch_of`` names the batched model of a
+    batch-1 arm, which is read beside that model (flip rate) and is never a cell."""
 
     source: str
     run: str
@@ -352,6 +362,7 @@ class ArmSummary:
     items_hash: str
     manifest: Mapping[str, Any]
     condition: str = "4"
+    batch_of: str | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import numpy as np
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._analysis import coordinate_table
+from choiceaudit.instruments.signalling._batch_flips import batch_flip_records, is_batch_one
 from choiceaudit.instruments.signalling._battery import (
     ChooserRows,
     analysis_set_label,
@@ -35,6 +36,10 @@ from choiceaudit.instruments.signalling._battery import (
     tile_excess_records,
 )
 from choiceaudit.instruments.signalling._chooser_factory import chooser_condition
+from choiceaudit.instruments.signalling._diagnostics import (
+    cosine_sign_records,
+    inert_parameters,
+)
 from choiceaudit.instruments.signalling._freeze import (
     FrozenInstrument,
     InstrumentMismatchError,
@@ -44,20 +49,17 @@ from choiceaudit.instruments.signalling._freeze import (
 )
 from choiceaudit.instruments.signalling._results import (
     ArmSummary,
-    BatchFlip,
     CoordinateCell,
     CoordinatePoint,
-    CosineSign,
     DecayComparison,
     ExcessCorrelation,
     ExcessPoint,
     FitCostBin,
     FitCostSlope,
-    InertParameter,
     ReferencePoint,
     SignallingAnalysis,
 )
-from choiceaudit.types import Arm, Item, Skipped, tied_argmax
+from choiceaudit.types import Arm, Item, Skipped
 
 __all__ = [
     "MIN_CELLS_CI",
@@ -134,8 +136,17 @@ def analyse_arm(arm: Arm, frozen: FrozenInstrument | None = None) -> AnalysedArm
     for row, row_g, form in zip(rows, gaussian, forms, strict=True):
         row["label_form"] = row_g["label_form"] = form
     condition = chooser_condition(str(config["chooser"])) if kind == "reference" else "4"
+    partial = bool((config.get("coverage") or {}).get("partial_allowed", False))
     return AnalysedArm(
-        label, kind, rules, rows, condition, arm=arm, frozen=frozen, rows_gaussian=gaussian
+        label,
+        kind,
+        rules,
+        rows,
+        condition,
+        partial,
+        arm=arm,
+        frozen=frozen,
+        rows_gaussian=gaussian,
     )
 
 
@@ -203,7 +214,10 @@ def _decay(
     """Table I's coordinates under both decay families side by side (§I-A: the family is a
     reported dimension; the analysis runs under both)."""
     gaussian = battery_cells(
-        [ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition) for a in group],
+        [
+            ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition, a.partial_coverage)
+            for a in group
+        ],
         group[0].frozen.analysis,
     )
     by_cell = {(g.chooser, g.rule): g for g in gaussian}
@@ -237,45 +251,9 @@ def _gaussian_items(items: Sequence[Item]) -> list[Item]:
     return out
 
 
-def _cosine_sign(group: Sequence[AnalysedArm]) -> tuple[CosineSign, ...]:
-    """§IV-H1: mean share of negative cosine hypothesis entries over an arm's renderings."""
-    out = []
-    for a in group:
-        shares = [
-            float(d.aux["negative_hypothesis_share"])
-            for _, d in a.arm.rows
-            if "negative_hypothesis_share" in d.aux
-        ]
-        if shares:
-            out.append(CosineSign(a.label, len(shares), float(sum(shares) / len(shares))))
-    return tuple(out)
-
-
-def _inert(group: Sequence[AnalysedArm]) -> tuple[InertParameter, ...]:
-    """§IV-H5: for a chooser that records a parameter sweep in its scores
-    (``<score>@<param>=<value>``: the RSA layer's α, the ConceptNet decay base ``d``), the share
-    of renderings whose chosen option set is identical at every swept value."""
-    out = []
-    for a in group:
-        sweeps: dict[str, list[tuple[float, str]]] = {}
-        first = next((d for _, d in a.arm.rows if d.aux.get("covered", True)), None)
-        for d in [first] if first is not None else []:
-            for key in d.scores:
-                if "@" in key and "=" in key:
-                    param, value = key.split("@", 1)[1].split("=", 1)
-                    sweeps.setdefault(param, []).append((float(value), key))
-        for param, keys in sweeps.items():
-            keys.sort()
-            same, n = 0, 0
-            for _, d in a.arm.rows:
-                if not d.aux.get("covered", True):
-                    continue
-                choices = {tuple(d.choice(k)) for _, k in keys}
-                n += 1
-                same += len(choices) == 1
-            if n:
-                out.append(InertParameter(a.label, param, tuple(v for v, _ in keys), n, same / n))
-    return tuple(out)
+def _flat(values: Sequence[float]) -> bool:
+    # equal up to floating-point noise: a correlation over them would report rounding error
+    return bool(np.ptp(values) <= 1e-12 * max(1.0, float(np.max(np.abs(values)))))
 
 
 def _excess(
@@ -289,6 +267,7 @@ def _excess(
             excess=c.excess,
             delta_post_vs_random=c.delta_post_vs_random,
             distance_from_random=abs(c.delta_post_vs_random),
+            n_items=c.excess_n_items,
         )
         for c in cells
         if c.excess is not None
@@ -300,8 +279,7 @@ def _excess(
         skipped.append(
             Skipped(
                 f"excess for {', '.join(no_excess)}",
-                "no item with an untied choice under both permutations (a chooser indifferent "
-                "between all options has no excess)",
+                "no item holds both stored permutations",
             )
         )
     if not points:
@@ -315,11 +293,20 @@ def _excess(
             )
         )
         return points, ExcessCorrelation(len(models), None, None, None)
+    xs = [e.excess for e in models]
+    ys = [e.distance_from_random for e in models]
+    flat = [name for name, v in (("excess", xs), ("distance from random", ys)) if _flat(v)]
+    if flat:
+        skipped.append(
+            Skipped(
+                "r between excess and distance from random (§IV-C)",
+                f"{' and '.join(flat)} the same in all {len(models)} model x rule cells: a "
+                "correlation is undefined",
+            )
+        )
+        return points, ExcessCorrelation(len(models), None, None, None)
     r = stats.pearson_r(
-        [e.excess for e in models],
-        [e.distance_from_random for e in models],
-        n_resamples=int(battery["bootstrap"]["n_resamples"]),
-        seed=int(battery["seed"]),
+        xs, ys, n_resamples=int(battery["bootstrap"]["n_resamples"]), seed=int(battery["seed"])
     )
     if len(models) < MIN_CELLS_CI:
         skipped.append(
@@ -345,11 +332,15 @@ def _arm_summary(a: AnalysedArm) -> ArmSummary:
         items_hash=a.frozen.hash,
         manifest=a.arm.manifest,
         condition="4 and 5" if a.kind == "model" else a.condition,
+        batch_of=str(a.arm.config["batch_of"]) if is_batch_one(a) else None,
     )
 
 
-def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
-    frozen = group[0].frozen
+def _analyse_group(everything: Sequence[AnalysedArm]) -> SignallingAnalysis:
+    # the batch-1 arms enter only the flip records: every count of cells (Table I, Bonferroni,
+    # §IV-B, the r of §IV-C) is over the batched cells
+    group = [a for a in everything if not is_batch_one(a)]
+    frozen = everything[0].frozen
     battery = frozen.analysis
     set_label = analysis_set_label(battery["analysis_set"])
     skipped: list[Skipped] = []
@@ -367,7 +358,10 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
     if not cells:
         skipped.append(
             Skipped(
-                "coordinates, Table I, excess", f"no scored rows in the analysis set ({set_label})"
+                "coordinates, Table I, excess",
+                f"no scored rows in the analysis set ({set_label})"
+                if group
+                else "only batch-1 arms were given; they are read beside their batched runs",
             )
         )
     else:
@@ -379,7 +373,12 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         )
         bins, slopes = tuple(fc_bins), tuple(fc_slopes)
         g_bins, g_slopes = fit_cost_records(
-            [ChooserRows(a.label, a.kind, a.rules, a.rows_gaussian, a.condition) for a in group],
+            [
+                ChooserRows(
+                    a.label, a.kind, a.rules, a.rows_gaussian, a.condition, a.partial_coverage
+                )
+                for a in group
+            ],
             _gaussian_items(list(frozen.items)),
             battery,
             facets=facets,
@@ -405,7 +404,7 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
                 "the letters)",
             )
         )
-    flips, flip_skips = batch_flip_records(group)
+    flips, flip_skips = batch_flip_records(everything)
     skipped.extend(flip_skips)
     norms = frozen.record.get("norms")
     return SignallingAnalysis(
@@ -414,7 +413,7 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         n_items=len(frozen.items),
         norms=None if norms is None else str(norms),
         n_amendments=len(read_amendments(frozen.path)),
-        arms=tuple(_arm_summary(a) for a in group),
+        arms=tuple(_arm_summary(a) for a in everything),
         facets=tuple(facets),
         cells=cells,
         references=references,
@@ -431,71 +430,12 @@ def _analyse_group(group: Sequence[AnalysedArm]) -> SignallingAnalysis:
         rule_agreement=tuple(rule_agreement_records(group, battery)),
         tile_excess=tuple(tile_excess_records(group)),
         label_forms=tuple(label_form_records(group)),
-        inert=_inert(group),
-        cosine_sign=_cosine_sign(group),
+        inert=inert_parameters(group),
+        cosine_sign=cosine_sign_records(group),
         fit_cost_gaussian=bins_gaussian,
         slopes_gaussian=slopes_gaussian,
         batch_flips=tuple(flips),
     )
-
-
-def batch_flip_records(group: Sequence[AnalysedArm]) -> tuple[list[BatchFlip], list[Skipped]]:
-    """For every model arm scored at batch size 1 (``config["batch_of"]`` names the batched
-    run's model), the flip rate against that batched arm per scoring rule and tile, on the
-    renderings both hold (exact ties are sets: a flip is a changed tied set). A batch-1 arm
-    whose batched run is not in ``group``, or that shares no rendering or rule with it, comes
-    back as a ``Skipped``."""
-    by_model = {
-        str(a.arm.config.get("model")): a
-        for a in group
-        if a.kind == "model" and not a.arm.config.get("batch_of")
-    }
-    records: list[BatchFlip] = []
-    skipped: list[Skipped] = []
-    for single in group:
-        base_name = single.arm.config.get("batch_of")
-        if not base_name:
-            continue  # not a batch-1 arm
-        what = f"batch-1 flips of {single.label}"
-        if str(base_name) not in by_model:
-            skipped.append(
-                Skipped(what, f"the batched run of {base_name} is not among the runs analysed")
-            )
-            continue
-        batched = by_model[str(base_name)]
-        theirs = {q.id: (q, d) for q, d in batched.arm.rows}
-        rules = [r for r in single.rules if r in batched.rules]
-        if not rules or not any(q.id in theirs for q, _ in single.arm.rows):
-            skipped.append(
-                Skipped(what, f"no rendering and scoring rule shared with the run of {base_name}")
-            )
-            continue
-        for rule in rules:
-            cells: dict[str, list[tuple[bool, float]]] = {}
-            for query, decision in single.arm.rows:
-                if query.id not in theirs:
-                    continue
-                other = theirs[query.id][1]
-                mine = decision.probs if rule == "probs" else decision.scores[rule]
-                their = other.probs if rule == "probs" else other.scores[rule]
-                a = sorted(query.canonical(s) for s in tied_argmax(mine))
-                b = sorted(query.canonical(s) for s in tied_argmax(their))
-                change = float(np.max(np.abs(np.asarray(mine) - np.asarray(their))))
-                cells.setdefault(str(query.meta.get("tile")), []).append((a != b, change))
-            for tile, values in cells.items():
-                flipped = sum(1 for f, _ in values if f)
-                records.append(
-                    BatchFlip(
-                        model=str(base_name),
-                        rule=rule,
-                        tile=tile,
-                        n=len(values),
-                        flipped=flipped,
-                        flip_rate=flipped / len(values),
-                        max_abs_score_change=max(c for _, c in values),
-                    )
-                )
-    return records, skipped
 
 
 def analyse_signalling_runs(arms: Sequence[Arm]) -> tuple[SignallingAnalysis, ...]:

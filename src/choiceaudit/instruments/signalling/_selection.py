@@ -34,6 +34,7 @@ __all__ = [
     "Selection",
     "build_item_set",
     "candidate_columns",
+    "cell_counts",
     "conflict_rates",
     "item_permutations",
     "select_items",
@@ -115,12 +116,19 @@ CANDIDATE_FIELDS: tuple[str, ...] = (
     "bayes_margin",
     "tie",
     "geometric_tie",
+    "means_ids",
+    "clues_ids",
+    "target_means",
+    "target_clue",
+    "option_ids",
 )
 
 
 def candidate_columns(selection: Selection) -> dict[str, list[Any]]:
     """Every generated candidate, one row each (selected or not), as columns: the item
-    properties selection could see, the per-candidate robustness report and ``selected``."""
+    properties selection could see, the per-candidate robustness report, ``selected``, and
+    what regenerating the candidate needs (concept ids of the Means and Clues lists, target
+    positions, option ids ``<tile>:<canonical index>`` of the frozen tile file)."""
     cols: dict[str, list[Any]] = {f: [] for f in CANDIDATE_FIELDS}
     for block in selection.blocks:
         o, ga = block.oracle, block.oracle_gaussian
@@ -141,6 +149,16 @@ def candidate_columns(selection: Selection) -> dict[str, list[Any]]:
         cols["bayes_margin"].extend(np.asarray(o.bayes_margin, dtype=np.float64).tolist())
         cols["tie"].extend(o.tie.tolist())
         cols["geometric_tie"].extend(o.geometric_tie.tolist())
+        # what regenerating a candidate needs: the norms' concept ids of both lists, the target
+        # positions and the canonical options (the tile's option ids, ``<tile>:<index>``)
+        ids = np.asarray(block.norms.concepts, dtype=object)[block.concepts]
+        m = block.n_means
+        cols["means_ids"].extend(ids[:, :m].tolist())
+        cols["clues_ids"].extend(ids[:, m:].tolist())
+        cols["target_means"].extend(block.target[:, 0].astype(int).tolist())
+        cols["target_clue"].extend(block.target[:, 1].astype(int).tolist())
+        options = [f"{block.tile.name}:{k}" for k in range(block.tile.n_options)]
+        cols["option_ids"].extend([options] * len(block))
     return cols
 
 
@@ -164,6 +182,14 @@ def conflict_rates(blocks: Sequence[CandidateBlock]) -> dict[str, dict[str, floa
     return out
 
 
+def cell_counts(n_items: int, tiles: Sequence[str]) -> dict[tuple[str, str], int]:
+    """Items per (tile, "conflict" | "control"): ``n_items // (2 k)`` each, and the remainder
+    one each to the conflict cells in tile order, then to the control cells."""
+    cells = [(t, "conflict") for t in tiles] + [(t, "control") for t in tiles]
+    base, extra = divmod(n_items, len(cells))
+    return {cell: base + (i < extra) for i, cell in enumerate(cells)}
+
+
 def select_items(
     blocks: Sequence[CandidateBlock],
     *,
@@ -172,12 +198,15 @@ def select_items(
     config: RobustnessConfig | None = None,
 ) -> Selection:
     """Select ``n_items`` candidates, equal per tile, half conflict and half control, among
-    those with a defined coordinate (``config``: optional filters, default none)."""
+    those with a defined coordinate (``config``: optional filters, default none).
+
+    A count that does not split evenly over tiles x conflict/control (a small trial run) is
+    as balanced as it can be (:func:`cell_counts`: the remainder goes one item each to the
+    conflict cells in tile order, then the control cells), so any count from 1 builds."""
     config = config if config is not None else RobustnessConfig()
-    k = len(blocks)
-    if n_items % (2 * k):
-        raise InputError(f"{n_items} items cannot split evenly over {k} tiles × conflict/control")
-    per_cell = n_items // (2 * k)
+    if n_items < 1:
+        raise InputError(f"n_items must be at least 1, got {n_items}")
+    counts = cell_counts(n_items, [b.tile.name for b in blocks])
     conflict: dict[str, IntArray] = {}
     control: dict[str, IntArray] = {}
     robustness = {}
@@ -191,6 +220,7 @@ def select_items(
         ):
             pool = np.flatnonzero(flags["selectable"] & mask)
             label = "conflict" if cell == 0 else "control"
+            per_cell = counts[(name, label)]
             if pool.size < per_cell:
                 raise ValueError(
                     f"tile {name}: only {pool.size} selectable {label} candidates for {per_cell} "

@@ -60,6 +60,8 @@ def _counts(block: CandidateBlock, chunk: int = 4096) -> dict[str, list[int]]:
     tile, o, m = block.tile, block.oracle, block.n_means
     k = tile.n_options
     out = {f"{s}/{r}": [0, 0] for s in TIE_SETS for r in TIE_RANGES}
+    # sufficiency: [geometric pairs, of which proportional] per range
+    out |= {f"sufficiency/{r}": [0, 0] for r in TIE_RANGES}
     for start in range(0, len(block), chunk):
         rows = slice(start, min(start + chunk, len(block)))
         values = block.norms.dimensions[tile.dimension].means[block.concepts[rows]]
@@ -82,24 +84,37 @@ def _counts(block: CandidateBlock, chunk: int = 4096) -> dict[str, list[int]]:
                     same = (below[:, a] & below[:, b]) | (above[:, a] & above[:, b])
                     pairs[0] += int(prop.sum())
                     pairs[1] += int((prop & same).sum())
+                    suff = out[f"sufficiency/{scope}"]
+                    suff[0] += int(same.sum())
+                    suff[1] += int((prop & same).sum())
     return out
 
 
 def _shares(counts: dict[str, list[int]], n: int) -> dict[str, Any]:
-    return {"candidates": n} | {
-        key: {
-            "tied": tied,
-            "geometric": geo,
-            "geometric_share": geo / tied if tied else None,
-            **({"tie_rate": tied / n} if key.startswith("bayes_optimum") and n else {}),
+    out: dict[str, Any] = {"candidates": n}
+    for key, (a, b) in counts.items():
+        if key.startswith("sufficiency/"):
+            # Appendix B calls the geometric condition sufficient: P(tie | geometric) = 1
+            out[key] = {
+                "geometric_pairs": a,
+                "tied": b,
+                "p_tie_given_geometric": b / a if a else None,
+            }
+            continue
+        out[key] = {
+            "tied": a,
+            "geometric": b,
+            "geometric_share": b / a if a else None,
+            **({"tie_rate": a / n} if key.startswith("bayes_optimum") and n else {}),
         }
-        for key, (tied, geo) in counts.items()
-    }
+    return out
 
 
 def tie_readings(block: CandidateBlock) -> dict[str, Any]:
     """Per reading ``"<tie set>/<range>"``: tied units, geometric units, the geometric share
-    and (for ``bayes_optimum``) the tie rate over the block's candidates."""
+    and (for ``bayes_optimum``) the tie rate over the block's candidates; per range
+    ``"sufficiency/<range>"``: option pairs that are geometric under that range and the share of
+    them that tie (Appendix B says the geometric condition is sufficient, so 1)."""
     return _shares(_counts(block), len(block))
 
 
@@ -111,6 +126,10 @@ def pooled_tie_readings(per_tile: Mapping[str, Mapping[str, Any]]) -> dict[str, 
             if key == "candidates":
                 continue
             acc = total.setdefault(key, [0, 0])
-            acc[0] += int(cell["tied"])
-            acc[1] += int(cell["geometric"])
+            if key.startswith("sufficiency/"):
+                acc[0] += int(cell["geometric_pairs"])
+                acc[1] += int(cell["tied"])
+            else:
+                acc[0] += int(cell["tied"])
+                acc[1] += int(cell["geometric"])
     return _shares(total, sum(int(r["candidates"]) for r in per_tile.values()))

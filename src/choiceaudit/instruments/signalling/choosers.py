@@ -4,6 +4,8 @@
 run records; ``chooser_condition(name)`` is the paper's condition a chooser name belongs to. The
 classes are the exact references of §III (uniform random, salience = fit-maximising, Bayes
 oracle = posterior-maximising) and the cosine association chooser of the embedding conditions.
+``item_coverage`` counts the items of a frozen set a chooser can score (§I-B), for the run's
+coverage check.
 """
 
 from choiceaudit.instruments.signalling._chooser_factory import (
@@ -16,12 +18,22 @@ from choiceaudit.instruments.signalling._choosers import (
     SalienceChooser,
     UniformChooser,
 )
+from choiceaudit.instruments.signalling._coverage import (
+    COVERAGE_CHOOSERS,
+    CoverageCheck,
+    analysis_item_ids,
+    item_coverage,
+)
 
 __all__ = [
+    "COVERAGE_CHOOSERS",
     "BayesOracleChooser",
     "CosineChooser",
+    "CoverageCheck",
     "SalienceChooser",
     "UniformChooser",
+    "analysis_item_ids",
     "chooser_condition",
+    "item_coverage",
     "signalling_chooser",
 ]

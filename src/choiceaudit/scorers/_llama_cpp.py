@@ -1,0 +1,138 @@
+"""The ``llama-cpp`` scorer: a GGUF causal LM run in process by llama.cpp (llama-cpp-python),
+scored by option log-probability exactly as ``hf`` scores it.
+
+``llama-cpp:<file.gguf>`` loads the file with ``Llama(model_path, logits_all=True)``, so the
+logits of every position are kept. Each string (prompt + option, and neutral prompt + option
+for PMI) is tokenized by llama.cpp's own tokenizer (the GGUF's, BOS added as the model
+declares), evaluated once, and token ``i`` gets ``log_softmax(logits[i − 1])[token i]`` in
+float64 — the log-probability given every token before it. The character span of each token
+comes from its detokenized bytes (a byte token inside a multi-byte character gets that
+character's span), and the scored tokens, ``sum``, ``mean``, ``pmi`` and ``probs`` follow by the
+in-place rule of :mod:`._openai_rows`, the same as for ``hf`` and ``openai``.
+
+This is the CPU path for GGUF files as they are quantized: ``hf`` dequantizes a GGUF to
+float32, llama.cpp executes the quantized types. The optional extra is ``llama-cpp``
+(``pip install 'choiceaudit[llama-cpp]'``; llama-cpp-python builds llama.cpp from source where
+no wheel matches the platform).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from choiceaudit.files import sha256_file
+from choiceaudit.scorers._openai_rows import decision_from_tokens, query_strings
+from choiceaudit.scorers._openai_wire import Tokens
+from choiceaudit.scorers._protocol import MissingBackendError, ScorerError
+from choiceaudit.types import Decision, Query
+
+__all__ = ["LlamaCppScorer", "token_spans"]
+
+PIP = "pip install 'choiceaudit[llama-cpp]'"
+
+
+def token_spans(text: str, pieces: Sequence[bytes]) -> tuple[tuple[int, int], ...]:
+    """Character spans of tokens whose detokenized bytes are ``pieces``, in order: a token
+    covers the characters its bytes touch; a token of no bytes (a BOS) is zero-width."""
+    data = text.encode("utf-8")
+    if b"".join(pieces) != data:
+        raise ScorerError(f"llama.cpp's tokens do not reproduce {text[:60]!r} byte for byte")
+    char_at = np.zeros(len(data) + 1, dtype=np.int64)  # byte offset -> index of its character
+    offset = 0
+    for index, ch in enumerate(text):
+        width = len(ch.encode("utf-8"))
+        char_at[offset : offset + width] = index
+        offset += width
+    char_at[len(data)] = len(text)
+    spans, cursor = [], 0
+    for piece in pieces:
+        if not piece:
+            start = int(char_at[cursor])
+            spans.append((start, start))
+            continue
+        end_byte = cursor + len(piece)
+        start = int(char_at[cursor])
+        end = int(char_at[end_byte - 1]) + 1
+        spans.append((start, end))
+        cursor = end_byte
+    return tuple(spans)
+
+
+class LlamaCppScorer:
+    """Causal LM option scorer over llama.cpp in process (rules ``sum``, ``mean``, ``pmi``);
+    see the module docstring. ``llm`` is a ``llama_cpp.Llama`` made with ``logits_all=True``
+    (or anything with its ``tokenize``, ``detokenize``, ``reset``, ``eval``, ``scores`` and
+    ``n_ctx``)."""
+
+    def __init__(self, llm: Any, *, name: str, path: str | None = None) -> None:
+        self.llm = llm
+        self.name = name
+        self.path = path
+        self._sha256: str | None = None
+
+    @classmethod
+    def load(cls, path: str, *, n_ctx: int = 2048, n_threads: int | None = None) -> LlamaCppScorer:
+        """Load the GGUF file ``path`` (``llama-cpp:<path>``)."""
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise MissingBackendError(f"llama-cpp needs llama-cpp-python; run: {PIP}") from None
+        if not Path(path).is_file():
+            raise ScorerError(f"llama-cpp:{path}: no such GGUF file")
+        llm = Llama(model_path=path, logits_all=True, n_ctx=n_ctx, n_threads=n_threads,
+                    verbose=False)  # fmt: skip
+        return cls(llm, name=f"llama-cpp:{path}", path=path)
+
+    def describe(self) -> dict[str, Any]:
+        if self.path is not None and self._sha256 is None:
+            self._sha256 = sha256_file(Path(self.path))
+        try:
+            version = importlib.metadata.version("llama-cpp-python")
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        return {
+            "backend": "llama-cpp",
+            "name": self.name,
+            "model": self.name,
+            "model_id": None if self.path is None else Path(self.path).name,
+            "weights_sha256": self._sha256,
+            "rules": ["sum", "mean", "pmi"],
+            "probs": "softmax of sum over the menu",
+            "scored_tokens": "in place: first token ending after the prompt, to the end",
+            "logprobs": "log_softmax(logits[i-1]) of token i, float64",
+            "context_window": int(self.llm.n_ctx()),
+            "libraries": {"llama-cpp-python": version},
+        }
+
+    def _tokens(self, text: str, label: str) -> Tokens:
+        ids = list(self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+        if len(ids) > int(self.llm.n_ctx()):
+            raise ScorerError(
+                f"{label}: {len(ids)} tokens, longer than the context window of "
+                f"{self.llm.n_ctx()} (choiceaudit never truncates a prompt; pass -o n_ctx=)"
+            )
+        pieces = [bytes(self.llm.detokenize([t])) for t in ids]
+        if ids and ids[0] == self.llm.token_bos() and not text.encode().startswith(pieces[0]):
+            pieces[0] = b""  # the BOS is not in the text
+        spans = token_spans(text, pieces)
+        self.llm.reset()
+        self.llm.eval(ids)
+        logits = np.asarray(self.llm.scores[: len(ids)], dtype=np.float64)
+        shifted = logits[:-1]
+        top = shifted.max(axis=1, keepdims=True)
+        lse = (top + np.log(np.exp(shifted - top).sum(axis=1, keepdims=True)))[:, 0]
+        values = shifted[np.arange(len(ids) - 1), ids[1:]] - lse
+        return Tokens(spans, (None, *(float(v) for v in values)), "offsets")
+
+    def score(self, queries: Sequence[Query]) -> list[Decision]:
+        out = []
+        for query in queries:
+            strings, n_context, labels = query_strings(query)
+            tokens = [self._tokens(t, lb) for t, lb in zip(strings, labels, strict=True)]
+            out.append(decision_from_tokens(query, n_context, labels, tokens))
+        return out

@@ -1,0 +1,255 @@
+"""The conformance probe of the ``openai`` scorer: is this server's prompt scoring what the
+scorer assumes, checked on a few built-in strings before the first row.
+
+An inference server that answers in the right format can still answer wrongly, and then every
+score is wrong without any error (llama-cpp-python's server did: its echoed log-probabilities
+were shifted by one position, it generated after ``max_tokens: 0``, it took one prompt per
+request and decoded partial UTF-8 tokens as ``""``). The probe checks, in this order:
+
+1. **several prompts per request** — two strings in one request. A server that refuses the
+   list (or answers only one of them) is asked again with one prompt as a plain string; if
+   that works, the scorer sends one prompt per request from then on and the manifest says so.
+2. **nothing generated after the echo** and **the tokens tile the text** (each character in
+   exactly one token; the strings hold accented letters, CJK characters and an emoji, whose
+   byte-level tokens a server may decode as ``""``) and **log-probabilities are possible** —
+   the same checks as every scored answer (:mod:`._openai_wire`).
+3. **echo log-probabilities are conditional** — for each prefix ``P`` of
+   :data:`CONDITIONAL_PREFIXES`, a one-token greedy completion of ``P`` gives a token ``g``
+   and its log-probability ``log P(g | P)``; the echo of ``P + g`` must give ``g`` the same
+   log-probability within ``probe_tolerance``. A comparison is possible only where ``g`` is
+   the echo's last token, starting at the end of ``P``; at least one must be.
+
+A server that fails is refused with :class:`ProbeFailed`: the check, the server's answer and
+what to do. ``probe=False`` skips the probe, and the manifest records that it was skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from choiceaudit.scorers._openai_wire import (
+    NO_GENERATION,
+    POSSIBLE,
+    TILING,
+    ConformanceError,
+)
+from choiceaudit.scorers._protocol import ScorerError
+
+if TYPE_CHECKING:
+    from choiceaudit.scorers._openai import OpenAIScorer
+
+__all__ = [
+    "CONDITIONAL",
+    "CONDITIONAL_PREFIXES",
+    "SEVERAL_PROMPTS",
+    "TILE_TEXTS",
+    "ProbeFailed",
+    "ProbeResult",
+    "run_probe",
+    "skipped_probe",
+]
+
+SEVERAL_PROMPTS = "several prompts per request"
+CONDITIONAL = "echo log-probabilities are conditional"
+
+#: Strings whose echo must tile: plain words, the prompt/answer join, non-ASCII, an emoji.
+TILE_TEXTS = ("The capital of France is Paris.", "Answer: yes, naïve café 日本語 🙂 ok")
+#: Prefixes whose greedy next token is compared with its echoed log-probability.
+CONDITIONAL_PREFIXES = ("The capital of France is", "One, two, three, four,", "The cat sat on the")
+
+_SKIP_HINT = "-o probe=false skips the probe, at the risk of wrong scores"
+_FIX_HINT = (
+    "use a server whose prompt scoring is exact (vLLM, SGLang, choiceaudit serve-model) or "
+    "score the model in process"
+)
+
+
+class ProbeFailed(ScorerError):
+    """The server failed the conformance probe; ``check`` names the check."""
+
+    def __init__(self, check: str, message: str) -> None:
+        super().__init__(f"openai server failed the probe check {check!r}: {message}")
+        self.check = check
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What the probe found (the manifest's ``scorer.probe``)."""
+
+    status: str  # "passed" or "skipped"
+    passed: tuple[str, ...] = ()
+    prompts_per_request: str | None = None
+    several_prompts_answer: str | None = None
+    compared: int = 0
+    inconclusive: int = 0
+    max_abs_diff: float | None = None
+    tolerance: float | None = None
+    comparisons: tuple[dict[str, Any], ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "checks_passed": list(self.passed),
+            "prompts_per_request": self.prompts_per_request,
+            "several_prompts_answer": self.several_prompts_answer,
+            "conditional": {
+                "compared": self.compared,
+                "inconclusive": self.inconclusive,
+                "max_abs_diff": self.max_abs_diff,
+                "tolerance": self.tolerance,
+                "comparisons": list(self.comparisons),
+            },
+        }
+
+
+def skipped_probe() -> ProbeResult:
+    return ProbeResult(status="skipped (probe=false)")
+
+
+def run_probe(scorer: OpenAIScorer) -> ProbeResult:
+    """Check ``scorer``'s server (see the module docstring); adapts ``scorer.several_prompts``."""
+    answer = _echo_checks(scorer)
+    comparisons, inconclusive = _conditional(scorer)
+    diffs = [c["abs_diff"] for c in comparisons]
+    return ProbeResult(
+        status="passed",
+        passed=(
+            SEVERAL_PROMPTS if answer is None else "one prompt per request",
+            NO_GENERATION,
+            TILING,
+            POSSIBLE,
+            CONDITIONAL,
+        ),
+        prompts_per_request="several" if scorer.several_prompts else "one",
+        several_prompts_answer=answer,
+        compared=len(comparisons),
+        inconclusive=inconclusive,
+        max_abs_diff=max(diffs),
+        tolerance=scorer.probe_tolerance,
+        comparisons=tuple(comparisons),
+    )
+
+
+def _conformance(exc: ConformanceError) -> ProbeFailed:
+    return ProbeFailed(exc.check, f"{exc} ({_SKIP_HINT})")
+
+
+def _echo_checks(scorer: OpenAIScorer) -> str | None:
+    """Echo the tiling strings, several per request if the server takes them (else one, and
+    the scorer adapts); ``None``, or the server's answer to several prompts."""
+    texts = list(TILE_TEXTS)
+    try:
+        scorer.scored(texts, as_list=True, max_retries=1)
+        return None
+    except ConformanceError as exc:
+        raise _conformance(exc) from None
+    except ScorerError as exc:
+        answer = str(exc)
+    try:
+        for text in texts:
+            scorer.scored([text], as_list=False, max_retries=1)
+    except ConformanceError as exc:
+        raise _conformance(exc) from None
+    except ScorerError as exc:
+        raise ProbeFailed(
+            "echo with log-probabilities",
+            f"asked to echo {texts[0]!r} with log-probabilities and max_tokens 0, the server "
+            f"answered: {exc}; {_FIX_HINT} ({_SKIP_HINT})",
+        ) from None
+    scorer.several_prompts = False
+    return answer
+
+
+def _one_token_body(scorer: OpenAIScorer, prefix: str) -> dict[str, Any]:
+    if scorer.api == "sglang":
+        return {
+            "text": prefix,
+            "sampling_params": {"max_new_tokens": 1, "temperature": 0.0},
+            "return_logprob": True,
+            "return_text_in_logprobs": True,
+        }
+    return {
+        "model": scorer.model,
+        "prompt": prefix,
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "logprobs": 1,
+        "echo": False,
+        **scorer.prompt.body_fields(),  # the echo it is compared with carries them too
+    }
+
+
+def _generated(scorer: OpenAIScorer, data: Any) -> tuple[str, float]:
+    """The generated token's text and log-probability in a one-token completion."""
+    if scorer.api == "sglang":
+        item = data[0] if isinstance(data, list) else data
+        lp, _, text = item["meta_info"]["output_token_logprobs"][0]
+        return str(text), float(lp)
+    lp_block = data["choices"][0]["logprobs"]
+    return str(lp_block["tokens"][0]), float(lp_block["token_logprobs"][0])
+
+
+def _conditional(scorer: OpenAIScorer) -> tuple[list[dict[str, Any]], int]:
+    url = scorer.endpoint
+    comparisons: list[dict[str, Any]] = []
+    inconclusive = 0
+    for prefix in CONDITIONAL_PREFIXES:
+        try:
+            data = scorer.exchange(
+                "POST",
+                url,
+                _one_token_body(scorer, prefix),
+                where="a one-token completion",
+                max_retries=1,
+            )
+            token, generated_lp = _generated(scorer, data)
+        except (ScorerError, KeyError, IndexError, TypeError, ValueError) as exc:
+            raise ProbeFailed(
+                CONDITIONAL,
+                f"asked for a one-token completion of {prefix!r} with log-probabilities (to "
+                f"compare with its echo), the server answered: {scorer.redact(str(exc))}; "
+                f"{_FIX_HINT} ({_SKIP_HINT})",
+            ) from None
+        if not token or "\ufffd" in token:
+            inconclusive += 1
+            continue
+        text = prefix + token
+        try:
+            (tokens,) = scorer.scored([text], as_list=scorer.several_prompts, max_retries=1).tokens
+        except ConformanceError as exc:
+            raise _conformance(exc) from None
+        spans = [(i, s, e) for i, (s, e) in enumerate(tokens.spans) if e > s]
+        i, start, end = spans[-1]
+        echoed = tokens.logprobs[i]
+        if start != len(prefix) or end != len(text) or echoed is None:
+            inconclusive += 1
+            continue
+        diff = abs(echoed - generated_lp)
+        comparisons.append(
+            {
+                "prefix": prefix,
+                "token": token,
+                "echoed": echoed,
+                "generated": generated_lp,
+                "abs_diff": diff,
+            }
+        )
+        if diff > scorer.probe_tolerance:
+            raise ProbeFailed(
+                CONDITIONAL,
+                f"after {prefix!r} the server generates {token!r} with log-probability "
+                f"{generated_lp:.6g}, but echoes {echoed:.6g} for the same token in "
+                f"{text!r} ({diff:.3g} apart, tolerance {scorer.probe_tolerance}): its echoed "
+                "log-probabilities are not log P(token | the tokens before it) "
+                "(llama-cpp-python's server shifts them by one position), so every score "
+                f"would be wrong; {_FIX_HINT} ({_SKIP_HINT})",
+            )
+    if not comparisons:
+        raise ProbeFailed(
+            CONDITIONAL,
+            f"none of the {len(CONDITIONAL_PREFIXES)} one-token completions could be compared "
+            "with an echo (each generated token was empty, a partial character, or merged with "
+            f"the prefix when echoed); {_SKIP_HINT}",
+        )
+    return comparisons, inconclusive

@@ -1,0 +1,128 @@
+"""No API key in any file a run writes, whatever a server echoes: both HTTP scorers run
+against servers that put the bearer key into every position they report — the models list,
+model and build names, fingerprints, usage, error bodies of 4xx and 5xx, a header reflected
+into a body — and every byte of the run directory, the logs and the error is searched."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from openai_fake_server import FakeServer
+
+from choiceaudit.audit import run_scoring
+from choiceaudit.scorers import OpenAIScorer, PartialScoreError, load_scorer
+from choiceaudit.types import Query
+
+KEY = "sk-live-7c1e0f9a3b5d2468"
+
+
+def _grep(run: Path, *texts: str) -> list[str]:
+    """Every file under ``run`` and every text that contains the key."""
+    found = [str(p) for p in run.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    return found + [f"text {i}" for i, t in enumerate(texts) if KEY in t]
+
+
+class EchoingOpenAI(FakeServer):
+    """The toy completions server, echoing the Authorization header everywhere it can."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        auth = request.headers.get("authorization", "")
+        if request.method == "GET":
+            entry = {"id": "toy", "root": auth, "owned_by": KEY,
+                     "choiceaudit": {"model_id": auth, "tokenizer": {"name_or_path": KEY}}}  # fmt: skip
+            return httpx.Response(200, json={"data": [entry, {"id": KEY, "root": auth}]})
+        prompt = str(json.loads(request.content)["prompt"])
+        if "cat 1" in prompt:
+            return httpx.Response(400, json={"error": {"message": f"bad header {auth}"}})
+        if "cat 2" in prompt and not getattr(self, "failed_once", False):
+            self.failed_once = True
+            return httpx.Response(503, text=f"overloaded for {auth}")
+        data = super().__call__(request).json()
+        data["system_fingerprint"] = f"fp-{auth}"
+        data["usage"] = {KEY: 1, "prompt_tokens": 3}
+        if "cat 3" in prompt:
+            data["model"] = auth
+        return httpx.Response(200, json=data)
+
+
+def queries(n: int) -> list[Query]:
+    return [
+        Query(state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:")
+        for i in range(n)
+    ]
+
+
+def test_openai_writes_no_secret_anywhere(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("CHOICEAUDIT_API_KEY", KEY)
+    caplog.set_level(logging.DEBUG)
+    scorer = OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(EchoingOpenAI()),
+                          sleep=lambda s: None, reorder_check=1)  # fmt: skip
+    run = tmp_path / "run"
+    with pytest.raises(PartialScoreError) as info:
+        run_scoring(scorer, queries(5), run, chunk_size=5)
+    manifest = json.loads((run / "manifest.json").read_text())
+    reported = manifest["scorer"]["server"]["reported"]["entry"]
+    assert reported["root"] == "Bearer ***" and reported["owned_by"] == "***"
+    assert manifest["scorer"]["server"]["refused_models"] == {"Bearer ***": 1}
+    assert manifest["scorer"]["server"]["system_fingerprints"] == ["fp-Bearer ***"]
+    assert manifest["scorer"]["probe"]["status"] == "passed"
+    assert "HTTP 400" in manifest["sessions"][-1]["failed"]
+    captured = capsys.readouterr()
+    assert _grep(run, str(info.value), caplog.text, captured.out, captured.err) == []
+
+
+def test_systemone_writes_no_secret_anywhere(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("CHOICEAUDIT_API_KEY", KEY)
+    caplog.set_level(logging.DEBUG)
+    failed: set[str] = set()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        auth = request.headers["authorization"]
+        body = json.loads(request.content)
+        state = body["state"]
+        if state == "s1":
+            return httpx.Response(401, text=f"invalid credentials: {auth}")
+        if state == "s2" and state not in failed:
+            failed.add(state)
+            return httpx.Response(503, text=f"busy {auth}")
+        keys = list(body["questions"]["q"]["criteria"])
+        probs = {k: 1.0 / len(keys) for k in keys}
+        answer = {"type": "choice", "choice": keys[0], "probabilities": probs}
+        return httpx.Response(200, json={"answers": {"q": answer}, "model": auth,
+                                         "build": f"build-{KEY}", "usage": {KEY: 2}})  # fmt: skip
+
+    scorer = load_scorer("systemone:decider", base_url="http://decider.test",
+                         transport=httpx.MockTransport(handler), sleep=lambda s: None)  # fmt: skip
+    qs = [Query(state=f"s{i}", options=("a", "b"), instruction="pick", keys=("A", "B"),
+                answer_format="key") for i in range(4)]  # fmt: skip
+    run = tmp_path / "run"
+    with pytest.raises(PartialScoreError) as info:
+        run_scoring(scorer, qs, run, chunk_size=4)
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["scorer"]["resolved_builds"] == ["build-***"]
+    assert "HTTP 401" in manifest["sessions"][-1]["failed"]
+    captured = capsys.readouterr()
+    assert _grep(run, str(info.value), caplog.text, captured.out, captured.err) == []
+    assert len(list(run.rglob("*.parquet"))) >= 1  # rows were written, and searched
+
+
+def test_redact_reaches_every_string_of_a_structure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("K", KEY)
+    scorer = OpenAIScorer("http://x.test", "m", api_key_env="K")
+    nested: Any = {KEY: [f"a{KEY}b", (KEY, 3)], "n": {1, 2}, "x": None}
+    assert scorer.redact(nested) == {"***": ["a***b", ("***", 3)], "n": {1, 2}, "x": None}

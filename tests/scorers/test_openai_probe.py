@@ -1,0 +1,128 @@
+"""The ``openai`` scorer's conformance probe against a toy server with each fault
+llama-cpp-python's server was seen to have: a shifted echo, generation after ``max_tokens: 0``,
+one prompt per request, byte tokens decoded as ``""``; and a run refused before any row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from openai_fake_server import VOCAB, FakeServer, logprobs_after, tokenize
+
+from choiceaudit.audit import run_scoring
+from choiceaudit.scorers import OpenAIScorer, ProbeFailed
+from choiceaudit.store import RunStore
+from choiceaudit.types import Query
+
+CONDITIONAL = "echo log-probabilities are conditional"
+
+
+def scorer_for(server: FakeServer, **kwargs: Any) -> tuple[OpenAIScorer, list[float]]:
+    sleeps: list[float] = []
+    kwargs.setdefault("reorder_check", 0)
+    scorer = OpenAIScorer(
+        "http://llama.test", "toy", transport=httpx.MockTransport(server), sleep=sleeps.append,
+        **kwargs,
+    )  # fmt: skip
+    return scorer, sleeps
+
+
+def queries(n: int) -> list[Query]:
+    return [
+        Query(state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:")
+        for i in range(n)
+    ]
+
+
+def test_a_conformant_server_passes_and_the_result_is_in_the_manifest() -> None:
+    server = FakeServer()
+    scorer, _ = scorer_for(server)
+    result = scorer.prepare()
+    assert result.status == "passed" and result.prompts_per_request == "several"
+    assert result.compared == 3 and result.max_abs_diff == 0.0
+    # each comparison is the toy model's own log P(greedy token | prefix)
+    first = result.comparisons[0]
+    greedy = max(
+        lp for lp, v in zip(logprobs_after(first["prefix"]), VOCAB, strict=True) if isinstance(v, str)
+    )
+    assert first["echoed"] == first["generated"] == greedy
+    probe = scorer.describe()["probe"]
+    assert probe["status"] == "passed" and CONDITIONAL in probe["checks_passed"]
+    assert scorer.prepare() is result  # once per scorer
+
+
+def test_a_shifted_echo_is_refused_naming_the_check_and_the_numbers() -> None:
+    scorer, _ = scorer_for(FakeServer(faults=frozenset({"shifted"})))
+    with pytest.raises(ProbeFailed) as info:
+        scorer.prepare()
+    assert info.value.check == CONDITIONAL
+    message = str(info.value)
+    assert "after 'The capital of France is' the server generates" in message
+    assert "shifts them by one position" in message and "probe=false" in message
+
+
+def test_generation_after_the_echo_is_refused_without_retries() -> None:
+    server = FakeServer(faults=frozenset({"generates"}))
+    scorer, sleeps = scorer_for(server)
+    with pytest.raises(ProbeFailed, match="nothing generated after the echo") as info:
+        scorer.prepare()
+    assert "reads max_tokens 0 as 'no limit'" in str(info.value)
+    assert len(server.requests) == 1 and sleeps == []
+
+
+def test_a_one_prompt_server_is_adapted_to_after_one_retry() -> None:
+    server = FakeServer(faults=frozenset({"one_prompt"}))
+    scorer, _ = scorer_for(server)
+    result = scorer.prepare()
+    assert result.prompts_per_request == "one"
+    assert result.several_prompts_answer is not None
+    assert "AssertionError" in result.several_prompts_answer
+    listed = [r for r in server.requests if isinstance(r["prompt"], list)]
+    assert len(listed) == 2  # the recurring 500 was retried once, not six times
+    before = len(server.requests)
+    qs = queries(2)
+    decisions = scorer.score(qs)
+    sent = server.requests[before:]
+    assert len(sent) == 4 and all(isinstance(r["prompt"], str) for r in sent)
+    # the scores are the toy model's: option "yes" after "Answer:" is the one token " yes"
+    text = qs[0].prompt() + " yes"
+    start = tokenize(text)[-1][1]
+    expected = logprobs_after(text[:start])[VOCAB.index(" yes")]
+    assert decisions[0].n_tokens == (1, 1)
+    assert decisions[0].scores["sum"][0] == pytest.approx(expected, abs=1e-12)
+    assert scorer.describe()["prompts_per_request"] == "one"
+
+
+def test_partial_utf8_tokens_are_refused_as_such() -> None:
+    scorer, _ = scorer_for(FakeServer(faults=frozenset({"partial_utf8"})))
+    with pytest.raises(ProbeFailed, match="tokens tile the text") as info:
+        scorer.prepare()
+    assert "decodes the byte tokens of a multi-byte character as empty strings" in str(info.value)
+    assert "truncated" not in str(info.value)
+
+
+def test_probe_false_skips_and_says_so() -> None:
+    server = FakeServer(faults=frozenset({"shifted"}))
+    scorer, _ = scorer_for(server, probe=False)
+    assert scorer.prepare().status == "skipped (probe=false)"
+    assert server.requests == []
+    assert scorer.describe()["probe"]["status"] == "skipped (probe=false)"
+
+
+def test_a_run_over_a_failing_server_writes_no_row(tmp_path: Path) -> None:
+    scorer, _ = scorer_for(FakeServer(faults=frozenset({"shifted"})))
+    with pytest.raises(ProbeFailed):
+        run_scoring(scorer, queries(3), tmp_path / "run")
+    assert RunStore(tmp_path / "run").done_ids() == set()
+    assert not (tmp_path / "run" / "manifest.json").exists()
+
+
+def test_a_passing_probe_is_recorded_in_the_run_manifest(tmp_path: Path) -> None:
+    scorer, _ = scorer_for(FakeServer())
+    summary = run_scoring(scorer, queries(3), tmp_path / "run")
+    assert summary.scored == 3
+    manifest = RunStore(tmp_path / "run").read_manifest()
+    assert manifest["scorer"]["probe"]["status"] == "passed"
+    assert manifest["scorer"]["probe"]["conditional"]["compared"] == 3

@@ -1,0 +1,131 @@
+"""The cross-query prefix cache: radix lookups, the memory bound, and scores unchanged by it.
+
+A score with the cache must equal the score without it up to fp32 reduction order (the reused
+keys/values are the same numbers; only the attention's reduction over a longer key axis
+differs), and a cache never serves another model's states.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from choiceaudit.scorers._engine import ScoreSpec, sequence_logprobs  # noqa: E402
+from choiceaudit.scorers._hf import EngineOptions, HFScorer  # noqa: E402
+from choiceaudit.scorers._prefix_cache import PrefixCache  # noqa: E402
+from choiceaudit.types import Query  # noqa: E402
+
+CACHED = EngineOptions(prefix_cache_mb=16)
+
+
+def _layers(n: int, value: float = 1.0) -> list[tuple[Any, Any]]:
+    """Two layers of (heads=1, n positions, dim=4) fp32 states, keys and values: 64·n bytes."""
+    t = torch.full((1, n, 4), value)
+    return [(t, t.clone()), (t.clone(), t.clone())]
+
+
+def test_longest_returns_any_prefix_of_a_stored_path() -> None:
+    model = object()
+    cache = PrefixCache(model, max_mb=1)
+    cache.insert([1, 2, 3, 4, 5], _layers(5))
+    assert cache.longest([1, 2, 3, 9], limit=10)[0] == 3  # a prefix of a stored trunk
+    assert cache.longest([1, 2, 3, 4, 5, 6], limit=4)[0] == 4  # never past the limit
+    assert cache.longest([7, 1], limit=5) == (0, None)
+    assert (cache.hits, cache.misses, cache.reused_tokens) == (2, 1, 7)
+    assert cache.covered([1, 2, 3, 4, 5, 6]) == 5
+
+
+def test_entries_are_evicted_least_recently_used_past_the_bound() -> None:
+    cache = PrefixCache(object(), max_mb=3 * 64 * 100 / 2**20)  # room for 300 positions
+    cache.insert([1] * 100, _layers(100))
+    cache.insert([2] * 100, _layers(100))
+    cache.longest([1] * 100, limit=100)  # touch the first entry
+    cache.insert([3] * 150, _layers(150))  # 350 positions: the least recently used goes
+    assert cache.covered([2] * 100) == 0
+    assert cache.covered([1] * 100) == 100 and cache.covered([3] * 150) == 150
+    assert cache.nbytes == 64 * 250 <= cache.max_bytes
+    cache.insert([4] * 400, _layers(400))  # larger than the whole bound: not stored
+    assert cache.covered([4] * 400) == 0
+
+
+def test_a_cache_refuses_another_model(tiny_lms: dict[str, Any]) -> None:
+    cache = PrefixCache(tiny_lms["merge"].model)
+    groups = [[ScoreSpec((5, 6, 7, 8), 2)]]
+    with pytest.raises(ValueError, match="another model"):
+        sequence_logprobs(tiny_lms["chat"].model, groups, prefix_cache=cache)
+
+
+def _queries() -> list[Query]:
+    """Queries sharing a long instruction; two states repeat (as an item's orderings do)."""
+    instruction = "Pick one."
+    states = ["sea", "a cat", "sea", "a dog", "a cat"]
+    return [
+        Query(state=s, options=("yes", "no", "sea"), instruction=instruction, neutral_state="x")
+        for s in states
+    ]
+
+
+def _scores(scorer: HFScorer, queries: list[Query]) -> np.ndarray:
+    """Every option's sum and pmi score, flattened (menus may differ in size)."""
+    return np.concatenate([d.scores[r] for d in scorer.score(queries) for r in ("sum", "pmi")])
+
+
+@pytest.mark.parametrize("name", ["merge", "chat"])
+def test_cached_scores_equal_uncached_on_tiny_models(
+    tiny_lms: dict[str, Any], chat_template_text: str, one_thread: None, name: str
+) -> None:
+    lm = tiny_lms[name]
+    template = chat_template_text if name == "chat" else None
+    plain = HFScorer(lm, chat_template=template)
+    cached = HFScorer(lm, chat_template=template)
+    cached.prefix_cache = PrefixCache(lm.model, max_mb=16)
+    queries = _queries()
+    want = _scores(plain, queries)
+    for _ in range(2):  # cold, then every context served from the cache
+        np.testing.assert_allclose(_scores(cached, queries), want, rtol=0, atol=1e-5)
+    assert cached.prefix_cache.hits > 0 and cached.prefix_cache.reused_tokens > 0
+
+
+def test_no_leak_between_models_or_chat_templates(
+    tiny_lms: dict[str, Any], chat_template_text: str, one_thread: None
+) -> None:
+    """The merge and chat tiny models share a tokenizer but not weights; each scorer's cache is
+    its own model's, and a template only changes the token ids the cache is keyed by."""
+    queries = _queries()
+    a = HFScorer(tiny_lms["merge"], engine=CACHED)
+    a.score(queries)  # warm a's cache with the merge model's states
+    for lm, template in ((tiny_lms["chat"], None), (tiny_lms["chat"], chat_template_text)):
+        want = _scores(HFScorer(lm, chat_template=template), queries)
+        got = _scores(HFScorer(lm, chat_template=template, engine=CACHED), queries)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+    assert a.prefix_cache is not None and a.prefix_cache.model is tiny_lms["merge"].model
+
+
+def _real_model_check(lm: Any) -> float:
+    from test_hf_models import signalling_like_queries
+
+    queries = signalling_like_queries()
+    want = _scores(HFScorer(lm), queries)
+    cached = HFScorer(lm, engine=EngineOptions(prefix_cache_mb=256))
+    worst = 0.0
+    for _ in range(2):
+        worst = max(worst, float(np.abs(_scores(cached, queries) - want).max()))
+    assert cached.prefix_cache is not None and cached.prefix_cache.reused_tokens > 0
+    return worst
+
+
+@pytest.mark.models
+def test_smollm2_cached_scores_equal_uncached(smollm2_lm: Any, one_thread: None) -> None:
+    # fp32, one thread: measured 1.1e-5 at most per token (a key axis of other length changes
+    # the attention's reduction order); an option sum of a few tokens stays within 5e-5
+    assert _real_model_check(smollm2_lm) < 5e-5
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_gemma3_cached_scores_equal_uncached(gemma_lm: Any, one_thread: None) -> None:
+    assert _real_model_check(gemma_lm) < 5e-5
