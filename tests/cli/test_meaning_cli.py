@@ -47,9 +47,9 @@ def test_meaning_run_scores_resumes_and_summarises(tmp_path: Path, corpus_file: 
     run_dir = meaning_run_dir(out, "fake")
     assert run_dir == out / "meaning-fake"
     manifest = RunStore(run_dir).read_manifest()
-    # 6 items x 5 families (tags give d-sem) + 2 items x 24 orderings x 2 key bindings (slot-bound
-    # and travelling keys, issue 12 item 7)
-    assert manifest["rows"] == 6 * 5 + 2 * 24 * 2 == manifest["config"]["n_queries"]
+    # 6 items x 5 families (tags give d-sem) + 2 items x 24 orderings, slot-bound keys only by
+    # default (the paper's E7)
+    assert manifest["rows"] == 6 * 5 + 2 * 24 == manifest["config"]["n_queries"]
     assert manifest["config"]["instrument"] == "meaning"
     assert manifest["config"]["families"] == ["d-rand", "d-surf", "d-sem", "d-lit", "d-hard"]
     assert manifest["config"]["skipped_experiments"] == []
@@ -188,3 +188,32 @@ def test_design_preset_builds_the_commercial_arms_blocks(tmp_path: Path) -> None
     assert blocks["j5_options_en"]["n_items"] == 4  # the 10% subset
     models = [r["model"] for r in meaning_summary([meaning_run_dir(tmp_path / "runs", "fake")])]
     assert models == ["fake [en, j2_lit_en]", "fake [en, j3_ceiling_en]", "fake [bn]"]
+
+
+def test_a_dry_run_prints_every_block_and_writes_nothing(corpus_file: Path, tmp_path: Path) -> None:
+    from choiceaudit.audit import build_meaning_plan
+
+    out = tmp_path / "never"
+    args = ["run", "meaning", "--model", "fake", "--model", "other", "--corpus",
+            f"bagdhara:{corpus_file}", "--out", str(out), "--design", "jev", "--embedder",
+            "none", "--dry-run"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert not out.exists()
+    _, plan, _ = build_meaning_plan(
+        f"bagdhara:{corpus_file}", design="jev", n_items=None, embedder="none"
+    )
+    rows = {name: len(build.queries) for name, build in plan.builds.items()}
+    main = sum(n for name, n in rows.items() if name != "matrix")
+    text = " ".join(result.output.split())
+    for name in rows:
+        assert name in text
+    # j1_order: 24 slot-bound orderings per item, never the travelling keys unless asked
+    assert rows["j1_order"] == 24 * len(
+        {q.meta["item_id"] for q in plan.builds["j1_order"].queries}
+    )
+    assert (
+        f"total: {main:,} rows without the capture matrix + {rows.get('matrix', 0):,} "
+        f"capture-matrix rows = {sum(rows.values()):,} rows; {2 * sum(rows.values()):,} calls "
+        "over 2 model(s)"
+    ) in text

@@ -285,7 +285,8 @@ def test_every_pair_of_arms_is_contrasted_and_pair_checked(report: dict[str, Any
     analysis = analyse_meaning_runs([lit, d, d], n_resamples=20)
     assert isinstance(analysis, MeaningAnalysis)
     labels = [a.display for a in analysis.arms]
-    assert labels[0] == LIT and labels[1] == labels[2] == "fake-d (meaning-fake) [bn]"
+    # one run given twice: told apart by its position
+    assert labels == [LIT, "fake-d (meaning-fake #1) [bn]", "fake-d (meaning-fake #2) [bn]"]
     pairs = [(p.model_a, p.model_b) for p in analysis.pairing]
     assert pairs == [(labels[0], labels[1]), (labels[0], labels[2]), (labels[1], labels[2])]
     assert all(p.n_shared and p.gold_slot == 1.0 for p in analysis.pairing)
@@ -471,3 +472,48 @@ def test_unit_integrity_variants_without_intact_rows_are_listed_as_skipped(
     skipped = [s for s in analysis.skipped if "unit integrity" in s.analysis]
     assert sorted(s.analysis.split()[-3] for s in skipped) == sorted(reasons)
     assert all(s.reason == "no intact (v0) rows to contrast with" for s in skipped)
+
+
+def test_every_audit_has_a_per_item_csv_matching_the_analysis(report: dict[str, Any]) -> None:
+    analysis = analyse_runs(report["runs"])[0]
+    assert isinstance(analysis, MeaningAnalysis)
+    order = _rows(report, "meaning_items_order", folder="items")
+    lit = next(a for a in analysis.arms if a.display == LIT).analysis
+    assert lit is not None and lit.e7 is not None and lit.e7.items is not None
+    mine = [r for r in order if r["model"] == LIT and r["keys"] == "slot"]
+    assert [r["item_id"] for r in mine] == list(lit.e7.items.column("item_id"))
+    assert [float(r["travel"]) for r in mine] == list(lit.e7.items.column("travel"))
+    assert len(mine) == lit.e7.n_items == 3
+    # fake-lit follows slot A wherever the gloss is: every item chooses 4 distinct glosses
+    assert {r["distinct_choices"] for r in mine} == {"4"}
+    distinct = _rows(report, "meaning_distinct_choices")
+    slot = {r["distinct_choices"]: r["n_items"] for r in distinct
+            if r["model"] == LIT and r["keys"] == "slot"}  # fmt: skip
+    assert slot == {"1": "0", "2": "0", "3": "0", "4": "3"}
+    for name, audit in (("surface", lit.e2), ("unit", lit.e3), ("ablation", lit.e6)):
+        rows = _rows(report, f"meaning_items_{name}", folder="items")
+        assert audit is not None and audit.items is not None
+        assert len([r for r in rows if r["model"] == LIT]) == len(audit.items) > 0, name
+    unit = [r for r in _rows(report, "meaning_items_unit", folder="items") if r["model"] == LIT]
+    # under d-lit fake-lit always takes the literal (canonical 1), intact or perturbed
+    assert {(r["choice_intact"], r["choice_variant"], r["agree"]) for r in unit} == {
+        ("1", "1", "1.0")
+    }
+    assert "items/meaning_items_order.csv" in report["index"].read_text(encoding="utf-8")
+    audit_rows = _rows(report, "meaning_permutation_audit")
+    assert {r["sum_tolerance"] for r in audit_rows} == {"0.02"}
+
+
+def test_descriptives_table_lays_out_the_analysis(report: dict[str, Any]) -> None:
+    analysis = analyse_runs(report["runs"])[0]
+    assert isinstance(analysis, MeaningAnalysis)
+    lit = next(a for a in analysis.arms if a.display == LIT).analysis
+    assert lit is not None and lit.descriptives is not None
+    construction = lit.descriptives.construction
+    assert construction is not None
+    rows = [r for r in _rows(report, "meaning_descriptives") if r["model"] == LIT]
+    cells = {(r["measure"], r["cell"]): r["value"] for r in rows}
+    assert float(cells[("mean characters: literal", "d-lit")]) == construction.mean_literal_chars
+    # every bagdhara literal gloss here carries "(literal plain sense …)": longer than the gold
+    assert construction.share_literal_longer_than_gold == 1.0
+    assert ("share hook (literal shares a content word with the state)", "matrix bn") in cells

@@ -272,6 +272,15 @@ REGISTRY: list[Metric] = [
         sums_checked=False,
     ),
     Metric(
+        "unstable_items",
+        "sweep",
+        lambda probs, perms, gold: S.unstable_items(probs, perms),
+        True,
+        _per_row,
+        uses=("probs", "perms"),
+        sums_checked=False,
+    ),
+    Metric(
         "n_distinct_choices",
         "sweep",
         lambda probs, perms, gold: S.n_distinct_choices(probs, perms),

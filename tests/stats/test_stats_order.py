@@ -17,7 +17,9 @@ from choiceaudit.stats import (
     permutation_audit,
     selection_spread,
     slot_shares,
+    unstable_items,
 )
+from choiceaudit.stats._validate import RETURNED_SUM_TOLERANCE
 from choiceaudit.types import Query
 
 OPTIONS = [
@@ -196,3 +198,31 @@ def test_vendor_reported_choice_via_one_hot_scores() -> None:
     assert answer_instability(scores, perms) == 0.0
     np.testing.assert_allclose(slot_shares(scores), [1 / 3] * 3)
     assert n_distinct_choices(scores, perms).tolist() == [1]
+
+
+def test_vectors_as_returned_within_the_stated_tolerance_are_accepted_and_reported() -> None:
+    # two-decimal outputs: 0.34 + 0.33 + 0.33 = 1.00, 0.50 + 0.25 + 0.24 = 0.99, 0.34 × 3 = 1.02
+    perms = np.array([[[0, 1, 2], [2, 0, 1]]])
+    probs = np.array([[[0.50, 0.25, 0.24], [0.34, 0.34, 0.34]]])
+    audit = permutation_audit(probs, perms)
+    assert audit.tolerance == RETURNED_SUM_TOLERANCE == 0.02
+    assert audit.max_sum_deviation == pytest.approx(0.02)
+    # canonical: rendering 0 gives [0.50, 0.25, 0.24], rendering 1 gives [0.34, 0.34, 0.34]
+    np.testing.assert_allclose(audit.travel, [0.16])
+    np.testing.assert_allclose(gold_prob_range(probs, perms, [0]), [0.16])
+    summary = order_sensitivity(probs, perms, [0])
+    assert summary.max_sum_deviation == pytest.approx(0.02) and summary.tolerance == 0.02
+    assert summary.mean_gold_prob_range == pytest.approx(0.16)
+    with pytest.raises(ValueError, match=r"within 0.01 .*tolerance"):
+        permutation_audit(probs, perms, tolerance=0.01)
+    with pytest.raises(ValueError, match="within 1e-06"):
+        gold_prob_range(probs, perms, [0], tolerance=1e-6)
+    with pytest.raises(ValueError, match="tolerance must be"):
+        order_sensitivity(probs, perms, [0], tolerance=-1.0)
+
+
+def test_unstable_items_are_the_items_answer_instability_counts() -> None:
+    perms = np.array([[[0, 1], [1, 0]], [[0, 1], [1, 0]]])
+    probs = np.array([[[0.9, 0.1], [0.9, 0.1]], [[0.9, 0.1], [0.1, 0.9]]])
+    assert unstable_items(probs, perms).tolist() == [True, False]
+    assert answer_instability(probs, perms) == 0.5

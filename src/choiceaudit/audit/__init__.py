@@ -13,15 +13,18 @@ from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._import import ImportResult, import_inspect, import_lm_eval
+from choiceaudit.audit._import_decisions import DECISION_INSTRUMENTS, import_decisions
 from choiceaudit.audit._meaning import (
     DEFAULT_MEANING_EXPERIMENTS,
     QUERIES_FILE,
+    build_meaning_plan,
     load_meaning_corpus,
     meaning_run_dir,
     queries_for,
     resolve_embedder,
     run_meaning,
 )
+from choiceaudit.audit._meaning_dry import BlockVolume, MeaningDryRun, dry_run_meaning
 from choiceaudit.audit._registry import INSTRUMENTS, instrument_named, read_config
 from choiceaudit.audit._runs import ReplayScorer, RunJob, loaded, made, model_scorer, run_jobs
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
@@ -37,15 +40,18 @@ from choiceaudit.audit._signalling import (
 
 __all__ = [
     "CHOOSERS",
+    "DECISION_INSTRUMENTS",
     "DEFAULT_MEANING_EXPERIMENTS",
     "DEFAULT_SEED",
     "INSTRUMENTS",
     "QUERIES_FILE",
     "AnalysisResult",
+    "BlockVolume",
     "ChunkExecutor",
     "GateResult",
     "HumanImport",
     "ImportResult",
+    "MeaningDryRun",
     "ProgressCallback",
     "RayFanout",
     "RaySettings",
@@ -55,8 +61,11 @@ __all__ = [
     "ScoreFileResult",
     "analyse_runs",
     "build_instrument",
+    "build_meaning_plan",
     "check_signalling",
+    "dry_run_meaning",
     "gate_runs",
+    "import_decisions",
     "import_human",
     "import_inspect",
     "import_lm_eval",

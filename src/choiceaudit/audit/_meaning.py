@@ -27,6 +27,7 @@ from choiceaudit.instruments.meaning import (
     INSTRUMENT,
     Corpus,
     MeaningConfig,
+    MeaningPlan,
     load_bagdhara,
     load_idioms_en,
     plan_meaning,
@@ -38,6 +39,7 @@ from choiceaudit.types import Query
 __all__ = [
     "DEFAULT_MEANING_EXPERIMENTS",
     "QUERIES_FILE",
+    "build_meaning_plan",
     "load_meaning_corpus",
     "meaning_run_dir",
     "queries_for",
@@ -106,6 +108,39 @@ def queries_for(model: str, queries: Sequence[Query]) -> list[Query]:
     return [dataclasses.replace(q, answer_format="text", id="") for q in queries]
 
 
+def build_meaning_plan(
+    corpus: str | Corpus = "idioms-en",
+    *,
+    experiments: Sequence[str] = DEFAULT_MEANING_EXPERIMENTS,
+    n_items: int | None = 100,
+    n_order_items: int = 20,
+    embedder: str = "auto",
+    design: str | None = None,
+    languages: Sequence[str] | None = None,
+    matrix_items: int | None = None,
+    e7_keys: Sequence[str] = ("slot",),
+    split_seed: int | None = None,
+) -> tuple[Corpus, MeaningPlan, str]:
+    """The corpus, the plan :func:`run_meaning` scores (and ``--dry-run`` counts), and the
+    embedder's recorded name; the arguments are :func:`run_meaning`'s."""
+    loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
+    embed, embedder_name = resolve_embedder(embedder)
+    seeds: dict[str, Any] = {} if split_seed is None else {"split_seed": split_seed}
+    plan = plan_meaning(
+        loaded,
+        experiments=experiments,
+        n_items=n_items,
+        n_order_items=n_order_items,
+        embed=embed,
+        design=design,
+        languages=languages,
+        matrix_items=matrix_items,
+        e7_keys=e7_keys,
+        **seeds,
+    )
+    return loaded, plan, embedder_name
+
+
 def run_meaning(
     models: Sequence[str],
     out_root: Path | str,
@@ -122,8 +157,9 @@ def run_meaning(
     design: str | None = None,
     languages: Sequence[str] | None = None,
     matrix_items: int | None = None,
-    e7_keys: Sequence[str] = ("slot", "travelling"),
+    e7_keys: Sequence[str] = ("slot",),
     ray: RaySettings | None = None,
+    split_seed: int | None = None,
 ) -> list[Path]:
     """Score the meaning plan with every model; return the run directories, in model order.
 
@@ -133,10 +169,11 @@ def run_meaning(
     ``lod``, ``jev``) builds that arm of the paper exactly (``n_items`` then samples each block
     for a trial; pass ``None`` for the design's full item sets); ``languages`` adds the other
     language's blocks to a plan without a design; the capture matrix asks its whole pool unless
-    ``matrix_items`` is given. After scoring, every run's manifest records
-    ``choice_not_argmax_rows``: rows whose returned ``choice`` is not the argmax of the
-    returned probabilities. With ``ray`` each model's chunks are scored on
-    Ray actors (:class:`~choiceaudit.audit.RaySettings`); the parts are written here."""
+    ``matrix_items`` is given; E7 asks the slot-bound keys unless ``e7_keys`` says otherwise.
+    After scoring, every run's manifest records ``choice_not_argmax_rows``: rows whose returned
+    ``choice`` is not the argmax of the returned probabilities. With ``ray`` each model's chunks
+    are scored on Ray actors (:class:`~choiceaudit.audit.RaySettings`); the parts are written
+    here."""
     out_root = Path(out_root)
     if not models:
         raise InputError("run_meaning needs at least one model")
@@ -148,19 +185,11 @@ def run_meaning(
     ):
         if value is not None and value < 0:
             raise InputError(f"must be 0 (every usable item) or more, got {value}", field=name)
-    loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
-    embed, embedder_name = resolve_embedder(embedder)
-    plan = plan_meaning(
-        loaded,
-        experiments=experiments,
-        n_items=n_items,
-        n_order_items=n_order_items,
-        embed=embed,
-        design=design,
-        languages=languages,
-        matrix_items=matrix_items,
-        e7_keys=e7_keys,
-    )
+    loaded, plan, embedder_name = build_meaning_plan(
+        corpus, experiments=experiments, n_items=n_items, n_order_items=n_order_items,
+        embedder=embedder, design=design, languages=languages, matrix_items=matrix_items,
+        e7_keys=e7_keys, split_seed=split_seed,
+    )  # fmt: skip
     queries: list[Query] = plan.queries()
     if not queries:
         raise InputError(f"the plan over corpus {loaded.name} has no queries")

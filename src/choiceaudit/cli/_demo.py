@@ -150,6 +150,8 @@ def demo(
             corpus="idioms-en",
             n_items=plan.meaning_items or None,
             n_order_items=plan.meaning_order_items,
+            # both bindings, so the demo shows the label component beside the paper's E7
+            e7_keys=("slot", "travelling"),
             progress=_advance_factory(bar, "meaning"),
             command=command,
         )

@@ -1,6 +1,7 @@
-"""``choiceaudit import lm-eval`` and ``choiceaudit import inspect``: per-item outputs of other
-harnesses into a run directory (:func:`choiceaudit.audit.import_lm_eval`,
-:func:`choiceaudit.audit.import_inspect`); prints what was mapped and what was not."""
+"""``choiceaudit import lm-eval``, ``import inspect`` and ``import decisions``: per-item outputs
+of other harnesses, or anyone's per-item decision files, into a run directory
+(:func:`choiceaudit.audit.import_lm_eval`, :func:`~choiceaudit.audit.import_inspect`,
+:func:`~choiceaudit.audit.import_decisions`); prints what was mapped and what was not."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from choiceaudit.audit import ImportResult, import_inspect, import_lm_eval
+from choiceaudit.audit import ImportResult, import_decisions, import_inspect, import_lm_eval
 from choiceaudit.cli import guarded, out
 from choiceaudit.cli._groups import import_app
 
@@ -61,4 +62,46 @@ def inspect_logs(files: _FILES, out_dir: _OUT, model_name: _MODEL = None) -> Non
     result = import_inspect(
         files, out_dir, model=model_name, command=["choiceaudit", *sys.argv[1:]]
     )
+    print_import(result, out_dir)
+
+
+@import_app.command("decisions")
+@guarded
+def decisions(
+    files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files, or folders.")],
+    out_dir: _OUT,
+    instrument: Annotated[
+        str, typer.Option("--instrument", help="meaning or scoring: what the run is.")
+    ] = "meaning",
+    mapping: Annotated[
+        list[str] | None,
+        typer.Option("--map", help="field=column (repeatable); probs=pA,pB,pC,pD for columns."),
+    ] = None,
+    mapping_file: Annotated[
+        Path | None, typer.Option("--mapping", help="TOML or JSON mapping file (map, values).")
+    ] = None,
+    model_name: _MODEL = None,
+    language: Annotated[
+        str | None, typer.Option("--language", help="Test language where no column gives it.")
+    ] = None,
+    corpus_language: Annotated[
+        str | None,
+        typer.Option("--corpus-language", help="Language E4 and the matrix are analysed under."),
+    ] = None,
+    position_base: Annotated[
+        int, typer.Option("--position-base", help="0 or 1: how gold/literal positions count.")
+    ] = 0,
+    sum_tolerance: Annotated[
+        float, typer.Option("--sum-tolerance", help="Accepted |sum of probs - 1|.")
+    ] = 0.02,
+) -> None:
+    """Import per-item decision files (one row per item per condition: item id, experiment,
+    condition or family, the probability vector, gold key or position, literal key, display
+    order) as a meaning or scoring run; rows that cannot be validated are listed with reasons."""
+    result = import_decisions(
+        files, out_dir, instrument=instrument, mapping=mapping or [], mapping_file=mapping_file,
+        model=model_name, language=language, corpus_language=corpus_language,
+        position_base=position_base, sum_tolerance=sum_tolerance,
+        command=["choiceaudit", *sys.argv[1:]],
+    )  # fmt: skip
     print_import(result, out_dir)

@@ -13,7 +13,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from choiceaudit.audit import DEFAULT_MEANING_EXPERIMENTS, analyse_runs, run_meaning
+from choiceaudit.audit import (
+    DEFAULT_MEANING_EXPERIMENTS,
+    MeaningDryRun,
+    analyse_runs,
+    dry_run_meaning,
+    run_meaning,
+)
 from choiceaudit.cli import (
     RayGpusOpt,
     RayOpt,
@@ -29,7 +35,7 @@ from choiceaudit.cli import (
 from choiceaudit.cli._groups import run_app
 from choiceaudit.instruments.meaning import EXPERIMENTS, MeaningAnalysis
 
-__all__ = ["meaning_summary", "print_meaning_summary"]
+__all__ = ["meaning_summary", "print_dry_run", "print_meaning_summary"]
 
 
 def meaning_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
@@ -66,6 +72,25 @@ def print_meaning_summary(records: Sequence[dict[str, Any]]) -> None:
             )
         table.add_row(*(escape(c) for c in cells))  # "[en]" is a label, not rich markup
     out.print(table)
+
+
+def print_dry_run(plan: MeaningDryRun) -> None:
+    """Every block with its items, rows and calls, then the totals (the matrix apart)."""
+    table = Table(title=f"meaning dry run: design {plan.design or '(none)'}, corpus {plan.corpus}, "
+                  f"E7 keys {','.join(plan.e7_keys)}, {len(plan.models)} model(s)")  # fmt: skip
+    for column in ("block", "experiment", "language", "items", "rows", "calls"):
+        table.add_column(column, justify="left" if column in ("block", "experiment") else "right")
+    for b in plan.blocks:
+        table.add_row(b.block, b.experiment, b.language, f"{b.n_items:,}", f"{b.n_rows:,}",
+                      f"{b.n_calls:,}")  # fmt: skip
+    out.print(table)
+    n = len(plan.models)
+    out.print(
+        f"total: {plan.main_rows:,} rows without the capture matrix + {plan.matrix_rows:,} "
+        f"capture-matrix rows = {plan.total_rows:,} rows; {plan.total_calls:,} calls over "
+        f"{n} model(s). Nothing was scored or written.",
+        highlight=False,
+    )
 
 
 def _split_csv(values: list[str]) -> list[str]:
@@ -130,9 +155,10 @@ def run_command(
     e7_keys: Annotated[
         str,
         typer.Option(
-            help="E7 key bindings: slot (the paper's), travelling (keys move with options), or both."
+            help="E7 key bindings: slot (the paper's, default), travelling (keys move with "
+            "options), or slot,travelling for both."
         ),
-    ] = "slot,travelling",
+    ] = "slot",
     embedder: Annotated[
         str, typer.Option(help="Embedder for d-sem/d-hard on untagged corpora: auto, minilm, none.")
     ] = "auto",
@@ -148,6 +174,16 @@ def run_command(
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
+    split_seed: Annotated[
+        int | None,
+        typer.Option(help="Split seed recorded in the run config (default the paper's 20261001)."),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Print every block's items, rows and calls, and write nothing."
+        ),
+    ] = False,
 ) -> None:
     """Score the meaning plan with each model (resumable), then print a short summary."""
     models = _split_csv(model)
@@ -158,6 +194,21 @@ def run_command(
         corpus = f"bagdhara:{data}"
     elif data is not None:
         raise _fail(f"--data is only for --corpus bagdhara (got --corpus {corpus})")
+    plan_options: dict[str, Any] = {
+        "corpus": corpus,
+        "experiments": _split_csv([experiments]),
+        "n_items": (None if design else 100) if n_items is None else (n_items or None),
+        "n_order_items": n_order_items,
+        "design": design,
+        "languages": _split_csv([languages]) if languages else None,
+        "matrix_items": n_matrix_items or None,
+        "e7_keys": _split_csv([e7_keys]),
+        "embedder": embedder,
+        "split_seed": split_seed,
+    }
+    if dry_run:
+        print_dry_run(dry_run_meaning(models, **plan_options))
+        return
     with progress_bar() as bar:
         tasks: dict[str, Any] = {}
 
@@ -169,15 +220,7 @@ def run_command(
         paths = run_meaning(
             models,
             out_dir,
-            corpus=corpus,
-            experiments=_split_csv([experiments]),
-            n_items=(None if design else 100) if n_items is None else (n_items or None),
-            n_order_items=n_order_items,
-            design=design,
-            languages=_split_csv([languages]) if languages else None,
-            matrix_items=n_matrix_items or None,
-            e7_keys=_split_csv([e7_keys]),
-            embedder=embedder,
+            **plan_options,
             scorer_options={m: options for m in models},
             chunk_size=chunk_size,
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),

@@ -44,6 +44,9 @@ class Section:
     tables: list[ReportTable] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     runs: list[tuple[str, Manifest]] = field(default_factory=list)  # (run dir, manifest)
+    #: per-item tables, written as CSV only (``items/<name>.csv``) and linked, not shown: one
+    #: row per item is for comparing item by item, not for reading in a page
+    item_tables: list[ReportTable] = field(default_factory=list)
 
 
 def _files(links: dict[str, Path], root: Path) -> str:
@@ -112,6 +115,18 @@ def write_report(
         for table in section.tables:
             paths = table.write(out_dir / "tables")
             parts.append(table.to_html() + _files(paths, out_dir))
+        if section.item_tables:
+            links = []
+            for table in section.item_tables:
+                path = out_dir / "items" / f"{table.name}.csv"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(table.to_csv(), encoding="utf-8")
+                href = html.escape(path.relative_to(out_dir).as_posix())
+                links.append(
+                    f'<li><a href="{href}">{html.escape(table.name)}.csv</a> — '
+                    f"{html.escape(table.title)} ({len(table.rows)} rows)</li>"
+                )
+            parts.append(f"<h3>Per-item values</h3><ul>{''.join(links)}</ul>")
         if section.skipped:
             items = "".join(f"<li>{html.escape(s)}</li>" for s in section.skipped)
             parts.append(f'<h3>Skipped</h3><ul class="skipped">{items}</ul>')

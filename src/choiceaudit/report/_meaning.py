@@ -51,6 +51,12 @@ from choiceaudit.report._meaning_figures import (
     slot_figure,
     unit_figure,
 )
+from choiceaudit.report._meaning_items import (
+    descriptives_table,
+    distinct_figure,
+    distinct_table,
+    item_tables,
+)
 from choiceaudit.report._meaning_strata import (
     cue_table,
     e4_table,
@@ -142,6 +148,7 @@ _FIGURES: tuple[tuple[str, Pair], ...] = (
     ("risk–coverage curves", (risk_coverage_table, risk_coverage_figure)),
     ("confidence by outcome", (confidence_table, confidence_figure)),
     ("order sensitivity", (order_table, order_figure)),
+    ("distinct choices", (distinct_table, distinct_figure)),
     ("slot shares", (slot_table, slot_figure)),
     ("option ablation", (ablation_table, ablation_figure)),
     ("semantics-free control", (o4_table, o4_figure)),
@@ -156,6 +163,7 @@ _FIGURE_NEEDS = {
     "risk–coverage curves": "d-rand or d-lit ladder rows",
     "confidence by outcome": "d-rand or d-lit ladder rows",
     "order sensitivity": "an item scored under all 24 orderings (E7)",
+    "distinct choices": "an item scored under all 24 orderings (E7)",
     "slot shares": "ladder (E1) or order-audit (E7) rows",
     "option ablation": "option-ablation rows (E6)",
     "semantics-free control": "o4 rows (E6)",
@@ -180,6 +188,7 @@ _TABLES_LATE = (
     length_table,
     frequency_table,
     output_table,
+    descriptives_table,
     subset_drift_table,
     example_table,
     pairing_table,
@@ -227,10 +236,13 @@ def meaning_sections(analysis: MeaningAnalysis) -> list[Section]:
             section.tables.append(tables[name])
         if name == "order sensitivity" and (permutation := permutation_table(analysis)):
             section.tables.append(permutation)
+        if name == "order sensitivity" and "distinct choices" in tables:
+            section.tables.append(tables["distinct choices"])
     for make in _TABLES_LATE:
         late = make(analysis)
         if late is not None:
             section.tables.append(late)
+    section.item_tables.extend(item_tables(analysis))
     return [section]
 
 

@@ -194,6 +194,8 @@ def permutation_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     "max_travel": audit.max_travel,
                     "share_travel_le_1e-4": audit.share_at_or_below,
                     "share_identical": audit.share_identical,
+                    "sum_tolerance": e7.sum_tolerance,
+                    "max_sum_deviation": e7.max_sum_deviation,
                 }
             )
     return make_table(
@@ -204,7 +206,9 @@ def permutation_table(analysis: MeaningAnalysis) -> ReportTable | None:
         "travels across the 24 orderings after mapping slots back to options, on the vectors as "
         "returned (share_identical: identical as returned). An order-independent scorer sits at "
         "fp32 noise (about 1e-7); the share column counts items at or below 1e-4. keys=slot "
-        "travel is position plus label; keys=travelling travel is position alone.",
+        "travel is position plus label; keys=travelling travel is position alone. Vectors are "
+        "read as returned when their sum is within sum_tolerance of 1; max_sum_deviation is the "
+        "largest |Σp − 1| read (a two-decimal API reaches 0.02).",
     )
 
 

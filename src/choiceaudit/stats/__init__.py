@@ -2,7 +2,10 @@
 
 Pure functions with keyword-only options, importing only numpy and scipy. Every function validates
 its input: NaN, empty input, mismatched shapes and probability rows that do not sum to 1 (within
-1e-6) raise :class:`ValueError` naming the argument and row.
+1e-6) raise :class:`ValueError` naming the argument and row. The order statistics read vectors as
+a model returned them and accept Σp within a ``tolerance`` of 1 (default
+0.02, wide enough for four options rounded to two decimals),
+recording the tolerance and the largest |Σp − 1| in their results.
 
 Exact ties among options are a tied *set* in the toolkit. Functions that take probabilities or
 scores keep ties as sets (fractional credit, split shares); functions that take one choice per row
@@ -41,6 +44,7 @@ from choiceaudit.stats._order import (
     permutation_audit,
     selection_spread,
     slot_shares,
+    unstable_items,
 )
 from choiceaudit.stats._paired_tests import McNemarResult, bonferroni, mcnemar_exact
 from choiceaudit.stats._regression import ols_slope, pearson_r
@@ -105,4 +109,5 @@ __all__ = [
     "split_credit_excess",
     "tie_credit",
     "top_label",
+    "unstable_items",
 ]

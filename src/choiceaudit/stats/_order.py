@@ -17,6 +17,11 @@ answer, because a letter necessarily changes whenever the same gloss moves (Appe
 set of canonical options at the maximum, and slot shares split a tied selection evenly.
 Arrays are rectangular: every item carries the same number of orderings (the full ``k!`` sweep
 in the paper, though any set of orderings is accepted).
+
+Probabilities are read **as returned**: a vector whose sum differs from 1 by at most
+``tolerance`` (default :data:`RETURNED_SUM_TOLERANCE`, 0.02: four options rounded to two
+decimals) is accepted unchanged, never renormalised, and the results that summarise a sweep
+record the tolerance and the largest |Σp − 1| they read (``max_sum_deviation``).
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ from typing import Any
 import numpy as np
 
 from choiceaudit.stats._validate import (
+    RETURNED_SUM_TOLERANCE,
     BoolArray,
     FloatArray,
     IntArray,
     as_choices,
     as_finite,
     as_perms,
-    as_probs,
+    as_returned,
 )
 
 __all__ = [
@@ -47,15 +53,23 @@ __all__ = [
     "permutation_audit",
     "selection_spread",
     "slot_shares",
+    "unstable_items",
 ]
 
 
-def _sweep(values: Any, perms: Any, name: str, *, probs: bool) -> tuple[FloatArray, IntArray]:
-    arr = as_probs(values, name, ndim=3) if probs else as_finite(values, name, ndim=3)
+def _sweep(
+    values: Any, perms: Any, name: str, *, probs: bool, tolerance: float = RETURNED_SUM_TOLERANCE
+) -> tuple[FloatArray, IntArray, float]:
+    """The sweep's arrays and, for probabilities, the largest |Σp − 1| (0.0 for scores)."""
+    deviation = 0.0
+    if probs:
+        arr, deviation = as_returned(values, name, ndim=3, tolerance=tolerance)
+    else:
+        arr = as_finite(values, name, ndim=3)
     p = as_perms(perms, "perms")
     if arr.shape != p.shape:
         raise ValueError(f"mismatched shapes: {name} is {arr.shape}, perms is {p.shape}")
-    return arr, p
+    return arr, p, deviation
 
 
 def _to_canonical(values: Any, perms: IntArray) -> Any:
@@ -70,14 +84,17 @@ def _chosen(scores: FloatArray) -> BoolArray:
     return np.asarray(scores == scores.max(axis=-1, keepdims=True), dtype=np.bool_)
 
 
-def canonical_probs(probs: Any, perms: Any) -> FloatArray:
-    """``probs`` mapped from display slots to canonical options: ``out[..., perm[s]] = p[..., s]``."""
-    p, perm = _sweep(probs, perms, "probs", probs=True)
+def canonical_probs(
+    probs: Any, perms: Any, *, tolerance: float = RETURNED_SUM_TOLERANCE
+) -> FloatArray:
+    """``probs`` mapped from display slots to canonical options: ``out[..., perm[s]] = p[..., s]``
+    (vectors as returned, Σp within ``tolerance`` of 1)."""
+    p, perm, _ = _sweep(probs, perms, "probs", probs=True, tolerance=tolerance)
     return np.asarray(_to_canonical(p, perm), dtype=np.float64)
 
 
 def _canonical_choice_sets(scores: Any, perms: Any) -> BoolArray:
-    s, perm = _sweep(scores, perms, "scores", probs=False)
+    s, perm, _ = _sweep(scores, perms, "scores", probs=False)
     return np.asarray(_to_canonical(_chosen(s), perm), dtype=np.bool_)
 
 
@@ -88,6 +105,13 @@ def n_distinct_choices(scores: Any, perms: Any) -> IntArray:
     return np.asarray(sets.any(axis=1).sum(axis=-1), dtype=np.int64)
 
 
+def unstable_items(scores: Any, perms: Any) -> BoolArray:
+    """Per item, whether its chosen gloss (mapped identity, a tied set counted as the set) is
+    not the same under every ordering; :func:`answer_instability` is their share."""
+    sets = _canonical_choice_sets(scores, perms)
+    return np.asarray(np.any(sets != sets[:, :1, :], axis=(1, 2)), dtype=np.bool_)
+
+
 def answer_instability(scores: Any, perms: Any) -> float:
     """Share of items whose chosen gloss (mapped identity) is not the same under every ordering.
 
@@ -96,14 +120,15 @@ def answer_instability(scores: Any, perms: Any) -> float:
     >>> answer_instability(np.array([[[0.9, 0.1], [0.9, 0.1]]]), perms)  # slot 0 both times
     1.0
     """
-    sets = _canonical_choice_sets(scores, perms)
-    unstable = np.any(sets != sets[:, :1, :], axis=(1, 2))
-    return float(np.mean(unstable))
+    return float(np.mean(unstable_items(scores, perms)))
 
 
-def gold_prob_range(probs: Any, perms: Any, gold: Any) -> FloatArray:
-    """Per item, ``max − min`` over orderings of the gold option's probability."""
-    canon = canonical_probs(probs, perms)
+def gold_prob_range(
+    probs: Any, perms: Any, gold: Any, *, tolerance: float = RETURNED_SUM_TOLERANCE
+) -> FloatArray:
+    """Per item, ``max − min`` over orderings of the gold option's probability as returned
+    (Σp within ``tolerance`` of 1; ``gold`` the canonical index of each item's gold option)."""
+    canon = canonical_probs(probs, perms, tolerance=tolerance)
     g = as_choices(gold, "gold", canon.shape[-1])
     if g.shape[0] != canon.shape[0]:
         raise ValueError(
@@ -140,7 +165,9 @@ class PermutationAudit:
     ``travel[i]`` is, for item ``i``, the largest over options of (max − min over orderings) of
     that option's probability after mapping every slot back to the option it displayed.
     ``share_at_or_below`` is the share of items with ``travel ≤ threshold`` (Table 22 uses 1e-4);
-    ``share_identical`` the share with exactly identical canonical distributions.
+    ``share_identical`` the share with exactly identical canonical distributions (identical *as
+    returned*). ``tolerance`` is the accepted |Σp − 1| and ``max_sum_deviation`` the largest one
+    read.
     """
 
     travel: FloatArray
@@ -150,13 +177,19 @@ class PermutationAudit:
     threshold: float
     share_at_or_below: float
     share_identical: float
+    tolerance: float = RETURNED_SUM_TOLERANCE
+    max_sum_deviation: float = 0.0
 
 
-def permutation_audit(probs: Any, perms: Any, *, threshold: float = 1e-4) -> PermutationAudit:
-    """The permutation audit of Appendix Q (Table 22)."""
+def permutation_audit(
+    probs: Any, perms: Any, *, threshold: float = 1e-4, tolerance: float = RETURNED_SUM_TOLERANCE
+) -> PermutationAudit:
+    """The permutation audit of Appendix Q (Table 22), on the vectors as returned (Σp within
+    ``tolerance`` of 1)."""
     if not np.isfinite(threshold) or threshold < 0:
         raise ValueError(f"threshold must be a non-negative number, got {threshold!r}")
-    canon = canonical_probs(probs, perms)
+    p, perm, deviation = _sweep(probs, perms, "probs", probs=True, tolerance=tolerance)
+    canon = _to_canonical(p, perm)
     travel = np.asarray((canon.max(axis=1) - canon.min(axis=1)).max(axis=-1), dtype=np.float64)
     return PermutationAudit(
         travel=travel,
@@ -166,12 +199,15 @@ def permutation_audit(probs: Any, perms: Any, *, threshold: float = 1e-4) -> Per
         threshold=float(threshold),
         share_at_or_below=float(np.mean(travel <= threshold)),
         share_identical=float(np.mean(travel == 0.0)),
+        tolerance=float(tolerance),
+        max_sum_deviation=deviation,
     )
 
 
 @dataclass(frozen=True)
 class OrderSensitivity:
-    """The order-sensitivity summary of Table 21, one model over one item sample."""
+    """The order-sensitivity summary of Table 21, one model over one item sample; ``tolerance``
+    is the accepted |Σp − 1| and ``max_sum_deviation`` the largest one read."""
 
     n_items: int
     n_perms: int
@@ -180,13 +216,23 @@ class OrderSensitivity:
     mean_gold_prob_range: float
     selection_spread: float
     slot_shares: FloatArray
+    tolerance: float = RETURNED_SUM_TOLERANCE
+    max_sum_deviation: float = 0.0
 
 
-def order_sensitivity(probs: Any, perms: Any, gold: Any, *, scores: Any = None) -> OrderSensitivity:
-    """All Table 21 measures at once; choices come from ``scores`` (default: ``probs``)."""
-    p, perm = _sweep(probs, perms, "probs", probs=True)
+def order_sensitivity(
+    probs: Any,
+    perms: Any,
+    gold: Any,
+    *,
+    scores: Any = None,
+    tolerance: float = RETURNED_SUM_TOLERANCE,
+) -> OrderSensitivity:
+    """All Table 21 measures at once; choices come from ``scores`` (default: ``probs``), the
+    probabilities are read as returned (Σp within ``tolerance`` of 1)."""
+    p, perm, deviation = _sweep(probs, perms, "probs", probs=True, tolerance=tolerance)
     s = p if scores is None else scores
-    ranges = gold_prob_range(p, perm, gold)
+    ranges = gold_prob_range(p, perm, gold, tolerance=tolerance)
     return OrderSensitivity(
         n_items=int(p.shape[0]),
         n_perms=int(p.shape[1]),
@@ -195,4 +241,6 @@ def order_sensitivity(probs: Any, perms: Any, gold: Any, *, scores: Any = None) 
         mean_gold_prob_range=float(np.mean(ranges)),
         selection_spread=selection_spread(s),
         slot_shares=slot_shares(s),
+        tolerance=float(tolerance),
+        max_sum_deviation=deviation,
     )

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 __all__ = [
     "PROB_TOLERANCE",
+    "RETURNED_SUM_TOLERANCE",
     "BoolArray",
     "FloatArray",
     "IntArray",
@@ -22,6 +23,7 @@ __all__ = [
     "as_finite",
     "as_perms",
     "as_probs",
+    "as_returned",
     "check_level",
     "check_same_length",
     "make_rng",
@@ -29,6 +31,11 @@ __all__ = [
 
 #: Σp must equal 1 within this tolerance (DESIGN.md, "Core types").
 PROB_TOLERANCE = 1e-6
+
+#: Σp of a vector *as returned* (read by the order statistics) may differ from 1 by this much:
+#: four options each rounded to two decimals can sum to 1 ± 0.02 (4 × 0.005), which is what an
+#: API reporting two decimals returns; a caller with another precision passes ``tolerance``.
+RETURNED_SUM_TOLERANCE = 0.02
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -77,6 +84,34 @@ def as_probs(x: Any, name: str = "probs", *, ndim: int | tuple[int, ...] = 2) ->
             f"{name} rows must sum to 1 within {PROB_TOLERANCE:g}; {where} sums to {first:.9g}"
         )
     return arr
+
+
+def as_returned(
+    x: Any, name: str = "probs", *, ndim: int | tuple[int, ...] = 2, tolerance: float
+) -> tuple[FloatArray, float]:
+    """Vectors as a model returned them: finite, in [0, 1], Σp = 1 within ``tolerance``; returns
+    the array and the largest |Σp − 1| over its vectors, so a result can say how far from 1 the
+    vectors were."""
+    if not np.isfinite(tolerance) or tolerance < 0:
+        raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
+    arr = as_finite(x, name, ndim=ndim)
+    if arr.shape[-1] < 2:
+        raise ValueError(f"{name} needs at least 2 options on its last axis, got shape {arr.shape}")
+    out_of_range = (arr < 0.0) | (arr > 1.0)
+    if out_of_range.any():
+        raise ValueError(f"{name} has values outside [0, 1] (first at {_first_bad(out_of_range)})")
+    deviation = np.abs(arr.sum(axis=-1) - 1.0)
+    # 0.34 + 0.34 + 0.34 is 1.0200000000000002 in floating point: a sum exactly at the stated
+    # tolerance is accepted, whatever the last bit of its addition
+    off = deviation > tolerance + 1e-12
+    if off.any():
+        where = _first_bad(off) if off.ndim else "the only row"
+        first = float(arr.sum(axis=-1)[tuple(np.argwhere(off)[0])]) if off.ndim else 1.0
+        raise ValueError(
+            f"{name} rows must sum to 1 within {tolerance:g} (the tolerance argument); {where} "
+            f"sums to {first:.9g}"
+        )
+    return arr, float(deviation.max())
 
 
 def as_correct(x: Any, name: str = "correct") -> FloatArray:

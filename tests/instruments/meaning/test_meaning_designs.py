@@ -274,7 +274,7 @@ def _rows(queries: list[Query], scorer: FakeScorer) -> MeaningRows:
 
 
 def test_travelling_keys_separate_label_from_position(synthetic: Corpus) -> None:
-    build = build_e7(synthetic, item_ids=[11, 21, 31])
+    build = build_e7(synthetic, item_ids=[11, 21, 31], key_bindings=("slot", "travelling"))
     queries = list(build.queries)
     travelling = [q for q in queries if q.meta["key_binding"] == "travelling"]
     assert len(travelling) == 3 * 24
@@ -428,10 +428,31 @@ def test_sparrow_moves_with_its_labels_not_its_positions(idioms_en_corpus: Corpu
     from choiceaudit.scorers import load_scorer
 
     ids = [e.id for e in idioms_en_corpus.entries][:400:20]
-    queries = list(build_e7(idioms_en_corpus, item_ids=ids).queries)
+    queries = list(
+        build_e7(idioms_en_corpus, item_ids=ids, key_bindings=("slot", "travelling")).queries
+    )
     rows = MeaningRows.from_decisions(queries, load_scorer("sparrow").score(queries))
     e7 = analyse_meaning(rows, n_resamples=20).e7
     assert e7 is not None and e7.travelling is not None
     assert e7.permutation_audit.median_travel > 0.05
     assert e7.travelling.permutation_audit.max_travel < 1e-5
     assert e7.travelling.answer_instability == 0.0
+
+
+@pytest.mark.slow
+def test_the_jev_dry_run_is_the_papers_call_volume(full_size: Corpus) -> None:
+    """Appendix R, "Call volume": 300 × 24 = 7,200 + 3,265 × 3 = 9,795 + 8,761 × 3 = 26,283 +
+    8,761 + 873 × 5 = 4,365 = 56,404 retained rows; the matrix run is 3,265 × 2 apart."""
+    from choiceaudit.audit import dry_run_meaning
+
+    plan = dry_run_meaning(["jev"], corpus=full_size, design="jev", n_items=None, embedder="none")
+    rows = {b.block: (b.n_items, b.n_rows) for b in plan.blocks}
+    assert rows == {
+        "j1_order": (300, 7200),
+        "j2_lit_en": (3265, 9795),
+        "j3_ceiling_en": (8761, 26283),
+        "j4_bn_control": (8761, 8761),
+        "j5_options_en": (873, 4365),
+        "matrix": (3265, 6530),
+    }
+    assert plan.main_rows == 56404 and plan.total_rows == plan.total_calls == 62934

@@ -30,9 +30,10 @@ from choiceaudit.instruments.meaning._analysis import BOOTSTRAP_SEED, N_RESAMPLE
 from choiceaudit.instruments.meaning._audits import pairing_check, subset_drift
 from choiceaudit.instruments.meaning._config import MeaningConfig
 from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._examples import EXAMPLE_CONDITIONS, examples
+from choiceaudit.instruments.meaning._language_swap import ladder_language_rows
 from choiceaudit.instruments.meaning._results import (
     ArmInfo,
-    ExampleRow,
     Interval,
     MeaningAnalysis,
     ModelContrast,
@@ -41,7 +42,7 @@ from choiceaudit.instruments.meaning._results import (
     SubsetDrift,
 )
 from choiceaudit.instruments.meaning._rows import MeaningRows, decision_fields
-from choiceaudit.instruments.meaning._summary import analyse_meaning
+from choiceaudit.instruments.meaning._summary import analyse_meaning, language_analysis
 from choiceaudit.types import Arm, Skipped
 
 __all__ = [
@@ -113,10 +114,27 @@ def _display_labels(arms: Sequence[Arm]) -> list[str]:
 
 
 def _display_labels_of(labels: Sequence[str], sources: Sequence[str]) -> list[str]:
-    return [
-        f"{label} ({Path(source).name})" if labels.count(label) > 1 else label
-        for label, source in zip(labels, sources, strict=True)
-    ]
+    """Equal labels told apart by the shortest tail of their run paths that differs (the run
+    directory's name, else its parent too, …: ``full/meaning-x`` and ``subset/meaning-x``), and
+    a run given twice by its position (``#2``)."""
+    out = []
+    for i, (label, source) in enumerate(zip(labels, sources, strict=True)):
+        same = [j for j, other in enumerate(labels) if other == label]
+        if len(same) == 1:
+            out.append(label)
+            continue
+        parts = Path(source).parts
+        repeat = [j for j in same if Path(sources[j]) == Path(source)]
+        distinct = [j for j in same if j not in repeat]
+        for depth in range(1, len(parts) + 1):
+            tail = Path(*parts[-depth:]).as_posix()
+            others = [Path(*Path(sources[j]).parts[-depth:]).as_posix() for j in distinct]
+            if tail not in others or depth == len(parts):
+                break
+        if len(repeat) > 1:
+            tail = f"{tail} #{repeat.index(i) + 1}"
+        out.append(f"{label} ({tail})")
+    return out
 
 
 #: experiments whose rows carry both languages as conditions (analysed with the corpus
@@ -227,7 +245,7 @@ def analyse_meaning_runs(
         families=tuple(_family_order(families)),
         skipped=tuple(skipped),
         subset_drift=tuple(drift),
-        examples=tuple(_examples([(info.display, rows) for _, info, rows in parts])),
+        examples=tuple(examples([(info.display, rows) for _, info, rows in parts])),
     )
 
 
@@ -244,6 +262,7 @@ def _analyse_arm(
         return [(info, None, [Skipped(label, "the run has no rows yet")])]
     all_rows = meaning_rows(arm)
     home = arm.config.corpus_language
+    swapped = False
     out: list[tuple[ArmInfo, MeaningRows | None, list[Skipped]]] = []
     for language, block, rows in split_by_language(all_rows, None if home is None else str(home)):
         display = _part_label(label, language, block)
@@ -262,6 +281,14 @@ def _analyse_arm(
             analysis = analyse_meaning(
                 rows, n_resamples=n_resamples, seed=seed, hook_stopwords=hook_stopwords
             )
+        if not swapped and analysis.e4 is None and language == (home or language):
+            swapped = True  # E4 goes with the corpus language's (first) part, as E4 rows do
+            swap = ladder_language_rows(all_rows, language)
+            if swap is not None:
+                e4 = language_analysis(swap[0], n_resamples=n_resamples, seed=seed)
+                analysis = dataclasses.replace(
+                    analysis, e4=dataclasses.replace(e4, built_from=swap[1])
+                )
         if analysis.e3 is not None:
             skipped.extend(
                 Skipped(f"{display}: {EXPERIMENT_NAMES['e3']} {variant} − v0", reason)
@@ -323,55 +350,6 @@ def _subset_drift(
                 outside_full_interval=bool(cell["outside_full_interval"]),
             )
         )
-    return out
-
-
-#: the conditions an example table shows per experiment (E7: the item's own order only)
-EXAMPLE_CONDITIONS = {"e7": ("p0123",)}
-
-
-def _examples(parts: Sequence[tuple[str, MeaningRows]]) -> list[ExampleRow]:
-    """Tables 6, 11, 13: per experiment, the lowest item id every part with that experiment
-    answered, exactly as each part received it (state, keyed options with their roles, the
-    returned probabilities, the chosen key)."""
-    out: list[ExampleRow] = []
-    experiments = list(dict.fromkeys(e for _, rows in parts for e in rows.experiment.tolist()))
-    for experiment in experiments:
-        having = [(label, rows.where(experiment=experiment)) for label, rows in parts]
-        having = [(label, rows) for label, rows in having if len(rows)]
-        shared = set.intersection(*(set(rows.item_id.tolist()) for _, rows in having))
-        if not shared:
-            continue
-        item = min(shared, key=lambda i: (len(i), i))
-        for label, rows in having:
-            cell = rows.where(item_id=item)
-            wanted = EXAMPLE_CONDITIONS.get(experiment)
-            for i in range(len(cell)):
-                condition = str(cell.condition[i])
-                if wanted is not None and condition not in wanted:
-                    continue
-                roles = {int(cell.gold_slot[i]): "gold"}
-                if cell.literal_slot[i] >= 0:
-                    roles[int(cell.literal_slot[i])] = "literal"
-                keys = "ABCDEFGH"
-                options = tuple(
-                    (keys[s], roles.get(s, "distractor"), text, float(cell.raw_probs[i, s]))
-                    for s, text in enumerate(cell.options[i])
-                )
-                top = np.flatnonzero(cell.credit[i] == cell.credit[i].max())
-                out.append(
-                    ExampleRow(
-                        model=label,
-                        experiment=experiment,
-                        condition=condition,
-                        item_id=item,
-                        language=str(cell.language[i]),
-                        state=str(cell.state[i]),
-                        instruction_language=str(cell.language[i]),
-                        options=options,
-                        choice="/".join(keys[int(t)] for t in top),
-                    )
-                )
     return out
 
 

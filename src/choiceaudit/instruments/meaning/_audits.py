@@ -2,14 +2,16 @@
 
 * :func:`surface_agreement` (E2, Appendix N) — per (canonical, alternative) pair, whether the
   canonical choice agrees, and the Jensen–Shannon divergence (bits) between the two vectors;
-  pair-level and item-averaged; accuracy on each member and exact McNemar over the pairs, and at
-  the item level (each item's canonical form against its first alternative, alt1).
+  pair-level and item-averaged; accuracy on each member and exact McNemar over the pairs (the
+  figures Appendix N prints), and at the item level (each item's canonical form against its
+  first alternative, alt1: the project's addition).
 * :func:`unit_integrity` (E3, Appendix M) — accuracy per variant and agreement of each variant's
   canonical choice with the intact (``v0``) answer.
 * :func:`signal_retention` (E6, Appendix P) — accuracy per option form and the signal retained,
   (acc − 1/k) / (acc_o0 − 1/k).
 * :func:`order_audit` (E7, Appendix Q) — the Table 21 measures and the Table 22 permutation audit
-  from ``choiceaudit.stats`` over items seen under all k! orderings.
+  from ``choiceaudit.stats`` over items seen under all k! orderings (``_order_audit``, re-exported
+  here).
 * :func:`pairing_check` (Appendix R, "Pairing") — on rows two runs share, the share on which gold
   slot, literal slot, state and options agree (1.000 licenses paired tests).
 * :func:`cue_strata` (§5.6, Appendix J) — LAR split by verbatim containment, Latin script,
@@ -37,6 +39,7 @@ from choiceaudit.instruments.meaning._analysis import (
     interval,
 )
 from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._order_audit import order_audit
 from choiceaudit.instruments.meaning._rows import FloatArray, MeaningRows
 from choiceaudit.instruments.meaning._text import content_words, english_parenthetical
 
@@ -112,8 +115,9 @@ def surface_agreement(rows: MeaningRows) -> dict[str, Any]:
         result["accuracy_canonical"] = float(ca.mean())
         result["accuracy_alternative"] = float(cb.mean())
         result["mcnemar_b"], result["mcnemar_c"], result["mcnemar_p"] = test.b, test.c, test.p
-        # item level (Appendix N's "0.138 → 0.193"): one canonical row per item against its first
-        # alternative form (alt1), so no canonical row is counted twice
+        # item level, beside the pair level the paper prints: one canonical row per item against
+        # its first alternative form (alt1), so no canonical row is counted twice (the project's
+        # addition, for readers who want each item weighted once)
         firsts = [p for p in pairs if str(rows.condition[p[1]]) == "alt1"]
         if firsts:
             ia = correct[[p[0] for p in firsts]]
@@ -166,50 +170,6 @@ def signal_retention(
             retained = (float(cell["estimate"]) - chance) / (float(base) - chance)
         out[variant] = {**cell, "signal_retained": retained}
     return out
-
-
-def order_audit(rows: MeaningRows, *, threshold: float = 1e-4) -> dict[str, Any]:
-    """E7: Table 21 and Table 22 over the items that were seen under every ordering, on rows of
-    one key binding. Choices, the p(gold) range and the travel of Table 22 read the vectors as
-    returned (``raw``; "identical" means identical as returned); the measures of
-    ``stats.order_sensitivity`` that need a distribution get the renormalised vectors, whose
-    argmax is the same."""
-    k = rows.k
-    n_perms = math.factorial(k)
-    sweeps = stats.permutation_sweeps(
-        rows.item_id.tolist(), [tuple(p) for p in rows.perm.tolist()], n_orderings=n_perms
-    )
-    if sweeps is None:
-        incomplete = len(set(rows.item_id.tolist()))
-        raise AnalysisError(f"no item has all {n_perms} orderings ({incomplete} incomplete)")
-    incomplete = sweeps.n_excluded
-    items = list(sweeps.items)
-    idx = np.array(sweeps.index)  # (n_items, n_perms), each item's renderings by permutation
-    probs = rows.probs[idx]
-    raw = rows.raw_probs[idx]
-    perms = rows.perm[idx]
-    gold = np.zeros(len(items), dtype=np.int64)
-    summary = stats.order_sensitivity(probs, perms, gold, scores=raw)
-    canon = rows.canonical_raw[idx]  # (n_items, n_perms, k), canonical option order
-    spread = canon.max(axis=1) - canon.min(axis=1)
-    travel = spread.max(axis=-1)
-    return {
-        "n_items": summary.n_items,
-        "n_incomplete_items_excluded": incomplete,
-        "answer_instability": summary.answer_instability,
-        "mean_distinct_choices": summary.mean_distinct_choices,
-        "mean_gold_prob_range": float(spread[:, 0].mean()),
-        "selection_spread": summary.selection_spread,
-        "slot_shares": summary.slot_shares.tolist(),
-        "permutation_audit": {
-            "median_travel": float(np.median(travel)),
-            "mean_travel": float(np.mean(travel)),
-            "max_travel": float(np.max(travel)),
-            "threshold": float(threshold),
-            "share_at_or_below": float(np.mean(travel <= threshold)),
-            "share_identical": float(np.mean(travel == 0.0)),
-        },
-    }
 
 
 def pairing_check(rows_a: MeaningRows, rows_b: MeaningRows) -> dict[str, Any]:

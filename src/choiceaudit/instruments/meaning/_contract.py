@@ -18,6 +18,7 @@ __all__ = [
     "OPTION_KEYS",
     "SEEDS_BN",
     "SEEDS_EN",
+    "SPLIT_SEED",
     "SUBSET_FRAC",
     "SUBSET_SEED",
     "K",
@@ -55,6 +56,12 @@ MATRIX_SEED = 21000
 #: Lod-lille's fixed subset: ``full.sample(frac=0.10, random_state=909)``.
 SUBSET_FRAC = 0.10
 SUBSET_SEED = 909
+
+
+#: The split seed of Appendix R, "Seeds" ("The split seed is 20261001"; the contract's
+#: ``laya_split_seed``). The paper does not say what it draws; the instrument records it in
+#: every run's config (``split_seed``) and draws nothing with it (see the README).
+SPLIT_SEED = 20261001
 
 
 def item_rng(seed_base: int, item_id: int | str) -> random.Random:

@@ -6,7 +6,9 @@ Each holds the option list fixed and varies one thing:
 * **E2**, surface invariance (Appendix N): the canonical expression and each annotated alternative
   surface form, under ``d-hard``, with one option list for all of them (condition ``canonical``,
   ``alt1``, ``alt2`` …).
-* **E3**, unit integrity (Appendix C, M): expressions of three or more whitespace words under
+* **E3**, unit integrity (Appendix C, M): expressions of three or more words (the instrument's
+  word tokenizer, :func:`~choiceaudit.instruments.meaning._text.words`: runs of letters, digits
+  and combining marks, so punctuation is not a word; ``tokenize`` selects another) under
   ``d-lit``; ``v0`` intact, ``v1`` words shuffled, ``v2`` reversed, ``v3`` one word deleted at
   random, ``v4`` one word replaced by a word sampled from another expression, ``v5`` the gold
   carrier sentence. The option list is byte-identical across all six. ``v1`` is redrawn from the
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from choiceaudit.errors import InputError
@@ -52,10 +54,12 @@ from choiceaudit.instruments.meaning._items import (
 )
 from choiceaudit.instruments.meaning._matrix import language_cells
 from choiceaudit.instruments.meaning._pools import Pools, gold_text
+from choiceaudit.instruments.meaning._text import words
 from choiceaudit.scorers import Embedder
 from choiceaudit.types import Query, format_perm
 
 __all__ = [
+    "DEFAULT_E7_KEYS",
     "E3_VARIANTS",
     "E7_CONDITION_PREFIX",
     "E7_KEY_BINDINGS",
@@ -142,9 +146,18 @@ class E3Draws:
     substitute_word: str
 
 
-def perturb_state(expression: str, variant: str, draws: E3Draws, *, carrier: str | None) -> str:
-    """The E3 state for ``variant`` given pre-drawn choices (see :func:`build_e3`)."""
-    toks = expression.split()
+def perturb_state(
+    expression: str,
+    variant: str,
+    draws: E3Draws,
+    *,
+    carrier: str | None,
+    tokenize: Callable[[str], list[str]] = words,
+) -> str:
+    """The E3 state for ``variant`` given pre-drawn choices (see :func:`build_e3`): the
+    expression's words (``tokenize``, default the instrument's word tokenizer) rearranged and
+    rejoined on single spaces."""
+    toks = tokenize(expression)
     if variant == "v0":
         return expression
     if variant == "v1":
@@ -172,8 +185,12 @@ def build_e3(
     variants: Sequence[str] = E3_VARIANTS,
     embed: Embedder | None = None,
     item_ids: Sequence[int] | None = None,
+    tokenize: Callable[[str], list[str]] = words,
 ) -> ItemBuild:
-    """E3: perturb expressions of three or more words; the options never change."""
+    """E3: perturb expressions of three or more words; the options never change. Words are
+    ``tokenize``'s (default :func:`~choiceaudit.instruments.meaning._text.words`, the word
+    tokenizer of E6 and the Jaccard: punctuation is not a word; pass ``str.split`` for
+    whitespace words)."""
     pools = as_pools(corpus, embed)
     report = new_report(pools, [family], seed_base, "e3")
     report["variants"] = {v: 0 for v in variants}
@@ -181,7 +198,7 @@ def build_e3(
     queries: list[Query] = []
     for index in indices_of(pools, item_ids):
         entry = pools.entries[index]
-        toks = entry.expression.split()
+        toks = tokenize(entry.expression)
         if len(toks) < E3_MIN_WORDS:
             skip_item(report, family, f"fewer than {E3_MIN_WORDS} words")
             continue
@@ -196,7 +213,8 @@ def build_e3(
         for _ in range(20):  # a word from another expression that differs from the one replaced
             other = pools.entries[rng.randrange(len(pools))]
             if other.id != entry.id:
-                word = rng.choice(other.expression.split())
+                other_words = tokenize(other.expression)
+                word = rng.choice(other_words) if other_words else word
                 if word != toks[pos]:
                     break
         draws = E3Draws(tuple(order), delete, pos, word)
@@ -205,8 +223,13 @@ def build_e3(
             if variant == "v5" and carrier is None:
                 skip_item(report, family, "v5: no carrier sentence")
                 continue
-            state = perturb_state(entry.expression, variant, draws, carrier=carrier)
-            identity = variant in ("v1", "v2", "v3", "v4") and state == entry.expression
+            state = perturb_state(
+                entry.expression, variant, draws, carrier=carrier, tokenize=tokenize
+            )
+            # the intact words rejoined: a perturbation that only drops punctuation is no change
+            identity = variant in ("v1", "v2", "v3", "v4") and state in (
+                entry.expression, " ".join(toks)
+            )
             if identity:
                 report["identity_perturbations"][variant] += 1
             queries.append(
@@ -268,6 +291,9 @@ def build_e4(
 #: its letter), ``travelling`` keeps each option's key (the one it has in the item's own order)
 #: with the option wherever it is shown, so only position changes.
 E7_KEY_BINDINGS: tuple[str, ...] = ("slot", "travelling")
+#: the bindings a plan asks unless told otherwise: the paper's E7 only (slot-bound), so a design
+#: pays the paper's calls (Appendix R: 300 × 24 = 7,200 for the commercial arm)
+DEFAULT_E7_KEYS: tuple[str, ...] = ("slot",)
 #: condition prefix of each binding: ``p0123`` (slot-bound), ``t0123`` (travelling keys)
 E7_CONDITION_PREFIX = {"slot": "p", "travelling": "t"}
 
@@ -281,7 +307,7 @@ def build_e7(
     item_ids: Sequence[int] | None = None,
     language: str | None = None,
     block: str | None = None,
-    key_bindings: Sequence[str] = E7_KEY_BINDINGS,
+    key_bindings: Sequence[str] = DEFAULT_E7_KEYS,
 ) -> ItemBuild:
     """E7: every item's fixed option set under all 24 orderings (lexicographic order), once per
     key binding in ``key_bindings`` (see :data:`E7_KEY_BINDINGS`), in ``language``."""

@@ -135,13 +135,18 @@ def build_e6(
     for index in indices_of(pools, item_ids):
         entry = pools.entries[index]
         state = state_of(entry, view)
-        if "other" in views and not entry.gold_other:
-            skip_item(report, family, "no other-language gloss")
-            continue
+        # only o3 needs the other language's glosses: an item without one keeps every other
+        # form (the paper's E6 has one item count for all five forms) and skips o3, counted
+        item_views = views
+        if not entry.gold_other:
+            if view == "other":  # every form of a block asked in the other language needs it
+                skip_item(report, family, "no other-language gloss")
+                continue
+            item_views = (view,)
         if state is None:
             skip_item(report, family, f"no {language} equivalent idiom")
             continue
-        draw = draw_slate(pools, index, seed_base, family, report, views=views)
+        draw = draw_slate(pools, index, seed_base, family, report, views=item_views)
         if draw is None:
             continue
         slate = draw.slates[family]
@@ -152,13 +157,14 @@ def build_e6(
             "o0": list(full),
             "o1": [truncate_words(t) for t in full],
             "o2": scrambled,
-            "o3": list(slate_texts(pools, slate, counter)) if len(views) == 2 else None,
+            "o3": list(slate_texts(pools, slate, counter)) if len(item_views) == 2 else None,
             "o4": bare_labels(draw.perm, language),
         }
         for variant in variants:
             canonical = forms[variant]
             if canonical is None:
-                skip_item(report, family, f"{variant}: corpus has one language")
+                reason = "corpus has one language" if len(views) == 1 else "no other-language gloss"
+                skip_item(report, family, f"{variant}: {reason}")
                 continue
             if len({option_key(t) for t in canonical}) < len(canonical) or not all(canonical):
                 skip_item(report, family, f"{variant}: options collide or vanish")

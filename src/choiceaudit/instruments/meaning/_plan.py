@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.meaning._contract import FAMILIES, MATRIX_SEED, SEEDS_BN, SEEDS_EN
+from choiceaudit.instruments.meaning._contract import (
+    FAMILIES,
+    MATRIX_SEED,
+    SEEDS_BN,
+    SEEDS_EN,
+    SPLIT_SEED,
+)
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._designs import (
     DESIGNS,
@@ -31,7 +37,7 @@ from choiceaudit.instruments.meaning._designs import (
     sample_ids,
 )
 from choiceaudit.instruments.meaning._interventions import (
-    E7_KEY_BINDINGS,
+    DEFAULT_E7_KEYS,
     build_e2,
     build_e3,
     build_e4,
@@ -84,8 +90,9 @@ def plan_meaning(
     languages: Sequence[str] | None = None,
     matrix_items: int | None = None,
     order_sample_seed: int | None = None,
-    e7_keys: Sequence[str] = E7_KEY_BINDINGS,
+    e7_keys: Sequence[str] = DEFAULT_E7_KEYS,
     stopwords: Mapping[str, frozenset[str]] = STOPWORDS,
+    split_seed: int = SPLIT_SEED,
 ) -> MeaningPlan:
     """Build every requested block over the plan's item sets (see the module docstring).
 
@@ -98,7 +105,9 @@ def plan_meaning(
     ``j3_ceiling_en``, E6 as ``j5_options_en``, E7 as ``j1_order``); E7 asks ``n_order_items``
     drawn at random from the sample with ``order_sample_seed`` (default the E7 seed base), and
     the matrix asks the whole capture pool unless ``matrix_items`` is given. ``e7_keys`` are the
-    E7 key bindings (slot-bound and travelling); ``stopwords`` the d-surf content-word rule."""
+    E7 key bindings (default the paper's slot-bound only; add ``travelling`` for keys that
+    move with their options); ``stopwords`` the d-surf content-word rule;
+    ``split_seed`` (default the paper's 20261001) is recorded in the config."""
     if experiments is None:
         experiments = EXPERIMENTS if design is not None else DEFAULT_EXPERIMENTS
     unknown = sorted(set(experiments) - set(EXPERIMENTS))
@@ -179,6 +188,7 @@ def plan_meaning(
         "sem_source": pools.sem_source,
         "e7_keys": list(e7_keys),
         "seeds": {**SEEDS_BN, "matrix": MATRIX_SEED, **SEEDS_EN},
+        "split_seed": split_seed,
     }
     return MeaningPlan(builds, config)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from choiceaudit.instruments.meaning._config import MeaningConfig
+from choiceaudit.instruments.meaning._item_results import Descriptives, ItemValues
 from choiceaudit.types import Manifest, Skipped
 
 __all__ = [
@@ -317,11 +318,14 @@ class SurfaceAgreement:
     mcnemar_b: int | None = None
     mcnemar_c: int | None = None
     mcnemar_p: float | None = None
-    #: item level: each item's canonical row against its first alternative (alt1)
+    #: item level (the project's addition; the paper prints the pair level above): each item's
+    #: canonical row against its first alternative (alt1)
     items_paired: int | None = None
     accuracy_canonical_items: float | None = None
     accuracy_alternative_items: float | None = None
     mcnemar_p_items: float | None = None
+    #: per pair: both canonical choices, agreement, JS divergence, both correctness credits
+    items: ItemValues | None = None
 
 
 @dataclass(frozen=True)
@@ -347,6 +351,8 @@ class UnitIntegrity:
     #: variants with no v0 contrast, and why (no item shared with the intact rows: an
     #: interrupted run); the arm's analysis lists each as skipped
     not_contrasted: Mapping[str, str] = field(default_factory=dict)
+    #: per item and variant: intact and variant choice, agreement, correctness
+    items: ItemValues | None = None
 
 
 @dataclass(frozen=True)
@@ -375,6 +381,9 @@ class LanguageAnalysis:
     contrast_languages: tuple[str, str] | None = None
     contrast: PairedContrast | None = None
     hook: HookSplit | None = None
+    #: for an E4 read from two ladder blocks (the commercial arm's Bengali control and English
+    #: ceiling, d-rand on shared items): the two blocks; empty for an E4 asked as its own block
+    built_from: tuple[str, ...] = ()
 
     @property
     def contrast_label(self) -> str | None:
@@ -422,6 +431,8 @@ class OptionAblation:
     n_identity_excluded: Mapping[str, int] = field(default_factory=dict)
     language: str = ""
     block: str = ""
+    #: per item and option form: correctness, peak probability, confidence head
+    items: ItemValues | None = None
 
 
 @dataclass(frozen=True)
@@ -455,6 +466,13 @@ class OrderAudit:
     travelling: OrderAudit | None = None
     language: str = ""
     block: str = ""
+    #: Figure 12 left: items that chose 1, 2, … k distinct glosses across their orderings
+    distinct_choice_counts: tuple[int, ...] = ()
+    #: the accepted |Σp − 1| of the vectors as returned, and the largest one read
+    sum_tolerance: float = 0.02
+    max_sum_deviation: float = 0.0
+    #: per item: gold canonical index, distinct choices, unstable, p(gold) range, travel
+    items: ItemValues | None = None
 
 
 @dataclass(frozen=True)
@@ -502,6 +520,8 @@ class ArmAnalysis:
     e6: OptionAblation | None = None
     e7: OrderAudit | None = None
     matrix: LanguageAnalysis | None = None
+    #: Appendix H / J descriptives of the part's rows
+    descriptives: Descriptives | None = None
 
     @property
     def chance(self) -> float:

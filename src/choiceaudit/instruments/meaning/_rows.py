@@ -333,6 +333,12 @@ class MeaningRows:
         return out
 
     @property
+    def gold_canonical(self) -> IntArray:
+        """The canonical index of each row's gold option, ``perm[gold_slot]`` (0 on every row
+        the instrument builds; read, never assumed, by the analyses that need it)."""
+        return np.asarray(self.perm[np.arange(len(self)), self.gold_slot], dtype=np.int64)
+
+    @property
     def canonical_choice(self) -> IntArray:
         """Canonical option of the unique argmax, -1 for a tied row (:attr:`tied` counts them)."""
         credit = self.credit

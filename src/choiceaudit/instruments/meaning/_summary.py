@@ -9,7 +9,8 @@
   risk–coverage curves of d-rand and d-lit (Figure 4, at most 101 points each);
 * ``e2`` — surface agreement and divergence; ``e3`` — unit integrity; ``e4`` — accuracy per
   language and the paired language contrast; ``e6`` — signal retention, and calibration and the
-  overconfidence gap of the semantics-free control o4; ``e7`` — the order audit;
+  overconfidence gap of the semantics-free control o4; ``e7`` — the order audit
+  (``_order_audit``); E2, E3, E6 and E7 each carry their per-item values (``items``);
 * ``matrix`` — accuracy, LAR and calibration per language, and the paired language contrast on
   LAR (Appendix I, Table 15).
 
@@ -21,7 +22,6 @@ audit without a complete item raises :class:`~choiceaudit.errors.AnalysisError`;
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,12 +47,18 @@ from choiceaudit.instruments.meaning._audits import (
     cue_flags,
     cue_free,
     cue_strata,
-    order_audit,
     parenthetical_accuracy,
     signal_retention,
     surface_agreement,
     unit_integrity,
 )
+from choiceaudit.instruments.meaning._descriptives import descriptives
+from choiceaudit.instruments.meaning._item_audits import (
+    ablation_items,
+    surface_items,
+    unit_items,
+)
+from choiceaudit.instruments.meaning._order_audit import order_result
 from choiceaudit.instruments.meaning._results import (
     Agreement,
     ArmAnalysis,
@@ -67,10 +73,8 @@ from choiceaudit.instruments.meaning._results import (
     LanguageAnalysis,
     O4Control,
     OptionAblation,
-    OrderAudit,
     OutputDistribution,
     PairedContrast,
-    PermutationTravel,
     Retention,
     RiskCoverage,
     SurfaceAgreement,
@@ -78,7 +82,7 @@ from choiceaudit.instruments.meaning._results import (
 )
 from choiceaudit.instruments.meaning._rows import MeaningRows
 
-__all__ = ["CURVE_FAMILIES", "MAX_CURVE_POINTS", "analyse_meaning"]
+__all__ = ["CURVE_FAMILIES", "MAX_CURVE_POINTS", "analyse_meaning", "language_analysis"]
 
 #: the two families the reliability and risk–coverage figures compare (Figure 4)
 CURVE_FAMILIES = ("d-rand", "d-lit")
@@ -133,8 +137,9 @@ def analyse_meaning(
         e3=None if e3 is None else _unit(e3, opts),
         e4=None if e4 is None else _languages(e4, opts, outcome="correct"),
         e6=None if e6 is None else _ablation(e6, opts),
-        e7=None if e7 is None else _order(e7),
+        e7=None if e7 is None else order_result(e7),
         matrix=None if matrix is None else _languages(matrix, opts, outcome="captured"),
+        descriptives=descriptives(rows, hook_stopwords=hook_stopwords),
     )
 
 
@@ -295,7 +300,7 @@ def _ladder(rows: MeaningRows, opts: _Opts) -> LadderAnalysis:
 
 
 def _surface(rows: MeaningRows) -> SurfaceAgreement:
-    return SurfaceAgreement(**surface_agreement(rows))
+    return SurfaceAgreement(**surface_agreement(rows), items=surface_items(rows))
 
 
 def _unit(rows: MeaningRows, opts: _Opts) -> UnitIntegrity:
@@ -343,6 +348,7 @@ def _unit(rows: MeaningRows, opts: _Opts) -> UnitIntegrity:
         contrast_vs_intact=contrasts,
         n_identity_excluded=excluded,
         not_contrasted=not_contrasted,
+        items=unit_items(rows),
     )
 
 
@@ -381,36 +387,7 @@ def _ablation(rows: MeaningRows, opts: _Opts) -> OptionAblation:
         n_identity_excluded=excluded,
         language=language,
         block=block,
-    )
-
-
-def _order(rows: MeaningRows) -> OrderAudit:
-    """The slot-bound audit (the paper's E7) with the travelling-key audit beside it; a run with
-    only one binding gives that one."""
-    travelling = np.char.startswith(rows.condition.astype(str), "t")
-    slot_rows, travel_rows = rows.select(~travelling), rows.select(travelling)
-    if not len(slot_rows):
-        return _order_binding(travel_rows, "travelling")
-    audit = _order_binding(slot_rows, "slot")
-    if len(travel_rows):
-        audit = dataclasses.replace(audit, travelling=_order_binding(travel_rows, "travelling"))
-    return audit
-
-
-def _order_binding(rows: MeaningRows, binding: str) -> OrderAudit:
-    audit = order_audit(rows)
-    return OrderAudit(
-        n_items=audit["n_items"],
-        n_incomplete_items_excluded=audit["n_incomplete_items_excluded"],
-        answer_instability=audit["answer_instability"],
-        mean_distinct_choices=audit["mean_distinct_choices"],
-        mean_gold_prob_range=audit["mean_gold_prob_range"],
-        selection_spread=audit["selection_spread"],
-        slot_shares=tuple(audit["slot_shares"]),
-        permutation_audit=PermutationTravel(**audit["permutation_audit"]),
-        key_binding=binding,
-        language=str(rows.language[0]),
-        block=str(rows.blocks[0]),
+        items=ablation_items(rows),
     )
 
 
@@ -460,6 +437,14 @@ def _home_language(rows: MeaningRows) -> str:
     """The corpus language of a two-language experiment: the plan writes each item's
     corpus-language cell first (``_matrix.language_cells``), so it is the first row's."""
     return str(rows.language[0])
+
+
+def language_analysis(
+    rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> LanguageAnalysis:
+    """E4's analysis (accuracy per language, the paired language contrast) of rows that carry
+    their language as the condition."""
+    return _languages(rows, _Opts(n_resamples, seed), outcome="correct")
 
 
 def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnalysis:
