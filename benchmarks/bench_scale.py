@@ -1,4 +1,4 @@
-"""Scaling benchmark (issue 14, item 4): queries per second against workers, side by side.
+"""Scaling benchmark: queries per second against workers, side by side.
 
 In one run, on this machine, through ``run_scoring`` into fresh run directories (parts,
 manifest and all, as a user's run):

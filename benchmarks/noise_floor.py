@@ -1,4 +1,4 @@
-"""Measure the fp16/bf16 noise floor of the causal-LM engine against fp32 (issue 3, item 3).
+"""Measure the fp16/bf16 noise floor of the causal-LM engine against fp32.
 
 consistency-without-alignment §I-J reports "an fp16 noise floor of about 0.24 in summed
 log-probability on realistically padded batches" and uses the fp32 equivalent (1.9e-6) to show

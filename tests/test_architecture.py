@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,42 @@ def test_no_code_outside_scorers_compares_a_backend_name() -> None:
 )
 def test_the_backend_check_catches_the_forms_it_forbids(text: str, caught: bool) -> None:
     assert bool(_backend_comparisons(ast.parse(text), _backend_names())) is caught
+
+
+# A reader of the code has no tracker: a comment or docstring says why in words, so a citation
+# of a work item ("issue 12, item 5") is refused wherever the code is read. Upstream projects'
+# bug references (another project's issue tracker, named with the project) are not ours.
+_WORK_ITEM = re.compile(r"\b[Ii]ssues? \d+")
+
+
+def _work_item_citations(text: str) -> list[int]:
+    return [
+        number
+        for number, line in enumerate(text.splitlines(), start=1)
+        if _WORK_ITEM.search(line) and "vllm issue" not in line.lower()
+    ]
+
+
+def test_no_comment_or_docstring_cites_a_work_item() -> None:
+    root = SRC.parents[1]
+    found = [
+        f"{path.relative_to(root)}:{line}"
+        for folder in ("src", "tests", "benchmarks")
+        for path in sorted((root / folder).rglob("*.py"))
+        if path.name != "test_architecture.py"
+        for line in _work_item_citations(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, "work-item citations (say why in words instead):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("text", "caught"),
+    [
+        ('"""Vectors as returned (issue 12, item 5)."""', True),
+        ("# Issue 3: fp32 batching", True),
+        ("# prefix caching: vllm issue 42019", False),
+        ("# item 4 wins at slot 0", False),
+    ],
+)
+def test_the_work_item_check_catches_what_it_refuses(text: str, caught: bool) -> None:
+    assert bool(_work_item_citations(text)) is caught

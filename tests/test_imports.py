@@ -1,4 +1,4 @@
-"""The core imports without the heavy optional backends (issue 2: extras stay optional)."""
+"""The core imports without the heavy optional backends (extras stay optional)."""
 
 from __future__ import annotations
 

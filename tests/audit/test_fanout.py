@@ -1,4 +1,4 @@
-"""Ray fan-out (issue 14, item 3) on a local two-CPU Ray cluster: the rows equal the
+"""Ray fan-out on a local two-CPU Ray cluster: the rows equal the
 single-process run's, a killed worker loses nothing and duplicates nothing, a killed driver
 leaves whole parts and a resume completes the run (also under SIGKILL), a partial failure keeps
 what came back, and a causal LM per actor gives the in-process rows.

@@ -1,4 +1,4 @@
-"""Issue 11: nothing silent in the scoring loop — no write before the checks pass, a manifest
+"""Nothing silent in the scoring loop — no write before the checks pass, a manifest
 that never goes stale, parts stamped with their writer, temporaries cleaned, a way out of a
 corrupt part, and skipped input lines recorded one by one."""
 

@@ -139,7 +139,7 @@ def test_a_refused_run_leaves_the_queries_file_as_it_was(tmp_path: Path, corpus_
 
 
 def test_choice_not_argmax_is_counted_in_the_manifest(tmp_path: Path) -> None:
-    """Issue 12 item 5: every row whose returned choice is not the argmax of the returned vector
+    """Every row whose returned choice is not the argmax of the returned vector
     is counted in the run's manifest (resume-proof: counted over all stored rows)."""
     import numpy as np
 
@@ -164,7 +164,7 @@ def test_choice_not_argmax_is_counted_in_the_manifest(tmp_path: Path) -> None:
 
 def test_design_preset_builds_the_commercial_arms_blocks(tmp_path: Path) -> None:
     """``--design jev`` builds the commercial arm's blocks with the contract's English seeds, and
-    every summary line names its test language (issue 12, items 2 and 3)."""
+    every summary line names its test language."""
     path = tmp_path / "bagdhara.jsonl"
     records = []
     for i in range(40):

@@ -1,4 +1,4 @@
-"""``choiceaudit build signalling`` and ``choiceaudit run signalling`` (issue 5 item 10) on
+"""``choiceaudit build signalling`` and ``choiceaudit run signalling`` on
 ``../shared/data`` at a reduced item count, with the reference choosers (fast; CI runs it) and,
 marked slow, the real smollm2."""
 

@@ -1,4 +1,4 @@
-"""The study application over HTTP (issue 15 items 1, 2 and 4): consent, instructions, items,
+"""The study application over HTTP: consent, instructions, items,
 progress, completion; resume; validation and refusals that change nothing."""
 
 from __future__ import annotations

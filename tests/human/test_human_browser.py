@@ -1,5 +1,5 @@
-"""A real browser completes a participant session end to end, with a reload mid-study
-(issue 15 item 5): headless Chromium (Debian's ``chromium`` + ``chromedriver``, installed by
+"""A real browser completes a participant session end to end, with a reload mid-study:
+headless Chromium (Debian's ``chromium`` + ``chromedriver``, installed by
 ``make browser``) driven by Selenium against the server on loopback. The screenshots of each
 page are written to ``docs/human/`` (embedded in the README)."""
 

@@ -1,6 +1,5 @@
 """``import human``: a study's responses become a run the signalling analysis reads like any
-chooser's, with per-participant strategy classification and the population curve (issue 15
-item 3)."""
+chooser's, with per-participant strategy classification and the population curve."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Meaning items built by the meaning plan, served to people and imported as one more arm of
-the meaning analysis (issue 15 items 1 and 3)."""
+the meaning analysis."""
 
 from __future__ import annotations
 

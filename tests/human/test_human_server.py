@@ -1,4 +1,4 @@
-"""The study server as a process on loopback (issue 15 item 5): many participants at once lose
+"""The study server as a process on loopback: many participants at once lose
 nothing and record nothing twice; a SIGKILL mid-study loses nothing acknowledged."""
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def literal_content(text: str) -> float:
     return 3.0 if "literal plain" in text else 0.0
 
 
-#: the report's labels: every model label names the test language of its cells (issue 12, item 2)
+#: the report's labels: every model label names the test language of its cells
 LIT, D = "fake-lit [bn]", "fake-d [bn]"
 
 SCORERS = {
@@ -323,7 +323,7 @@ def test_paired_model_contrasts_and_build_skips(report: dict[str, Any]) -> None:
 
 
 def test_every_reported_contrast_has_its_p_value(report: dict[str, Any]) -> None:
-    """Issue 12 item 4: wherever a paired contrast is shown, its McNemar p-value is beside it,
+    """Wherever a paired contrast is shown, its McNemar p-value is beside it,
     Bonferroni-adjusted where several are tested together."""
     checks = {
         "meaning_ladder": ("minus_d_rand", None),

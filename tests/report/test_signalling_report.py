@@ -1,4 +1,4 @@
-"""The signalling report (issue 7): Fig. 2, Fig. 3, Table I, excess against distance, condition
+"""The signalling report: Fig. 2, Fig. 3, Table I, excess against distance, condition
 4 vs 5 and format L, computed from run directories of the reference choosers and the fake
 scorer, whose coordinates are known exactly."""
 

@@ -34,7 +34,7 @@ def test_cosine_chooser_picks_the_nearest_option(minilm):
     np.testing.assert_allclose(d.scores["cosine"], emb[1:] @ emb[0], atol=1e-9)
 
 
-# -- what the model reads (issue 11, item 1) -----------------------------------------------------
+# -- what the model reads -----------------------------------------------------
 
 
 def test_a_text_beyond_max_seq_length_is_refused_naming_query_and_counts(minilm):

@@ -64,7 +64,7 @@ def test_smollm2_ranks_paris_first_for_the_capital_of_france(smollm2: HFScorer) 
 
 
 def test_smollm2_batched_equals_batch_one_within_1e_5(smollm2_lm: Any, one_thread: None) -> None:
-    """Issue 3's fp32 check, on one thread: rows are batched only with rows of their own padded
+    """The fp32 batching check, on one thread: rows are batched only with rows of their own padded
     width, so the engine's shapes, hence results, do not depend on the batch (it is bitwise
     equal here). With several threads MKL splits a GEMM's rows by the batch's size, which adds
     ~1e-5 per token (benchmarks/noise_floor.py reports it); a mask or position bug would show at

@@ -75,7 +75,7 @@ def test_slot_bound_keys_expose_label_sensitivity(sparrow):
     assert described["backend"] == "sparrow" and len(described["weights_sha256"]) == 64
 
 
-# -- what the model reads (issue 11, item 1) -----------------------------------------------------
+# -- what the model reads -----------------------------------------------------
 
 
 def _words(n: int, tail: str = "") -> str:

@@ -139,7 +139,7 @@ FLAT_ANSWER = {
 @pytest.mark.parametrize("variant", ["systemone", "alpha"])
 @pytest.mark.parametrize("nested", [False, True])
 def test_both_answer_shapes_are_accepted_under_either_variant(variant: str, nested: bool) -> None:
-    """Issue 12 item 5: the flat answer of Appendix A and the nested answers.q shape are read
+    """The flat answer of Appendix A and the nested answers.q shape are read
     under both endpoint variants (the old client refused the flat one on /v1/systemone)."""
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -164,7 +164,7 @@ def test_a_body_with_no_answer_is_retried_then_fails() -> None:
 
 def test_a_choice_that_is_not_the_argmax_is_kept_and_counted() -> None:
     """A deployed system acts on ``choice``: a server whose choice disagrees with its own vector
-    is not refused, but every disagreement is recorded (issue 12, item 5)."""
+    is not refused, but every disagreement is recorded."""
     answers = iter([("C", {"A": 0.1, "B": 0.6, "C": 0.3, "D": 0.0}),
                     ("B", {"A": 0.1, "B": 0.6, "C": 0.3, "D": 0.0})])  # fmt: skip
 
@@ -545,7 +545,7 @@ def test_against_sparrow_deciders_own_systemone_server() -> None:
         proc.wait(timeout=10)
 
 
-# -- an endpoint that never answered fails fast (issue 11, item 9) ------------------------------
+# -- an endpoint that never answered fails fast ------------------------------
 
 
 def _refused_url() -> str:

@@ -3,7 +3,7 @@ the store like any scorer.
 
 On the tiny model the equality is checked where it is hardest (the option ``yes`` after
 ``Answer:`` is scored through the merged token ``": yes"`` that crosses the join; a BOS is
-added); on SmolLM2 in fp32 the option scores must agree within 1e-5 (issue 14).
+added); on SmolLM2 in fp32 the option scores must agree within 1e-5.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The human condition (issue 15; signalling paper §V, Appendix C): a small web application
+"""The human condition (signalling paper §V, Appendix C): a small web application
 that shows people the frozen items exactly as a chooser receives them and records their
 choices, so the import (``choiceaudit.audit.import_human``) can write them into a run that every
 analysis treats as one more arm.

@@ -1,4 +1,4 @@
-"""The web application people take part through (Starlette + Jinja2; issue 15 items 1, 2, 4).
+"""The web application people take part through (Starlette + Jinja2).
 
 Pages: ``/?<panel_param>=<id>`` (consent), ``/instructions``, ``/item`` (the current trial:
 the item as a chooser sees it, then the tile's options and the forced-choice question, with

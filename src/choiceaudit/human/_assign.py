@@ -1,4 +1,4 @@
-"""Seeded, balanced assignment of items to participants (issue 15 item 2).
+"""Seeded, balanced assignment of items to participants.
 
 Participant ``k`` (0-based, in order of consent) is given, for each block the study file
 declares and in that order:

@@ -1,4 +1,4 @@
-"""The human condition's report section (issue 15 item 3): people beside the models.
+"""The human condition's report section: people beside the models.
 
 The people's row in Table I (the signalling section) is the crowd read as one chooser; this
 section lays out the people's own analyses from

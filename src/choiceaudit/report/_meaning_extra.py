@@ -1,4 +1,4 @@
-"""Further meaning tables (issue 12): Table 2 pooled over the literal-bearing families, the
+"""Further meaning tables: Table 2 pooled over the literal-bearing families, the
 returned-choice check, LAR by the corpus frequency label (Appendix G), the cue-free subset
 (Table 3), the parenthetical split of the families without a literal option (Table 17, lower
 block), the hook split of the capture matrix (Table 16), subset drift (Appendix O), one example
@@ -69,7 +69,7 @@ def choice_check_table(analysis: MeaningAnalysis) -> ReportTable | None:
         "meaning_choice_check",
         "FLAG: the returned choice is not the argmax of the returned probabilities",
         records,
-        "Issue 12 item 5: a deployed system acts on the server's choice; the paper's metrics use "
+        "A deployed system acts on the server's choice; the paper's metrics use "
         "the argmax of the returned vector. Where they disagree both readings are shown.",
     )
 

@@ -1,4 +1,4 @@
-"""Issue 12: true perturbations, language as a plan dimension, the paper's designs as presets,
+"""True perturbations, language as a plan dimension, the paper's designs as presets,
 the travelling-key E7 arm, vectors analysed as returned, and the membership steps."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The package's public surface: entry points only (issue 10 item 7), sorted, each one a name a
+"""The package's public surface: entry points only, sorted, each one a name a
 private module declares in its own ``__all__``; the internals stay in the private modules."""
 
 from __future__ import annotations

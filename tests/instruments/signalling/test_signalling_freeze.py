@@ -1,4 +1,4 @@
-"""Freezing the instrument (issue 5 item 9): the item directory, its content hash, the dated
+"""Freezing the instrument: the item directory, its content hash, the dated
 append-only amendment log and the refusal of runs made with other items."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``load_things`` checks what its sources promise (issue 11, item 2): THINGS has 1,854 concepts,
+"""``load_things`` checks what its sources promise: THINGS has 1,854 concepts,
 every other file has one row for each, SPoSE rows are in THINGS order. A loss beyond
 ``MAX_CONCEPT_LOSS`` is an error without ``allow_loss``; any loss is reported and warned about.
 

@@ -146,7 +146,7 @@ def split_by_language(
     rows: MeaningRows, home: str | None = None
 ) -> list[tuple[str, str, MeaningRows]]:
     """A run's rows as ``(language, block, rows)`` parts, each analysed on its own so no cell of
-    one language is ever shown under another's name (issue 12, item 2).
+    one language is ever shown under another's name.
 
     E1, E2, E3, E6 and E7 rows go to the part of their language; E4 and the matrix (both
     languages by construction) to the part of ``home`` (the corpus language; default the

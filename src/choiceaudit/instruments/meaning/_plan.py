@@ -1,6 +1,6 @@
 """A meaning run as a list of item builds (blocks): what ``choiceaudit run meaning`` scores.
 
-The default plan (issue 6, item 6) is the ladder (E1), the option ablation (E6), the order audit
+The default plan is the ladder (E1), the option ablation (E6), the order audit
 (E7) and, where the corpus has two languages, the capture matrix. Item samples are drawn once from
 ``sample_seed`` over ascending ids, so every model given the same plan answers byte-identical
 questions and two runs pair row for row. ``n_items=None`` uses every item. The test language is a
@@ -195,7 +195,7 @@ def plan_meaning(
 
 def loader_steps(corpus: Corpus, pool: Mapping[str, int]) -> list[dict[str, Any]]:
     """The membership steps from the corpus file to the capture pool, in order, with the count
-    after each (issue 12, item 6): the loader's steps (loaded → … → usable) then the pool's
+    after each: the loader's steps (loaded → … → usable) then the pool's
     (English parenthetical → English equivalent → Jaccard < 0.34)."""
     steps = [{"step": name, "count": n} for name, n in corpus.report.steps]
     names = {"with_en_parenthetical": "pool: English parenthetical",

@@ -241,7 +241,7 @@ class CueStratum:
 
 @dataclass(frozen=True)
 class ChoiceCheck:
-    """The returned ``choice`` against the argmax of the returned vector (issue 12, item 5), per
+    """The returned ``choice`` against the argmax of the returned vector, per
     cell: rows with a returned choice, rows whose choice is not in the argmax, and accuracy / LAR
     read from ``choice`` beside the argmax reading (LAR NaN where the cell has no literal)."""
 

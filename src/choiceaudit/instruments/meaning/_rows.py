@@ -9,7 +9,7 @@ Choices are tied *sets*: a row whose maximum is shared by ``t`` slots gives each
 ``1/t`` (:func:`choice_credit`), so accuracy and the literal attraction rate never depend on
 array order.
 
-Vectors are analysed **as returned** (issue 12, item 5): ``raw`` is the model's own vector
+Vectors are analysed **as returned**: ``raw`` is the model's own vector
 (``Decision.scores["prob"]`` where the backend reports one, which the decision-model clients keep
 unrounded and unrenormalised), and every choice, peak probability, p(gold)/p(literal) and the
 permutation audit read it. ``probs`` is the same vector renormalised to Σ = 1 (the

@@ -1,5 +1,5 @@
 """Freezing the instrument before any model runs (paper, "What is pre-registered and what is
-not"; issue 5 items 9–10).
+not").
 
 ``freeze_instrument`` writes an *item directory*:
 

@@ -1,5 +1,5 @@
 """People as an arm (paper §V, condition 8): per-participant strategy classification against
-the two references, and the population curve, from an imported human run (issue 15 item 3).
+the two references, and the population curve, from an imported human run.
 
 The imported run (``choiceaudit.audit.import_human``) is analysed by
 ``analyse_signalling_runs`` like any chooser's: one row per frozen rendering, the crowd's

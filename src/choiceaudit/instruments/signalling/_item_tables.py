@@ -1,6 +1,6 @@
 """Item and prompt tables of a frozen signalling item set (flat rows of the items and of their
 renderings), plus the item-set content hash (paper "What is pre-registered": the item set, its
-selection and the rendering are fixed before any model runs; issue 5 items 9–10).
+selection and the rendering are fixed before any model runs).
 
 These are pure functions returning JSON-ready rows; writing them (Parquet, the run store) is the
 caller's job. :func:`item_set_hash` is a sha256 over the canonical JSON of the whole item set —
