@@ -117,7 +117,9 @@ def test_gguf_conversion_is_cached_by_sha256(tmp_path: Path, monkeypatch: pytest
     gguf = Path(first.source.location)
     sha = sha256_file(gguf)
     assert first.weights_sha256 == sha
-    converted = tmp_path / "cache" / "converted" / sha
+    # the tokenizer revision is part of the key, so a conversion made before the pre-tokenizer
+    # was honoured (a directory named by the sha256 alone) is never reused
+    converted = tmp_path / "cache" / "converted" / f"{sha}-tok2"
     assert Path(first.extra["converted_dir"]) == converted
     record = json.loads((converted / "choiceaudit-conversion.json").read_text())
     assert record["gguf_sha256"] == sha and record["gguf"] == gguf.name
