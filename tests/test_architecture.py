@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "files": set(),
     "types": set(),
-    "stats": set(),
+    "stats": {"types"},
     "scorers": {"types"},
     "instruments": {"types", "stats", "scorers"},
     "store": {"types"},

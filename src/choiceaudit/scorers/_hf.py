@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.scorers._chat import ChatTemplate, resolve_chat_template
 from choiceaudit.scorers._engine import (
@@ -38,11 +37,9 @@ from choiceaudit.scorers._engine import (
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
 from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.scorers._tokenize import InPlace, encode_in_place
-from choiceaudit.types import Decision, Query
+from choiceaudit.types import Decision, FloatArray, Query
 
 __all__ = ["EngineOptions", "HFScorer", "PromptRenderer", "softmax"]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def softmax(scores: FloatArray) -> FloatArray:

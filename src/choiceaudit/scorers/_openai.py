@@ -66,7 +66,6 @@ from typing import Any, Literal
 
 import httpx
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.scorers._openai_wire import (
     APIS,
@@ -81,11 +80,10 @@ from choiceaudit.scorers._openai_wire import (
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
 from choiceaudit.scorers._retry import RetryBookkeeping
 from choiceaudit.scorers._tokenize import InPlace, _locate
-from choiceaudit.types import Decision, Query
+from choiceaudit.types import Decision, FloatArray, Query
 
 __all__ = ["APIS", "OpenAIScorer", "align_tokens"]
 
-FloatArray = npt.NDArray[np.float64]
 
 _SNIPPET = 300
 #: vLLM clamps a returned log-probability at this value (``max(logprob, -9999.0)``).

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.types import PROB_TOLERANCE, BoolArray, FloatArray, IntArray
+
 __all__ = [
     "PROB_TOLERANCE",
     "BoolArray",
@@ -26,13 +28,6 @@ __all__ = [
     "check_same_length",
     "make_rng",
 ]
-
-#: Σp must equal 1 within this tolerance (DESIGN.md, "Core types").
-PROB_TOLERANCE = 1e-6
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 
 def _first_bad(mask: npt.NDArray[np.bool_]) -> str:

@@ -47,7 +47,7 @@ from choiceaudit.instruments.scoring._rows import (
     GoldRows,
     gold_rows,
 )
-from choiceaudit.types import Arm, Skipped
+from choiceaudit.types import Arm, FloatArray, IntArray, Skipped
 
 __all__ = [
     "GATE_SCHEMA",
@@ -65,8 +65,6 @@ __all__ = [
     "thresholds_document",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 Objective = Literal["target_accuracy", "max_risk", "cost_ratio"]
 

@@ -21,15 +21,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
-from choiceaudit.types import Decision, Item, Query
+from choiceaudit.types import Decision, FloatArray, Item, Query
 
 __all__ = ["cell_summary", "coordinate_table", "item_references", "summarise_cells"]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def _minmax(x: FloatArray) -> FloatArray:
