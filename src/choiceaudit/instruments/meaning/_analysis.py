@@ -33,7 +33,8 @@ import numpy as np
 from choiceaudit import stats
 from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._contract import FAMILIES
-from choiceaudit.instruments.meaning._rows import FloatArray, MeaningRows
+from choiceaudit.instruments.meaning._rows import MeaningRows
+from choiceaudit.types import FloatArray
 
 __all__ = [
     "BOOTSTRAP_SEED",

@@ -35,13 +35,12 @@ from pathlib import Path
 import numpy as np
 
 from choiceaudit.instruments.signalling._norms import (
-    BoolArray,
     Dimension,
-    FloatArray,
     NormsBundle,
     NormsFormatError,
     SourceLoss,
 )
+from choiceaudit.types import BoolArray, FloatArray
 
 __all__ = [
     "LIKERT_SCALE",
