@@ -167,3 +167,73 @@ def test_public_module_has_a_sorted_complete_all(name: str) -> None:
 )
 def test_instruments_export_entry_points_not_internals(name: str, most: int) -> None:
     assert len(importlib.import_module(name).__all__) <= most
+
+
+def _names_a_backend(node: ast.expr) -> bool:
+    """``backend_of(spec)``, ``parse_model_spec(spec).backend``, ``desc["backend"]``, …"""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if name == "backend_of":
+                return True
+        if isinstance(sub, ast.Attribute) and sub.attr == "backend":
+            return True
+        if isinstance(sub, ast.Constant) and sub.value == "backend":
+            return True
+    return False
+
+
+def _backend_comparisons(tree: ast.AST, names: set[str]) -> list[int]:
+    """Lines comparing a backend (by name) with a literal backend name or another call."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        literals = [
+            e
+            for o in operands
+            for e in (o.elts if isinstance(o, ast.Tuple | ast.List | ast.Set) else [o])
+            if isinstance(e, ast.Constant) and e.value in names
+        ]
+        if any(_names_a_backend(o) for o in operands) and (
+            literals or any(isinstance(o, ast.Call) for o in operands)
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def _backend_names() -> set[str]:
+    from choiceaudit.scorers import BACKENDS
+
+    return {b.name for b in BACKENDS}
+
+
+def test_no_code_outside_scorers_compares_a_backend_name() -> None:
+    # What a backend reads, returns and batches is its declared Capabilities; a name match
+    # elsewhere is how a causal LM behind a server came to be asked another task.
+    names = _backend_names()
+    violations = []
+    for module, path in _modules():
+        if _layer(_package(module)) == "scorers":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        rel = path.relative_to(SRC.parent)
+        violations.extend(f"{rel}:{line}" for line in _backend_comparisons(tree, names))
+    assert not violations, "backend names compared outside scorers:\n" + "\n".join(violations)
+
+
+@pytest.mark.parametrize(
+    ("text", "caught"),
+    [
+        ('backend_of(spec) == "hf"', True),
+        ('scorers.backend_of(m) != "openai"', True),
+        ('parse_model_spec(s).backend in ("hf", "openai")', True),
+        ('desc["backend"] == "hf"', True),
+        ('capabilities_of(m).reads == "menu"', False),
+        ('base == "cosine"', False),
+    ],
+)
+def test_the_backend_check_catches_the_forms_it_forbids(text: str, caught: bool) -> None:
+    assert bool(_backend_comparisons(ast.parse(text), _backend_names())) is caught

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -94,6 +95,25 @@ def _stable_hash(payload: Mapping[str, Any]) -> str:
     return canonical_hash(payload, length=24)
 
 
+def _check_gold(meta: Mapping[str, Any] | None, n_options: int) -> None:
+    """``meta["gold"]``, where present and not null, is what every gold-labelled analysis reads
+    as the canonical index of the correct option, so anything else is refused here, where every
+    query (a file line, an import, a run read back, the Python API) is built: a float, a string
+    or a boolean would otherwise be coerced or dropped far from its source."""
+    if not meta or meta.get("gold") is None:
+        return
+    gold = meta["gold"]
+    if isinstance(gold, bool) or not isinstance(gold, numbers.Integral):
+        raise ValueError(
+            f"Query.meta.gold must be an integer index of the options (0…{n_options - 1}) "
+            f"or null, got {gold!r}"
+        )
+    if not 0 <= int(gold) < n_options:
+        raise ValueError(
+            f"Query.meta.gold is {int(gold)}, outside the {n_options} options (0…{n_options - 1})"
+        )
+
+
 def _freeze_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     meta = dict(meta or {})
     for key, value in meta.items():
@@ -166,6 +186,7 @@ class Query:
             raise ValueError(
                 f"Query.template may use only {{state}} and {{instruction}}: {exc}"
             ) from None
+        _check_gold(self.meta, len(options))
         object.__setattr__(self, "meta", _freeze_meta(self.meta))
         expected = self.content_hash()
         if self.id and self.id != expected:

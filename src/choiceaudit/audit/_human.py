@@ -35,7 +35,8 @@ import numpy as np
 from choiceaudit.errors import InputError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json
 from choiceaudit.human import read_study
-from choiceaudit.store import IDENTITY_FIELDS, PartStamp, RunStore, write_queries
+from choiceaudit.scorers import resume_identity
+from choiceaudit.store import PartStamp, RunStore, write_queries
 from choiceaudit.types import Decision, Query
 
 __all__ = ["HumanImport", "import_human"]
@@ -167,7 +168,7 @@ def import_human(
         }
     scorer = {"backend": "human", "name": label, "study": str(Path(study).resolve())}
     stamp = PartStamp(
-        canonical_json({k: scorer.get(k) for k in IDENTITY_FIELDS if k in scorer}),
+        canonical_json(resume_identity(scorer)),
         canonical_hash(config),
     )
     with store.lock():

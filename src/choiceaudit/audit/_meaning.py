@@ -28,7 +28,7 @@ from choiceaudit.instruments.meaning import (
     load_idioms_en,
     plan_meaning,
 )
-from choiceaudit.scorers import BUILTIN_MODELS, Embedder, backend_of, load_embedder
+from choiceaudit.scorers import BUILTIN_MODELS, Embedder, capabilities_of, load_embedder
 from choiceaudit.store import RunStore, write_queries
 from choiceaudit.types import Query
 
@@ -91,12 +91,14 @@ def _json_ready(value: dict[str, Any]) -> dict[str, Any]:
 def queries_for(model: str, queries: Sequence[Query]) -> list[Query]:
     """The plan's queries as ``model`` reads them.
 
-    Decision models (and ``lm-choice``) get the keyed A–D menu. A causal LM scored by option
-    log-probability (``hf``: ``smollm2``, ``gemma3-270m``, ``hf:…``) has no menu to read, so each
-    gloss is scored independently as the continuation after the idiom (``answer_format="text"``);
-    the permutation and meta are unchanged, so the rows pair with the other arms by item.
+    What a backend reads is its declared capability (``scorers.capabilities_of``). Decision
+    models (and ``lm-choice``) read the keyed A–D menu. A causal LM scored by option
+    log-probability (``smollm2``, ``gemma3-270m``, ``hf:…``, and the same models behind a server,
+    ``openai:…``) has no menu to read, so each gloss is scored independently as the continuation
+    after the idiom (``answer_format="text"``); the permutation and meta are unchanged, so the
+    rows pair with the other arms by item.
     """
-    if backend_of(model) != "hf":
+    if capabilities_of(model).reads == "menu":
         return list(queries)
     return [dataclasses.replace(q, answer_format="text", id="") for q in queries]
 

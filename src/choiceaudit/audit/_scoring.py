@@ -19,8 +19,8 @@ from typing import Any
 
 from choiceaudit.errors import ScorerError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json
-from choiceaudit.scorers import PartialScoreError, Scorer
-from choiceaudit.store import IDENTITY_FIELDS, PartStamp, RunStore
+from choiceaudit.scorers import PartialScoreError, Scorer, resume_identity
+from choiceaudit.store import PartStamp, RunStore
 from choiceaudit.types import Decision, Query
 
 __all__ = ["ChunkExecutor", "ProgressCallback", "RunSummary", "run_scoring"]
@@ -89,13 +89,9 @@ def _version() -> str:
     return __version__
 
 
-def _identity(description: dict[str, Any]) -> dict[str, Any]:
-    return {k: description.get(k) for k in IDENTITY_FIELDS if k in description}
-
-
 def _stamp(description: dict[str, Any], config: dict[str, Any] | None) -> PartStamp:
     return PartStamp(
-        scorer_identity=canonical_json(_identity(description)),
+        scorer_identity=canonical_json(resume_identity(description)),
         config_hash=canonical_hash(config or {}),
     )
 
@@ -133,8 +129,10 @@ def _session_manifest(
 ) -> dict[str, Any]:
     if store.exists():
         manifest = store.read_manifest()
-        old = _identity(manifest.get("scorer", {}))
-        new = _identity(description)
+        # the stored description may predate a field the backend now declares: then it is
+        # left out and the identities differ, rather than the check failing
+        old = resume_identity(manifest.get("scorer", {}), strict=False)
+        new = resume_identity(description)
         if old != new:
             raise StoreError(
                 f"{store.path} was scored by {old}; this scorer is {new}. "

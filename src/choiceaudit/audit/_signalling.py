@@ -36,7 +36,13 @@ from choiceaudit.instruments.signalling import (
 )
 from choiceaudit.instruments.signalling.choosers import chooser_condition
 from choiceaudit.instruments.signalling.frozen import INSTRUMENT_FILE
-from choiceaudit.scorers import Scorer, accepted_options, backend_of, load_embedder, load_scorer
+from choiceaudit.scorers import (
+    Scorer,
+    capabilities_of,
+    causal_lm_of,
+    load_embedder,
+    load_scorer,
+)
 from choiceaudit.store import RunStore
 
 __all__ = [
@@ -202,7 +208,17 @@ def default_chat_template(spec: str) -> tuple[str | None, str]:
     and the reason says so. Always recorded in the run's config. The built-in models:
     ``smollm2`` (SmolLM2-135M-Instruct) gets its own template, which its GGUF carries;
     ``gemma3-270m`` is a base model whose instruct sibling is not installed, so it is scored
-    without a template (pass ``-o chat_template=<sibling dir>`` to follow §I-J)."""
+    without a template (pass ``-o chat_template=<sibling dir>`` to follow §I-J). A model behind
+    a server (``openai:smollm2``) gets the default of the model it serves (``smollm2``), which
+    the client applies, so it reads the prompt it reads in process."""
+    model = causal_lm_of(spec)
+    if model is None:
+        return None, f"{spec} is not a causal LM; no chat template"
+    template, why = _default_for(model)
+    return template, (why if model == spec else f"served model {model}: {why}")
+
+
+def _default_for(spec: str) -> tuple[str | None, str]:
     if spec in BUILTIN_TEMPLATES:
         return BUILTIN_TEMPLATES[spec]
     if not spec.startswith("hf:"):
@@ -289,7 +305,7 @@ def run_signalling(
     the order given). A second call resumes each run. With ``ray`` each model spec's chunks are
     scored on Ray actors (reference choosers run here: they are exact and cheap). With
     ``batch_one`` every model spec is also scored one query per forward pass
-    (``max_batch_rows=1``) into ``<model>-batch1``; the analysis reports the batch-1 flip rate
+    (its backend's batch option, ``max_batch_rows=1`` for ``hf``) into ``<model>-batch1``; the analysis reports the batch-1 flip rate
     per tile against the batched run (§I-K scores the size tile at batch size 1)."""
     if not models and not choosers:
         raise InputError("give at least one --model or --chooser")
@@ -335,7 +351,14 @@ def run_signalling(
         if isinstance(spec, str):
             model_options = dict(scorer_options or {})
             template_note: dict[str, Any] = {}
-            if "chat_template" not in model_options and backend_of(spec) == "hf":
+            capabilities = capabilities_of(spec)
+            # §I-J's scoring environment is that of a causal LM scored by option
+            # log-probability, in process or over a server.
+            if (
+                "chat_template" not in model_options
+                and capabilities.chat_template
+                and capabilities.reads == "continuations"
+            ):
                 template, why = default_chat_template(spec)
                 if template is not None:
                     model_options["chat_template"] = template
@@ -349,11 +372,12 @@ def run_signalling(
                 )
             )
             if batch_one:
-                if "max_batch_rows" not in accepted_options(spec):
+                if capabilities.batch_option is None:
                     raise InputError(
-                        f"--batch-one needs a batched causal LM; {spec!r} has no max_batch_rows"
+                        f"--batch-one needs a batched causal LM (a backend with a rows-per-pass "
+                        f"option, such as hf's max_batch_rows); {spec!r} does not batch rows"
                     )
-                single = {**model_options, "max_batch_rows": 1}
+                single = {**model_options, capabilities.batch_option: 1}
                 dirname = _dir_name("", spec) + "-batch1"
                 fanned[dirname] = (spec, single)
                 jobs.append(

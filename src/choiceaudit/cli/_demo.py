@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from choiceaudit.cli import _fail, app, console, guarded, out, progress_bar
-from choiceaudit.scorers import BUILTIN_MODELS, backend_of
+from choiceaudit.scorers import BUILTIN_MODELS, capabilities_of
 
 __all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoSize", "demo"]
 
@@ -138,7 +138,8 @@ def demo(
             progress=_advance_factory(bar, "signalling"),
         )
         runs.extend(signalling)
-        marker = [f"lm-choice:{m}" for m in lms if backend_of(m) == "hf"]
+        # lm-choice wraps a causal LM loaded in process: the keyed-menu arm of each LM
+        marker = [f"lm-choice:{m}" for m in lms if capabilities_of(m).engine]
         meaning_models = list(dict.fromkeys(decision_models + marker + lms))
         meaning = run_meaning(
             meaning_models,

@@ -16,6 +16,7 @@ from choiceaudit.human._assign import Trial, assign, classification_items
 from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, WithdrawnError
 from choiceaudit.human._serve import StudyRecord, allowed_hosts_for, read_study, serve, withdraw
 from choiceaudit.human._study import (
+    PANEL_ID_PATTERN,
     STUDY_FILE,
     BlockSpec,
     StudyItem,
@@ -29,6 +30,7 @@ from choiceaudit.human._study import (
 __all__ = [
     "ADMIN_TOKEN_ENV",
     "DB_FILE",
+    "PANEL_ID_PATTERN",
     "SESSION_COOKIE",
     "STUDY_FILE",
     "BlockSpec",

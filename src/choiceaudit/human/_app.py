@@ -163,7 +163,7 @@ def create_app(
     # -- pages ------------------------------------------------------------------------------
     async def entry(request: Request) -> Response:
         panel_id = request.query_params.get(spec.panel_param, "")
-        if not PANEL_ID_PATTERN.match(panel_id):
+        if not PANEL_ID_PATTERN.fullmatch(panel_id):
             return page(
                 request,
                 "message.html",
@@ -197,7 +197,7 @@ def create_app(
             ):
                 raise _Refused(403, "The form expired. Please open the study link again.")
             panel_id = fields.get("panel_id", "")
-            if not PANEL_ID_PATTERN.match(panel_id):
+            if not PANEL_ID_PATTERN.fullmatch(panel_id):
                 raise _Refused(400, "The panel id is missing or malformed.")
             if fields.get("consent") == "no":
                 return page(

@@ -13,6 +13,7 @@ from choiceaudit.errors import InputError
 from choiceaudit.human._app import create_app
 from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal
 from choiceaudit.human._study import (
+    PANEL_ID_PATTERN,
     SECRET_FILE,
     STUDY_FILE,
     StudyItems,
@@ -135,6 +136,15 @@ def withdraw(path: Path | str, panel_id: str, *, erase: bool = False) -> Withdra
     before ever starting is kept out too (the message says so; ``erase=True`` undoes it). With
     ``erase`` an id with neither a participant nor a digest is an error and nothing changes."""
     root = Path(path)
+    if not PANEL_ID_PATTERN.fullmatch(panel_id):
+        # The app enrols only ids that match the whole pattern, so anything else (a trailing
+        # newline, a space, a control character) names nobody; recording its digest would
+        # suggest it had withdrawn someone.
+        raise InputError(
+            f"not a panel id this study could have enrolled: {panel_id!r} (letters, digits, "
+            "_ and -, 1 to 64 characters; nothing else, not even a trailing newline)",
+            source=str(root),
+        )
     if not (root / DB_FILE).is_file():
         raise InputError(f"not a study directory (no {DB_FILE})", source=str(root))
     secret_path = root / SECRET_FILE

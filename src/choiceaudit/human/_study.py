@@ -49,7 +49,7 @@ __all__ = [
 STUDY_FILE = "study.json"
 SECRET_FILE = "secret"
 #: A panel id (Prolific's ``PROLIFIC_PID`` is 24 hex digits): letters, digits, ``_`` and ``-``.
-PANEL_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+PANEL_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 BLOCKS = ("classification", "population")
 
 
@@ -136,12 +136,12 @@ class StudySpec:
         if len({b.name for b in blocks}) != len(blocks):
             raise InputError("a block is declared twice", source=source, field="blocks")
         param = str(data.get("panel_param", "PROLIFIC_PID"))
-        if not PANEL_ID_PATTERN.match(param):
+        if not PANEL_ID_PATTERN.fullmatch(param):
             raise InputError(
                 f"not a query parameter name: {param!r}", source=source, field="panel_param"
             )
         code = str(data.get("completion_code") or "")
-        if code and not PANEL_ID_PATTERN.match(code):
+        if code and not PANEL_ID_PATTERN.fullmatch(code):
             raise InputError(
                 "letters, digits, _ and - only", source=source, field="completion_code"
             )

@@ -1,11 +1,23 @@
 """Scorers: the :class:`Scorer` protocol, its backends and model resolution.
 
+Every backend is one row of :data:`BACKENDS` with its :class:`Capabilities`; the layers above
+ask those (:func:`capabilities_of`, :func:`causal_lm_of`, :func:`resume_identity`) instead of
+comparing backend names.
+
 Backends are imported lazily by :func:`load_scorer`, so the core imports without torch,
 transformers or sentence-transformers; a missing extra is reported with the pip command.
 """
 
 from typing import TYPE_CHECKING
 
+from choiceaudit.scorers._backends import (
+    BACKENDS,
+    DEFAULT_IDENTITY,
+    Backend,
+    Capabilities,
+    backend_named,
+    resume_identity,
+)
 from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
 from choiceaudit.scorers._openai import OpenAIScorer
@@ -22,6 +34,8 @@ from choiceaudit.scorers._registry import (
     ModelSpec,
     accepted_options,
     backend_of,
+    capabilities_of,
+    causal_lm_of,
     check_options,
     load_scorer,
     model_status,
@@ -52,8 +66,12 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "BACKENDS",
     "BUILTIN_MODELS",
+    "DEFAULT_IDENTITY",
     "EMBEDDERS",
+    "Backend",
+    "Capabilities",
     "Embedder",
     "EngineOptions",
     "FakeScorer",
@@ -69,7 +87,10 @@ __all__ = [
     "ScorerError",
     "ScorerOptionError",
     "accepted_options",
+    "backend_named",
     "backend_of",
+    "capabilities_of",
+    "causal_lm_of",
     "check_options",
     "hashed_content",
     "load_embedder",
@@ -77,4 +98,5 @@ __all__ = [
     "model_status",
     "parse_model_spec",
     "prompt_logprobs",
+    "resume_identity",
 ]

@@ -6,8 +6,10 @@ every prompt token. The **scored tokens** are then located exactly as the ``hf``
 them (:mod:`._tokenize`): the first token whose character span ends after the last prompt
 character, through the last token covering any character, so a token that crosses the join is
 scored. ``sum``, ``mean`` and ``pmi`` and ``probs = softmax(sum)`` follow as in :mod:`._hf`.
-No chat template is applied (the server receives the raw rendered prompt; a template is the
-server's business) and the server adds its own special tokens, as ``hf`` does without a template.
+The prompt options are ``hf``'s (``chat_template``, ``system_prompt``) and are applied on the
+client (:mod:`._client_prompt`): the server is sent the text ``hf`` would read in process, so
+``openai:X`` is asked what ``X`` is asked. Without a template the server adds its own special
+tokens, as ``hf`` does; with one it is asked not to (the template writes them).
 
 Three wire formats (``api=``; bodies and parsing in :mod:`._openai_wire`):
 
@@ -67,6 +69,7 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 
+from choiceaudit.scorers._client_prompt import ClientPrompt
 from choiceaudit.scorers._openai_wire import (
     APIS,
     INFO,
@@ -114,6 +117,9 @@ class OpenAIScorer(RetryBookkeeping):
         model: str,
         *,
         api: Literal["completions", "vllm-prompt-logprobs", "sglang"] = "completions",
+        chat_template: str | None = None,
+        system_prompt: str | None = None,
+        tokenizer: str | None = None,
         api_key_env: str = "CHOICEAUDIT_API_KEY",
         queries_per_request: int = 1,
         concurrency: int = 4,
@@ -147,6 +153,9 @@ class OpenAIScorer(RetryBookkeeping):
                 "openai needs max_retries >= 0, concurrency >= 1, queries_per_request >= 1, "
                 "timeout > 0, backoff >= 0, reorder_check >= 0 and reorder_tolerance >= 0"
             )
+        self.prompt = ClientPrompt.resolve(
+            model, api, chat_template=chat_template, system_prompt=system_prompt, tokenizer=tokenizer
+        )
         self.name = f"openai:{model}"
         self.model = model
         self.api = api
@@ -246,6 +255,7 @@ class OpenAIScorer(RetryBookkeeping):
                 "revision": own.get("revision"),
                 "dtype": own.get("dtype"),
                 "tokenizer": own.get("tokenizer") or entry.get("tokenizer_path"),
+                **self.prompt.describe(),
                 "server": {
                     "base_url": self.base_url,
                     "api": self.api,
@@ -318,11 +328,11 @@ class OpenAIScorer(RetryBookkeeping):
     def _strings(self, query: Query) -> tuple[list[str], list[int], list[str]]:
         """The strings of a query (options after the prompt, then after the neutral prompt),
         each one's context length, and labels for errors."""
-        conts = query.continuations()
+        conts = [self.prompt.continuation(c) for c in query.continuations()]
         texts, n_context, labels = [], [], []
-        contexts = [(query.prompt(), "")]
+        contexts = [(self.prompt.context(query.prompt()), "")]
         if query.neutral_state is not None:
-            contexts.append((query.prompt(neutral=True), ", neutral prompt"))
+            contexts.append((self.prompt.context(query.prompt(neutral=True)), ", neutral prompt"))
         for context, where in contexts:
             for i, cont in enumerate(conts):
                 texts.append(context + cont)
@@ -444,7 +454,7 @@ class OpenAIScorer(RetryBookkeeping):
         """One request for ``texts`` (retried as a whole), parsed into tokens per string."""
         with self._lock:
             self._counts["requests"] += 1
-        body = request_body(self.api, self.model, texts)
+        body = {**request_body(self.api, self.model, texts), **self.prompt.body_fields()}
         parsed: Parsed = self._call(
             "POST",
             self.endpoint,

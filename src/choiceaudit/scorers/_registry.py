@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from choiceaudit.scorers._backends import BACKENDS, Backend, Capabilities, backend_named
 from choiceaudit.scorers._protocol import (
     MissingBackendError,
     Scorer,
@@ -24,6 +25,8 @@ __all__ = [
     "ModelSpec",
     "accepted_options",
     "backend_of",
+    "capabilities_of",
+    "causal_lm_of",
     "check_options",
     "load_scorer",
     "model_status",
@@ -152,38 +155,24 @@ class ModelSpec:
     target: str
 
 
-#: ``prefix → backend`` for specs of the form ``prefix<target>``.
-_PREFIXES = (
-    ("hf:", "hf"),
-    ("lm-choice:", "lm-choice"),
-    ("sparrow:", "sparrow"),
-    ("systemone:", "systemone"),
-    ("openai:", "openai"),
-)
-#: whole-word specs.
-_NAMES = {"smollm2": "hf", "gemma3-270m": "hf", "sparrow": "sparrow", "minilm": "cosine", "fake": "fake"}
-
-
 def parse_model_spec(spec: str) -> ModelSpec:
-    """``smollm2`` → (hf, smollm2); ``hf:/models/x`` → (hf, /models/x);
+    """``smollm2`` → (hf, smollm2); ``hf:/models/x`` → (hf, hf:/models/x);
     ``lm-choice:smollm2`` → (lm-choice, smollm2); ``sparrow[:name]``; ``minilm`` → cosine;
-    ``systemone:<alias>``; ``openai:<model>``; ``fake``. An unknown spec is a
-    :class:`ScorerError` listing the known forms."""
-    if spec in _NAMES:
-        return ModelSpec(spec, _NAMES[spec], spec if _NAMES[spec] == "hf" else "")
-    for prefix, backend in _PREFIXES:
-        if spec.startswith(prefix) and spec[len(prefix) :]:
-            target = spec[len(prefix) :]
-            # an hf target is what HFScorer.load resolves: the whole spec for hf:…
-            return ModelSpec(spec, backend, spec if backend == "hf" else target)
+    ``systemone:<alias>``; ``openai:<model>``; ``fake``. The forms are those of the backend
+    table (:data:`BACKENDS`). An unknown spec is a :class:`ScorerError` listing them."""
+    for backend in BACKENDS:
+        if spec in backend.names:
+            return ModelSpec(spec, backend.name, spec if backend.target_is_spec else "")
+    for backend in BACKENDS:
+        prefix = backend.prefix
+        if prefix is not None and spec.startswith(prefix) and spec[len(prefix) :]:
+            target = spec if backend.target_is_spec else spec[len(prefix) :]
+            return ModelSpec(spec, backend.name, target)
     known = ", ".join(
         [
             *BUILTIN_MODELS,
-            "hf:<dir|gguf|hub id>",
-            "sparrow:<name>",
-            "systemone:<model>",
-            "openai:<model>",
-            "fake",
+            *(f"{b.prefix}{b.target_hint}" for b in BACKENDS if b.prefix is not None),
+            *(n for b in BACKENDS for n in b.names if n not in BUILTIN_MODELS),
         ]
     )
     raise ScorerError(f"unknown model {spec!r}; known: {known}")
@@ -192,8 +181,26 @@ def parse_model_spec(spec: str) -> ModelSpec:
 def backend_of(spec: str) -> str:
     """The backend a model spec resolves to, without loading it: ``hf`` (a causal LM scored by
     option log-probability), ``openai`` (the same, over an inference server), ``lm-choice``,
-    ``sparrow``, ``cosine``, ``systemone`` or ``fake``."""
+    ``sparrow``, ``cosine``, ``systemone`` or ``fake``. Code outside ``scorers`` asks
+    :func:`capabilities_of` what the backend is rather than comparing this name."""
     return parse_model_spec(spec).backend
+
+
+def capabilities_of(spec: str) -> Capabilities:
+    """What the backend of ``spec`` reads and returns (:class:`Capabilities`), without
+    loading anything."""
+    return backend_named(backend_of(spec)).capabilities
+
+
+def causal_lm_of(spec: str) -> str | None:
+    """The causal LM whose prompt conventions (the chat template default) apply to ``spec``:
+    the spec itself for an in-process causal LM, the served model for ``openai:<model>``
+    (``openai:smollm2`` → ``smollm2``), ``None`` for a backend that is not a causal LM."""
+    parsed = parse_model_spec(spec)
+    where = backend_named(parsed.backend).causal_lm
+    if where is None:
+        return None
+    return parsed.spec if where == "spec" else parsed.target
 
 
 def _keywords(target: Callable[..., Any], *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -205,37 +212,12 @@ def _keywords(target: Callable[..., Any], *, exclude: tuple[str, ...] = ()) -> t
     )
 
 
-def _loader(spec: str) -> tuple[str, Callable[..., Any], tuple[str, ...]]:
+def _loader(spec: str) -> tuple[Backend, Callable[..., Any], tuple[str, ...]]:
     """(backend, the callable ``load_scorer`` hands the options to, its parameters that the
     spec itself fills). Imports the backend module, not the model."""
-    backend = backend_of(spec)
-    if backend == "hf":
-        from choiceaudit.scorers._hf import HFScorer
-
-        return backend, HFScorer.load, ("name",)
-    if backend == "lm-choice":
-        from choiceaudit.scorers._lm_choice import LMChoiceScorer
-
-        return backend, LMChoiceScorer.load, ("lm_name",)
-    if backend == "sparrow":
-        from choiceaudit.scorers._sparrow import SparrowScorer
-
-        return backend, SparrowScorer.load, ("model",)
-    if backend == "cosine":
-        from choiceaudit.scorers._cosine import CosineScorer
-
-        return backend, CosineScorer.load, ()
-    if backend == "systemone":
-        from choiceaudit.scorers._systemone import SystemOneScorer
-
-        return backend, SystemOneScorer, ("model",)
-    if backend == "openai":
-        from choiceaudit.scorers._openai import OpenAIScorer
-
-        return backend, OpenAIScorer, ("model",)
-    from choiceaudit.scorers._fake import FakeScorer
-
-    return backend, FakeScorer, ()
+    backend = backend_named(backend_of(spec))
+    filled = (backend.target_param,) if backend.target_param else ()
+    return backend, backend.load_callable(), filled
 
 
 def accepted_options(spec: str) -> tuple[str, ...]:
@@ -254,7 +236,7 @@ def check_options(spec: str, options: Mapping[str, Any]) -> None:
     unknown = [k for k in options if k not in accepted]
     if unknown:
         raise ScorerOptionError(
-            f"model {spec!r} ({backend} backend) does not accept option(s) {unknown}; "
+            f"model {spec!r} ({backend.name} backend) does not accept option(s) {unknown}; "
             f"it accepts: {', '.join(accepted) or 'none'}",
             accepted=accepted,
         )
@@ -269,45 +251,20 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
     ``systemone:<model alias>`` — a decision-model HTTP API (needs ``base_url=``);
     ``openai:<model>`` — a causal LM scored by prompt log-probabilities from an OpenAI-compatible
     completions server (vLLM, SGLang, ``choiceaudit serve-model``; needs ``base_url=``);
-    ``fake`` — the deterministic test scorer. ``options`` go to the backend's constructor; one
+    ``fake`` — the deterministic test scorer. ``options`` go to the backend's loader; one
     it does not take is a :class:`ScorerOptionError` listing those it does (before any weights
     load; :func:`accepted_options` gives the list).
     """
     check_options(spec, options)
     parsed = parse_model_spec(spec)
-    backend, target = parsed.backend, parsed.target
-    if backend == "hf":
-        _check_installed(spec)
-        from choiceaudit.scorers._hf import HFScorer
-
-        return HFScorer.load(target, **options)
-    if backend == "lm-choice":
-        _check_installed(target)
-        from choiceaudit.scorers._lm_choice import LMChoiceScorer
-
-        return LMChoiceScorer.load(target, **options)
-    if backend == "sparrow":
-        _check_installed("sparrow")
-        from choiceaudit.scorers._sparrow import SparrowScorer
-
-        return SparrowScorer.load(target or None, **options)
-    if backend == "cosine":
-        _check_installed("minilm")
-        from choiceaudit.scorers._cosine import CosineScorer
-
-        return CosineScorer.load(**options)
-    if backend == "systemone":
-        from choiceaudit.scorers._systemone import SystemOneScorer
-
-        if "base_url" not in options:
-            raise ScorerError("systemone:<model> needs base_url= (the decision API's address)")
-        return SystemOneScorer(model=target, **options)  # type: ignore[no-any-return]
-    if backend == "openai":
-        from choiceaudit.scorers._openai import OpenAIScorer
-
-        if "base_url" not in options:
-            raise ScorerError("openai:<model> needs base_url= (the server's address)")
-        return OpenAIScorer(model=target, **options)
-    from choiceaudit.scorers._fake import FakeScorer
-
-    return FakeScorer(**options)
+    backend = backend_named(parsed.backend)
+    if backend.installed is not None:
+        _check_installed(backend.installed.format(spec=parsed.spec, target=parsed.target))
+    for option, what in backend.required:
+        if option not in options:
+            raise ScorerError(f"{backend.prefix}<model> needs {option}= ({what})")
+    loader = backend.load_callable()
+    if backend.target_param is not None and parsed.target:
+        options = {backend.target_param: parsed.target, **options}
+    scorer: Scorer = loader(**options)
+    return scorer

@@ -22,11 +22,11 @@ def load_app(
     api_key: str | None = None,
     **options: Any,
 ) -> Any:
-    """Load ``model`` (an ``hf``-backend spec: ``smollm2``, ``hf:<dir>`` …) with its scorer
-    ``options`` and build the app."""
-    from choiceaudit.scorers import HFScorer, backend_of, load_scorer
+    """Load ``model`` (a spec of the in-process causal-LM engine: ``smollm2``, ``hf:<dir>`` …)
+    with its scorer ``options`` and build the app."""
+    from choiceaudit.scorers import HFScorer, backend_of, capabilities_of, load_scorer
 
-    if backend_of(model) != "hf":
+    if not capabilities_of(model).engine:
         raise InputError(
             f"serve-model serves causal LMs scored by prompt log-probability (the hf backend); "
             f"{model!r} is a {backend_of(model)} model"

@@ -9,6 +9,8 @@ characters in the prompt, ``""`` for a zero-width special token such as a BOS),
 ``top_logprobs`` (the prompt token only). ``prompt_token_ids`` carries the ids, as vLLM's
 ``return_token_ids`` does. Nothing is generated: a request with ``max_tokens > 0`` or without
 ``echo`` is refused (400), as is a prompt longer than the context window (never truncated).
+``add_special_tokens: false`` (as vLLM takes it) scores the text without the tokenizer's
+special tokens: the ``openai`` scorer sends it when it has applied a chat template itself.
 
 The strings of one request run as one group of the engine (one token trie), so the ``openai``
 scorer, which sends one query's option strings per request, makes the same packed row as the
@@ -87,9 +89,11 @@ def create_app(
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "model": name})
 
-    def score(texts: list[str]) -> list[PromptLogprobs]:
+    def score(texts: list[str], add_special_tokens: bool) -> list[PromptLogprobs]:
         with engine_lock:
-            return prompt_logprobs(lm, texts, engine=scorer.engine, add_special_tokens=True)
+            return prompt_logprobs(
+                lm, texts, engine=scorer.engine, add_special_tokens=add_special_tokens
+            )
 
     async def completions(request: Request) -> JSONResponse:
         if not authorised(request):
@@ -108,7 +112,7 @@ def create_app(
         from starlette.concurrency import run_in_threadpool
 
         try:
-            results = await run_in_threadpool(score, texts)
+            results = await run_in_threadpool(score, texts, body.get("add_special_tokens", True))
         except ScorerError as exc:
             return _error(400, str(exc))
         choices = [_choice(i, r) for i, r in enumerate(results)]
@@ -155,6 +159,8 @@ def _check_request(body: dict[str, Any], name: str) -> str | None:
     logprobs = body.get("logprobs")
     if isinstance(logprobs, bool) or logprobs not in (0, 1):
         return "logprobs must be 0 or 1 (the prompt token's log-probability; no alternatives are served)"
+    if not isinstance(body.get("add_special_tokens", True), bool):
+        return "add_special_tokens must be true or false"
     if body.get("n", 1) != 1 or body.get("stream", False):
         return "n must be 1 and stream false"
     return None

@@ -12,7 +12,6 @@ from choiceaudit.store._queries import (
 )
 from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
 from choiceaudit.store._run import (
-    IDENTITY_FIELDS,
     MANIFEST,
     Manifest,
     PartStamp,
@@ -24,7 +23,6 @@ from choiceaudit.store._run import (
 )
 
 __all__ = [
-    "IDENTITY_FIELDS",
     "MANIFEST",
     "SCORE_PREFIX",
     "Manifest",

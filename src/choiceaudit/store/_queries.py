@@ -100,6 +100,8 @@ class ReadResult:
 
 def _field_of(message: str) -> str:
     """The field a :class:`Query` validation message is about (they start ``Query.<field>``)."""
+    if "Query.meta.gold" in message:
+        return "meta.gold"
     match = re.search(r"Query\.(\w+)", message)
     if match and match.group(1) in QueryLine.model_fields:
         return match.group(1)

@@ -29,7 +29,6 @@ from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
 from choiceaudit.types import Arm, Decision, Query, parse_perm
 
 __all__ = [
-    "IDENTITY_FIELDS",
     "MANIFEST",
     "Manifest",
     "PartStamp",
@@ -39,18 +38,6 @@ __all__ = [
     "RunStore",
     "open_run",
 ]
-
-#: Fields of a scorer description that must match for a run to be resumed by a scorer.
-IDENTITY_FIELDS = (
-    "backend",
-    "model",
-    "model_id",
-    "weights_sha256",
-    "revision",
-    "dtype",
-    "name",
-    "truncate",
-)
 
 MANIFEST = "manifest.json"
 PARTS = "decisions"
@@ -63,8 +50,9 @@ PART_CONFIG_KEY = b"choiceaudit.config_hash"
 
 @dataclass(frozen=True)
 class PartStamp:
-    """What a part records about its writer: the scorer identity (:data:`IDENTITY_FIELDS` of
-    its description, canonical JSON) and the sha256 of the run configuration."""
+    """What a part records about its writer: the scorer identity (the fields of its description
+    that its backend declares identify it, canonical JSON; the audit layer computes it with
+    ``scorers.resume_identity``) and the sha256 of the run configuration."""
 
     scorer_identity: str
     config_hash: str
