@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "files": set(),
     "types": set(),
-    "stats": set(),
+    "stats": {"types"},
     "scorers": {"types"},
     "metrics": {"types", "stats"},
     "instruments": {"types", "stats", "scorers", "metrics"},

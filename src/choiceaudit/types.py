@@ -25,7 +25,10 @@ __all__ = [
     "PROB_TOLERANCE",
     "AnswerFormat",
     "Arm",
+    "BoolArray",
     "Decision",
+    "FloatArray",
+    "IntArray",
     "Item",
     "ItemSet",
     "Manifest",
@@ -46,7 +49,10 @@ DEFAULT_TEMPLATE = "{instruction}\n\n{state}\n\nAnswer:"
 
 AnswerFormat = Literal["text", "key"]
 
+#: The array aliases every package annotates with (one definition, so a dtype change is one edit).
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 def format_perm(perm: Sequence[int]) -> str:

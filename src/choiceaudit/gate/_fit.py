@@ -28,12 +28,10 @@ from choiceaudit.metrics import (
     GoldRows,
     gold_rows,
 )
-from choiceaudit.types import Arm, Skipped
+from choiceaudit.types import Arm, FloatArray, IntArray, Skipped
 
 __all__ = ["analyse_gate", "resolve_slice"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 _TOL = 1e-12
 

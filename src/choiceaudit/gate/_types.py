@@ -8,9 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
-import numpy.typing as npt
-
 from choiceaudit.errors import InputError
 from choiceaudit.metrics import (
     CONFIDENCE_DEFINITIONS,
@@ -34,8 +31,6 @@ __all__ = [
     "SliceResult",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 Objective = Literal["target_accuracy", "max_risk", "cost_ratio"]
 

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from choiceaudit import stats
-from choiceaudit.types import Arm
+from choiceaudit.types import Arm, FloatArray
 
 __all__ = [
     "CONFIDENCE_DEFINITIONS",
@@ -36,7 +36,6 @@ __all__ = [
     "gold_rows",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: The confidence definitions, in the order the report shows them.
 CONFIDENCE_DEFINITIONS = ("maxprob", "conf_head", "margin", "entropy")

@@ -71,7 +71,13 @@ def make_table(
 
 def _ci_columns(cell: Interval, name: str) -> dict[str, Any]:
     """An interval as the columns ``name`` (its estimate), ``ci_low``, ``ci_high``, ``n_items``."""
-    return {name: cell.estimate, "ci_low": cell.low, "ci_high": cell.high, "n_items": cell.n_items}
+    return {**cell.to_columns(name, bounds="ci"), "n_items": cell.n_items}
+
+
+def _absent(name: str, *, bounds: str | None = None) -> dict[str, None]:
+    """The columns ``to_columns`` gives, empty, for a cell the analysis could not compute."""
+    stem = name if bounds is None else bounds
+    return dict.fromkeys((name, f"{stem}_low", f"{stem}_high"))
 
 
 def ladder_table(analysis: MeaningAnalysis) -> ReportTable | None:
@@ -80,8 +86,7 @@ def ladder_table(analysis: MeaningAnalysis) -> ReportTable | None:
         if a.e1 is None:
             continue
         for family, cell in a.e1.accuracy.items():
-            # the analysis reports d-rand − family; the ladder reads family − d-rand, so the
-            # columns show the same contrast with its sign (and interval ends) swapped
+            # the analysis reports d-rand − family; the ladder reads family − d-rand
             c = a.e1.contrast_vs_d_rand.get(family)
             records.append(
                 {
@@ -89,9 +94,11 @@ def ladder_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     "family": family,
                     **_ci_columns(cell, "accuracy"),
                     "chance": CHANCE,
-                    "minus_d_rand": None if c is None else -c.difference,
-                    "minus_d_rand_low": None if c is None else -c.high,
-                    "minus_d_rand_high": None if c is None else -c.low,
+                    **(
+                        _absent("minus_d_rand")
+                        if c is None
+                        else c.reversed().to_columns("minus_d_rand")
+                    ),
                     "mcnemar_p": None if c is None else c.mcnemar_p,
                     "mcnemar_p_bonferroni": None if c is None else c.mcnemar_p_bonferroni,
                     "mean_p_gold": a.e1.mean_p_gold.get(family),
@@ -274,9 +281,7 @@ def o4_table(analysis: MeaningAnalysis) -> ReportTable | None:
                 "model": label,
                 "accuracy": o4.accuracy,
                 "mean_confidence": o4.mean_confidence,
-                "overconfidence_gap": gap.estimate,
-                "ci_low": gap.low,
-                "ci_high": gap.high,
+                **gap.to_columns("overconfidence_gap", bounds="ci"),
                 "ece": o4.calibration.ece,
                 "n_items": gap.n_items,
             }
@@ -313,9 +318,7 @@ def unit_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     "agreement_low": None if interval is None else interval.low,
                     "agreement_high": None if interval is None else interval.high,
                     "n_tied_excluded": 0 if agree is None else agree.n_tied_excluded,
-                    "minus_intact": None if c is None else c.difference,
-                    "minus_intact_low": None if c is None else c.low,
-                    "minus_intact_high": None if c is None else c.high,
+                    **(_absent("minus_intact") if c is None else c.to_columns("minus_intact")),
                     "mcnemar_p": None if c is None else c.mcnemar_p,
                     "mcnemar_p_bonferroni": None if c is None else c.mcnemar_p_bonferroni,
                     "identity_excluded": a.e3.n_identity_excluded.get(variant, 0),
@@ -346,21 +349,16 @@ def matrix_table(analysis: MeaningAnalysis) -> ReportTable | None:
                 {
                     "model": label,
                     "language": lang,
-                    "accuracy": cell.estimate,
-                    "accuracy_low": cell.low,
-                    "accuracy_high": cell.high,
-                    "lar": None if lar is None else lar.estimate,
-                    "lar_low": None if lar is None else lar.low,
-                    "lar_high": None if lar is None else lar.high,
+                    **cell.to_columns("accuracy"),
+                    **(_absent("lar") if lar is None else lar.to_columns("lar")),
                     "n_items": cell.n_items,
                 }
             )
         if matrix.contrast is not None:
             c = matrix.contrast
             records.append(
-                {"model": label, "language": matrix.contrast_label, "lar": c.difference,
-                 "lar_low": c.low, "lar_high": c.high, "n_items": c.n_items,
-                 "mcnemar_p": c.mcnemar_p}
+                {"model": label, "language": matrix.contrast_label, **c.to_columns("lar"),
+                 "n_items": c.n_items, "mcnemar_p": c.mcnemar_p}
             )  # fmt: skip
     return make_table(
         "meaning_capture_matrix",

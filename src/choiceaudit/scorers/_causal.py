@@ -11,17 +11,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.scorers._chat import ChatTemplate, resolve_chat_template
 from choiceaudit.scorers._engine import DEFAULT_MAX_BATCH_TOKENS, context_window
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
 from choiceaudit.scorers._prefix_cache import prefix_cache_for
 from choiceaudit.scorers._tokenize import InPlace, encode_in_place
+from choiceaudit.types import FloatArray
 
 __all__ = ["CausalLMScorer", "EngineOptions", "PromptRenderer", "softmax"]
 
-FloatArray = npt.NDArray[np.float64]
 S = TypeVar("S", bound="CausalLMScorer")
 
 

@@ -33,6 +33,7 @@ import torch
 
 from choiceaudit.scorers._prefix_cache import PrefixCache
 from choiceaudit.scorers._protocol import ScorerError
+from choiceaudit.types import FloatArray, IntArray
 
 __all__ = [
     "DEFAULT_MAX_BATCH_TOKENS",
@@ -46,9 +47,6 @@ __all__ = [
 #: Padded tokens per forward call (rows × longest row). Around 4k keeps a 135M model's
 #: activations and the tree masks in a few hundred MB while amortising per-call overhead.
 DEFAULT_MAX_BATCH_TOKENS = 4096
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)

@@ -25,18 +25,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.scorers._causal import CausalLMScorer, EngineOptions, PromptRenderer, softmax
 from choiceaudit.scorers._engine import ScoreSpec, sequence_logprobs
 from choiceaudit.scorers._loading import LoadedLM
 from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.scorers._tokenize import InPlace
-from choiceaudit.types import Decision, Query
+from choiceaudit.types import Decision, FloatArray, Query
 
 __all__ = ["EngineOptions", "HFScorer", "PromptRenderer", "softmax"]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 class HFScorer(CausalLMScorer):

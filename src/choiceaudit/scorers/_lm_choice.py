@@ -23,17 +23,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.scorers._causal import CausalLMScorer, EngineOptions, softmax
 from choiceaudit.scorers._engine import next_token_logits
 from choiceaudit.scorers._loading import LoadedLM
 from choiceaudit.scorers._protocol import ScorerError
-from choiceaudit.types import DEFAULT_TEMPLATE, Decision, Query
+from choiceaudit.types import DEFAULT_TEMPLATE, Decision, FloatArray, Query
 
 __all__ = ["DEFAULT_MENU_LINE", "LMChoiceScorer", "render_menu"]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: One menu line; ``{key}`` and ``{option}`` are filled per option, in display order.
 DEFAULT_MENU_LINE = "{key}. {option}"

@@ -9,16 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.scorers._openai_wire import Tokens
 from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.scorers._tokenize import InPlace, _locate
-from choiceaudit.types import Decision, Query
+from choiceaudit.types import Decision, FloatArray, Query
 
 __all__ = ["decision_from_tokens", "query_strings"]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: vLLM clamps a returned log-probability at this value (``max(logprob, -9999.0)``).
 _CLAMP = -9999.0

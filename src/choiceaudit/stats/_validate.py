@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.types import PROB_TOLERANCE, BoolArray, FloatArray, IntArray
+
 __all__ = [
     "PROB_TOLERANCE",
     "RETURNED_SUM_TOLERANCE",
@@ -29,17 +31,10 @@ __all__ = [
     "make_rng",
 ]
 
-#: Σp must equal 1 within this tolerance (DESIGN.md, "Core types").
-PROB_TOLERANCE = 1e-6
-
 #: Σp of a vector *as returned* (read by the order statistics) may differ from 1 by this much:
 #: four options each rounded to two decimals can sum to 1 ± 0.02 (4 × 0.005), which is what an
 #: API reporting two decimals returns; a caller with another precision passes ``tolerance``.
 RETURNED_SUM_TOLERANCE = 0.02
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 
 def _first_bad(mask: npt.NDArray[np.bool_]) -> str:

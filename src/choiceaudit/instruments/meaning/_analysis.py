@@ -33,11 +33,12 @@ import numpy as np
 from choiceaudit import stats
 from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._contract import FAMILIES
-from choiceaudit.instruments.meaning._rows import FloatArray, MeaningRows
+from choiceaudit.instruments.meaning._rows import MeaningRows
 
 # The coverages of the selective-accuracy table (Appendix F quotes 5%, 10% and 35%) are the
 # shared metrics' own, so the meaning and plain-scoring tables read at the same points.
 from choiceaudit.metrics import COVERAGES
+from choiceaudit.types import FloatArray
 
 __all__ = [
     "BOOTSTRAP_SEED",

@@ -40,8 +40,9 @@ from choiceaudit.instruments.meaning._analysis import (
 )
 from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._order_audit import order_audit
-from choiceaudit.instruments.meaning._rows import FloatArray, MeaningRows
+from choiceaudit.instruments.meaning._rows import MeaningRows
 from choiceaudit.instruments.meaning._text import content_words, english_parenthetical
+from choiceaudit.types import FloatArray
 
 __all__ = [
     "CUES",

@@ -29,7 +29,8 @@ from choiceaudit import stats
 from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._item_results import ItemValues
 from choiceaudit.instruments.meaning._results import OrderAudit, PermutationTravel
-from choiceaudit.instruments.meaning._rows import IntArray, MeaningRows
+from choiceaudit.instruments.meaning._rows import MeaningRows
+from choiceaudit.types import IntArray
 
 #: the order statistics' default sum tolerance (``choiceaudit.stats``: four options rounded
 #: to two decimals)

@@ -63,6 +63,12 @@ class Interval:
     n_rows: int
     n_items: int
 
+    def to_columns(self, name: str, *, bounds: str | None = None) -> dict[str, float]:
+        """The interval as report columns: ``name`` (the estimate), then ``{bounds}_low`` and
+        ``{bounds}_high`` (``bounds`` defaults to ``name``)."""
+        stem = name if bounds is None else bounds
+        return {name: self.estimate, f"{stem}_low": self.low, f"{stem}_high": self.high}
+
     @classmethod
     def from_dict(cls, cell: Mapping[str, Any]) -> Interval:
         return cls(
@@ -93,6 +99,26 @@ class PairedContrast:
     #: that number; ``n_tests`` 1 means the contrast was tested alone
     mcnemar_p_bonferroni: float | None = None
     n_tests: int = 1
+
+    def reversed(self) -> PairedContrast:
+        """The same contrast read as ``b − a``: sides, discordant counts and the difference's
+        sign swapped, the interval's ends swapped and negated (the p-values are symmetric)."""
+        return dataclasses.replace(
+            self,
+            a=self.b,
+            b=self.a,
+            difference=-self.difference,
+            low=-self.high,
+            high=-self.low,
+            mcnemar_b=self.mcnemar_c,
+            mcnemar_c=self.mcnemar_b,
+        )
+
+    def to_columns(self, name: str, *, bounds: str | None = None) -> dict[str, float]:
+        """The difference as report columns: ``name``, then ``{bounds}_low`` and
+        ``{bounds}_high`` (``bounds`` defaults to ``name``)."""
+        stem = name if bounds is None else bounds
+        return {name: self.difference, f"{stem}_low": self.low, f"{stem}_high": self.high}
 
     def adjusted(self, n_tests: int) -> PairedContrast:
         """This contrast with its Bonferroni-adjusted p-value for ``n_tests`` tests."""

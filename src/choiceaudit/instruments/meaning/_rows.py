@@ -29,12 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from choiceaudit import stats
-from choiceaudit.types import Decision, Query, parse_perm
+from choiceaudit.types import Decision, FloatArray, IntArray, Query, parse_perm
 
 __all__ = ["MeaningRows", "choice_credit", "decision_fields"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 def choice_credit(probs: FloatArray) -> FloatArray:

@@ -21,11 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
-from choiceaudit.types import Decision, Item, Query
+from choiceaudit.types import Decision, FloatArray, Item, Query
 
 __all__ = [
     "cell_summary",
@@ -34,8 +33,6 @@ __all__ = [
     "paired_excess",
     "summarise_cells",
 ]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def _minmax(x: FloatArray) -> FloatArray:

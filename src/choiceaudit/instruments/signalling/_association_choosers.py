@@ -32,13 +32,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from scipy import sparse
 
 from choiceaudit.instruments.signalling._associations import AssociationStrengths, ConceptNetEdges
 from choiceaudit.instruments.signalling._choosers import ItemLookup
 from choiceaudit.instruments.signalling._words import STOPWORDS, option_content_words
-from choiceaudit.types import Decision, Item, Query
+from choiceaudit.types import Decision, FloatArray, Item, Query
 
 __all__ = [
     "DECAY_SWEEP",
@@ -50,8 +49,6 @@ __all__ = [
 
 #: Decay bases recorded beside the primary one (scores ``path@d=<value>``), §IV-H5.
 DECAY_SWEEP: tuple[float, ...] = (0.25, 0.5, 0.75, 0.9)
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def _uncovered(q: Query, rule: str) -> Decision:

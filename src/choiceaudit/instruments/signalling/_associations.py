@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.signalling._norms import BoolArray, NormsBundle, NormsFormatError
+from choiceaudit.instruments.signalling._norms import NormsBundle, NormsFormatError
+from choiceaudit.types import BoolArray
 
 __all__ = [
     "AssociationStrengths",

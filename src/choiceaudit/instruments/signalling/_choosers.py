@@ -23,12 +23,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
 from choiceaudit.instruments.signalling._words import option_content_words
 from choiceaudit.scorers import Embedder
-from choiceaudit.types import Decision, Item, Query
+from choiceaudit.types import Decision, FloatArray, Item, Query
 
 __all__ = [
     "BayesOracleChooser",
@@ -37,8 +36,6 @@ __all__ = [
     "SalienceChooser",
     "UniformChooser",
 ]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 class ItemLookup:

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from choiceaudit.instruments.signalling._tiles import Tile
+from choiceaudit.types import FloatArray
 
 __all__ = [
     "DECAY_FAMILIES",
@@ -34,8 +35,6 @@ __all__ = [
 
 DecayFamily = Literal["exponential", "gaussian"]
 DECAY_FAMILIES: tuple[DecayFamily, ...] = ("exponential", "gaussian")
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def option_distance(values: npt.ArrayLike, tile: Tile) -> FloatArray:

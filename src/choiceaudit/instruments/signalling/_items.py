@@ -30,13 +30,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling._norms import NormsBundle
 from choiceaudit.instruments.signalling._oracle import OracleResult, run_oracle
 from choiceaudit.instruments.signalling._pool import Pool
 from choiceaudit.instruments.signalling._tiles import Tile
+from choiceaudit.types import BoolArray, IntArray
 
 __all__ = [
     "BLOCK",
@@ -47,8 +47,6 @@ __all__ = [
     "leaking_concepts",
 ]
 
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: Candidates per generator block (per tile).
 BLOCK = 10_000

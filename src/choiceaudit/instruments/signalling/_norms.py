@@ -14,14 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.errors import InputError
+from choiceaudit.types import BoolArray, FloatArray
 
 __all__ = ["Dimension", "NormsBundle", "NormsFormatError", "SourceLoss"]
-
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 
 class NormsFormatError(InputError):

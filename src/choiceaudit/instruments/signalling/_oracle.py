@@ -39,12 +39,10 @@ import numpy.typing as npt
 
 from choiceaudit.instruments.signalling._fit import DecayFamily, concept_log_fit
 from choiceaudit.instruments.signalling._tiles import Tile
+from choiceaudit.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["FIT_COST_ATOL", "OracleResult", "coordinates", "decision_conflict", "run_oracle"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: Tolerance on the spread of log-likelihood differences for "proportional columns".
 TIE_ATOL = 1e-9

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from choiceaudit.instruments.signalling._norms import BoolArray, NormsBundle
+from choiceaudit.instruments.signalling._norms import NormsBundle
+from choiceaudit.types import BoolArray
 
 __all__ = ["Pool", "build_pool", "retention_report"]
 

@@ -21,10 +21,10 @@ import numpy as np
 import numpy.typing as npt
 
 from choiceaudit.errors import InputError
+from choiceaudit.types import FloatArray
 
 __all__ = ["INELIGIBLE_BASES", "IneligibleBaseError", "literal_listener", "rsa_speaker"]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Base kinds the RSA layer refuses, with the reason reported to the user (§IV-H1).
 INELIGIBLE_BASES: Mapping[str, str] = {

@@ -26,7 +26,7 @@ from choiceaudit.instruments.signalling._items import (
     assess_robustness,
 )
 from choiceaudit.instruments.signalling._ties import pooled_tie_readings, tie_readings
-from choiceaudit.types import Item, ItemSet, format_perm
+from choiceaudit.types import IntArray, Item, ItemSet, format_perm
 
 __all__ = [
     "CANDIDATE_FIELDS",
@@ -40,7 +40,6 @@ __all__ = [
     "select_items",
 ]
 
-IntArray = npt.NDArray[np.int64]
 
 #: Item properties whose selected/unselected distributions are reported.
 SUMMARY_FIELDS: tuple[str, ...] = (

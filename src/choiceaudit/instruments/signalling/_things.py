@@ -40,13 +40,12 @@ from choiceaudit.instruments.signalling._cells import (
     require,
 )
 from choiceaudit.instruments.signalling._norms import (
-    BoolArray,
     Dimension,
-    FloatArray,
     NormsBundle,
     NormsFormatError,
     SourceLoss,
 )
+from choiceaudit.types import BoolArray, FloatArray
 
 __all__ = [
     "LIKERT_SCALE",

@@ -26,18 +26,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from choiceaudit.instruments.signalling._fit import concept_log_fit
 from choiceaudit.instruments.signalling._items import CandidateBlock
 from choiceaudit.instruments.signalling._oracle import TIE_ATOL
+from choiceaudit.types import BoolArray
 
 __all__ = ["TIE_RANGES", "TIE_SETS", "pooled_tie_readings", "tie_readings"]
 
 TIE_SETS: tuple[str, ...] = ("bayes_optimum", "any_two_options")
 TIE_RANGES: tuple[str, ...] = ("listed_concepts", "target_pair")
-
-BoolArray = npt.NDArray[np.bool_]
 
 
 def _sides(block: CandidateBlock, rows: slice, scope: str) -> tuple[BoolArray, BoolArray]:

@@ -22,7 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from choiceaudit.errors import InputError
-from choiceaudit.instruments.signalling._norms import FloatArray, NormsBundle
+from choiceaudit.instruments.signalling._norms import NormsBundle
+from choiceaudit.types import FloatArray
 
 __all__ = [
     "Tile",
