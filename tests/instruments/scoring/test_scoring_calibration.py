@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scoring_helpers import arm_of, correct_probs, query, shifted_queries
 
 from choiceaudit import stats
 from choiceaudit.instruments.scoring import COVERAGES, analyse_scoring_runs
+from scoring_helpers import arm_of, correct_probs, query, shifted_queries
 
 
 def test_cells_match_the_statistics(tmp_path: Path) -> None:

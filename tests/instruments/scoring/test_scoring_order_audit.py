@@ -11,12 +11,12 @@ import csv
 import json
 from pathlib import Path
 
-from scoring_helpers import arm_of
 from typer.testing import CliRunner
 
 from choiceaudit.cli import app
 from choiceaudit.instruments.scoring import analyse_scoring_runs
 from choiceaudit.types import Query
+from scoring_helpers import arm_of
 
 runner = CliRunner()
 
