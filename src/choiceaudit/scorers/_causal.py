@@ -12,7 +12,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from choiceaudit.scorers._chat import ChatTemplate, resolve_chat_template
+from choiceaudit.scorers._chat import (
+    ChatTemplate,
+    rendered_context,
+    rendered_continuation,
+    resolve_chat_template,
+)
 from choiceaudit.scorers._engine import DEFAULT_MAX_BATCH_TOKENS, context_window
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
 from choiceaudit.scorers._prefix_cache import prefix_cache_for
@@ -54,10 +59,10 @@ class PromptRenderer:
         return self.chat is None
 
     def context(self, prompt: str) -> str:
-        return prompt if self.chat is None else self.chat.render(self.tokenizer, prompt)
+        return rendered_context(self.chat, self.tokenizer, prompt)
 
     def continuation(self, text: str) -> str:
-        return text if self.chat is None else text.lstrip(" ")
+        return rendered_continuation(self.chat, text)
 
     def encode(
         self, prompt: str, continuations: Sequence[str], labels: Sequence[str]

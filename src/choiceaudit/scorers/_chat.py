@@ -22,7 +22,7 @@ from choiceaudit.scorers._loading import (
 )
 from choiceaudit.scorers._protocol import ScorerError
 
-__all__ = ["ChatTemplate", "resolve_chat_template"]
+__all__ = ["ChatTemplate", "rendered_context", "rendered_continuation", "resolve_chat_template"]
 
 
 @dataclass(frozen=True)
@@ -91,3 +91,17 @@ def resolve_chat_template(
     if not template or not isinstance(template, str):
         raise ScorerError(f"{source} has no chat template (pass a Jinja string or another model)")
     return ChatTemplate(source, template, system_prompt)
+
+
+def rendered_context(chat: ChatTemplate | None, tokenizer: Any, prompt: str) -> str:
+    """The text the model reads before the options: the prompt, or the prompt in ``chat``'s
+    template. One rule for ``hf``/``lm-choice`` in process and ``openai:`` on the client, so
+    a model is asked the same text either way."""
+    return prompt if chat is None else chat.render(tokenizer, prompt)
+
+
+def rendered_continuation(chat: ChatTemplate | None, text: str) -> str:
+    """An option as it follows the context: a template's assistant turn starts the answer
+    itself, so the option's leading space (a plain prompt's word break) is dropped."""
+    return text if chat is None else text.lstrip(" ")
+

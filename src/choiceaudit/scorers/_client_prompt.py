@@ -19,7 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from choiceaudit.scorers._chat import ChatTemplate, _tokenizer_of, resolve_chat_template
+from choiceaudit.scorers._chat import (
+    ChatTemplate,
+    _tokenizer_of,
+    rendered_context,
+    rendered_continuation,
+    resolve_chat_template,
+)
 from choiceaudit.scorers._protocol import ScorerError
 
 __all__ = ["ClientPrompt"]
@@ -72,10 +78,10 @@ class ClientPrompt:
         return self.chat is None
 
     def context(self, prompt: str) -> str:
-        return prompt if self.chat is None else self.chat.render(self.tokenizer, prompt)
+        return rendered_context(self.chat, self.tokenizer, prompt)
 
     def continuation(self, text: str) -> str:
-        return text if self.chat is None else text.lstrip(" ")
+        return rendered_continuation(self.chat, text)
 
     def body_fields(self) -> dict[str, Any]:
         """What the request body carries beyond the wire format's own fields."""
