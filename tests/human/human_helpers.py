@@ -48,6 +48,11 @@ def hidden(html: str, name: str) -> str:
     return m.group(1)
 
 
+def resume_csrf(html: str) -> str:
+    """The CSRF token of the consent page's resume-code form (the second form on the page)."""
+    return hidden(html[html.index('action="/resume"') :], "csrf")
+
+
 def choices(html: str) -> list[int]:
     return [int(v) for v in re.findall(r'name="choice" value="(\d+)"', html)]
 

@@ -17,7 +17,7 @@ from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
 from choiceaudit.human._assign import Trial, assign, classification_items
 from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, WithdrawnError
 from choiceaudit.human._panel_id import PANEL_ID_PATTERN, PanelIdError, normalise_panel_id
-from choiceaudit.human._security import RESUME_CODE_LENGTH
+from choiceaudit.human._security import RESUME_CODE_LENGTH, resume_digest
 from choiceaudit.human._serve import StudyRecord, allowed_hosts_for, read_study, serve, withdraw
 from choiceaudit.human._study import (
     STUDY_FILE,
@@ -60,6 +60,7 @@ __all__ = [
     "open_study",
     "parse_study_file",
     "read_study",
+    "resume_digest",
     "serve",
     "withdraw",
 ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -54,6 +55,16 @@ class KeyedLimiter:
 
     def __len__(self) -> int:
         return len(self._buckets)
+
+    def table_bytes(self) -> int:
+        """The memory the table holds now (the mapping, its keys and its buckets), by
+        ``sys.getsizeof``: what a full table's bound in the README is checked against."""
+        with self._lock:
+            entries = sum(
+                sys.getsizeof(k) + sys.getsizeof(v) + sum(sys.getsizeof(x) for x in v)
+                for k, v in self._buckets.items()
+            )
+            return sys.getsizeof(self._buckets) + entries
 
     def allow(self, key: str, *, now: float | None = None) -> float | None:
         """Take one token from ``key``'s bucket: None when the request may proceed, else the
