@@ -194,3 +194,25 @@ def test_serve_turns_off_uvicorns_own_forwarded_header_handling(
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
     serve(frozen_items(tmp_path), tmp_path / "study", parse_study_file(study_file(tmp_path)))
     assert seen["proxy_headers"] is False
+
+
+def test_serve_human_passes_its_limits_and_refuses_a_bad_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    import choiceaudit.cli._human as cli_human
+    from choiceaudit.cli import app as cli
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(cli_human, "serve", lambda *a, **kw: seen.update(kw))
+    items, toml = frozen_items(tmp_path), study_file(tmp_path)
+    args = ["serve-human", str(items), "--out", str(tmp_path / "s"), "--study", str(toml)]
+    extra = ["--enrol-limit", "7", "--id-window", "60", "--trusted-proxy", "10.0.0.0/8"]
+    result = CliRunner().invoke(cli, [*args, *extra])
+    assert result.exit_code == 0, result.output
+    assert seen["limits"] == Limits(enrol_limit=7, id_window=60, trusted_proxies=("10.0.0.0/8",))
+    bad = CliRunner().invoke(cli, [*args, "--trusted-proxy", "proxy.local"])
+    assert bad.exit_code != 0 and "Traceback" not in bad.output
+    lines = [line for line in bad.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "trusted_proxies" in lines[0] and "proxy.local" in lines[0]
