@@ -77,7 +77,10 @@ def test_a_trailing_newline_is_refused_at_the_link_at_consent_and_at_withdrawal(
 def old_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A study with two answered participants, written through the database directly, as a
     version that did not check ids could have left it."""
-    root = tmp_path_factory.mktemp("old_study")
+    return _old_study(tmp_path_factory.mktemp("old_study"))
+
+
+def _old_study(root: Path) -> Path:
     toml = study_file(
         root, 'seed = 3\nattention_checks = 0\nblocks = [{ name = "population", n_items = 2 }]\n'
     )
@@ -133,3 +136,17 @@ def test_the_one_rule_keeps_an_id_and_refuses_its_invisible_twins(base: str, ext
     for twin in (base + extra, extra + base):
         with pytest.raises(PanelIdError, match="not a panel id"):
             normalise_panel_id(twin, source="f", row=3, field="panel_id")
+
+
+def test_an_old_invalid_id_can_be_erased_so_the_study_imports(tmp_path: Path) -> None:
+    study = _old_study(tmp_path)
+    _rename(study, "TWIN1\n")
+    with pytest.raises(InputError, match="withdraw-human STUDY ID --erase"):
+        import_human(study, tmp_path / "refused")
+    with pytest.raises(PanelIdError):
+        withdraw(study, "TWIN1\n")  # a withdrawal would keep a digest of a non-id: refused
+    with pytest.raises(PanelIdError):
+        withdraw(study, "NOBODY\n", erase=True)  # not stored: still refused
+    done = withdraw(study, "TWIN1\n", erase=True)
+    assert done.found and done.erased and done.responses == 2
+    assert import_human(study, tmp_path / "run").participants == 1

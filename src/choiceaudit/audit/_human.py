@@ -67,6 +67,9 @@ def _kept_trials(
             source=str(record.path / DB_FILE),
             row=f"participant k={t['k']}, position {t['position']}",
             field="panel_id",
+            hint="a version that did not check ids enrolled it: erase that participant "
+            "(choiceaudit withdraw-human STUDY ID --erase, the id exactly as stored, e.g. "
+            "$'X\\n' in bash) and import again",
         )
         by_participant.setdefault(panel_id, []).append(t)
     excluded = {"failed an attention check": 0, "not finished": 0, "no response": 0}

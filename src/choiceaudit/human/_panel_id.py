@@ -29,16 +29,19 @@ def normalise_panel_id(
     source: str | None = None,
     row: int | str | None = None,
     field: str | None = None,
+    hint: str = "",
 ) -> str:
     """``value`` as the panel id it is, or a :class:`PanelIdError` naming the place it came
-    from. The id is returned unchanged: the rule refuses rather than repairs, so an id with an
-    invisible character can never be matched to the visible one."""
+    from (``hint``: what to do, appended). The id is returned unchanged: the rule refuses rather
+    than repairs, so an id with an invisible character can never be matched to the visible
+    one."""
     if isinstance(value, str) and PANEL_ID_PATTERN.fullmatch(value):
         return value
     shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
     raise PanelIdError(
         f"not a panel id: {shown} (letters, digits, _ and -, 1 to 64 characters; nothing "
-        "else, not even a trailing newline or an invisible character)",
+        "else, not even a trailing newline or an invisible character)"
+        + (f"; {hint}" if hint else ""),
         source=source,
         row=row,
         field=field,

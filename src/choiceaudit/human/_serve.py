@@ -12,7 +12,7 @@ from typing import Any
 from choiceaudit.errors import InputError
 from choiceaudit.human._app import create_app
 from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, corrupt_db
-from choiceaudit.human._panel_id import normalise_panel_id
+from choiceaudit.human._panel_id import PanelIdError, normalise_panel_id
 from choiceaudit.human._study import (
     SECRET_FILE,
     STUDY_FILE,
@@ -147,12 +147,20 @@ def withdraw(path: Path | str, panel_id: str, *, erase: bool = False) -> Withdra
     An unknown panel id is an error (InputError), as a typo should be noticed; without
     ``erase`` its digest is recorded before the error all the same, so a person who withdraws
     before ever starting is kept out too (the message says so; ``erase=True`` undoes it). With
-    ``erase`` an id with neither a participant nor a digest is an error and nothing changes."""
+    ``erase`` an id with neither a participant nor a digest is an error and nothing changes.
+
+    An id the panel-id rule refuses is an error, with one exception: ``erase=True`` of a
+    participant stored with exactly that id (by a version that did not check ids), which the
+    import refuses until it is gone."""
     root = Path(path)
     # The app enrols only ids the one rule accepts, so anything else (a trailing newline, a
     # space, a control character) names nobody; recording its digest would suggest it had
     # withdrawn someone.
-    panel_id = normalise_panel_id(panel_id, source=str(root), field="panel id")
+    try:
+        normalise_panel_id(panel_id, source=str(root), field="panel id")
+    except PanelIdError:
+        if not (erase and _stored_verbatim(root, panel_id)):
+            raise
     if not (root / DB_FILE).is_file():
         raise InputError(f"not a study directory (no {DB_FILE})", source=str(root))
     secret_path = root / SECRET_FILE
@@ -180,3 +188,14 @@ def withdraw(path: Path | str, panel_id: str, *, erase: bool = False) -> Withdra
             "recorded as withdrawn, so this id cannot enrol (erase=True / --erase undoes that)"
         )
     raise InputError(why, source=str(root))
+
+
+def _stored_verbatim(root: Path, panel_id: str) -> bool:
+    """Whether a participant is stored with exactly ``panel_id``."""
+    if not (root / DB_FILE).is_file():
+        return False
+    db = ResponsesDB(root / DB_FILE)
+    try:
+        return db.by_panel_id(panel_id) is not None
+    finally:
+        db.close()
