@@ -9,7 +9,7 @@ function here, so a Python user and a command-line user run the same code.
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
 from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._fanout import RayFanout
+from choiceaudit.audit._fanout import RayFanout, RestartCounter
 from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._import import ImportResult
@@ -58,6 +58,7 @@ __all__ = [
     "RayFanout",
     "RaySettings",
     "ReplayScorer",
+    "RestartCounter",
     "RunJob",
     "RunSummary",
     "ScoreFileResult",
