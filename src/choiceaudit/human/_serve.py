@@ -23,6 +23,7 @@ from choiceaudit.human._study import (
     read_study_record,
 )
 from choiceaudit.human._throttle import Limits
+from choiceaudit.net import listening_socket
 
 __all__ = ["LOOPBACK_HOSTS", "StudyRecord", "allowed_hosts_for", "read_study", "serve", "withdraw"]
 
@@ -63,7 +64,8 @@ def serve(
     """Create or reopen the study directory ``out`` and serve it until interrupted. Requests
     whose Host header is not one of :func:`allowed_hosts_for` ``(host, allowed_hosts)`` get
     400. ``on_open`` is called with those Host names once the study is open, just before the
-    server starts (a study that is refused never calls it).
+    server starts (a study that is refused never calls it). The address is bound first: one in
+    use is an InputError naming it, before the study directory is created or opened.
 
     ``limits`` (:class:`~choiceaudit.human.Limits`) throttles by client address and panel id.
     uvicorn's own proxy-header handling is turned off: it would believe ``X-Forwarded-For``
@@ -72,27 +74,30 @@ def serve(
     import uvicorn
 
     hosts = allowed_hosts_for(host, allowed_hosts)  # refuse before touching the study
-    spec, study_items, secret = open_study(items, out, spec)
-    app = create_app(
-        out,
-        spec,
-        study_items,
-        secret,
-        limits=limits,
-        secure_cookies=secure_cookies,
-        allowed_hosts=hosts,
-    )
-    if on_open is not None:
-        on_open(hosts)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        server_header=False,
-        proxy_headers=False,
-    )
+    sock = listening_socket(host, port)  # an address in use is refused before the study opens
+    try:
+        spec, study_items, secret = open_study(items, out, spec)
+        app = create_app(
+            out,
+            spec,
+            study_items,
+            secret,
+            limits=limits,
+            secure_cookies=secure_cookies,
+            allowed_hosts=hosts,
+        )
+        if on_open is not None:
+            on_open(hosts)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            proxy_headers=False,
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 @dataclass(frozen=True)
