@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -81,7 +80,7 @@ OPTIONAL_META_FIELDS = ("block", "identity_perturbation", "frequency", "seed_bas
 
 def meaning_rows(arm: Arm) -> MeaningRows:
     """The analysis columns of an arm's rows (see the module docstring)."""
-    records: list[dict[str, Any]] = []
+    records: list[dict[str, object]] = []
     for index, (query, decision) in enumerate(arm.rows):
         meta = query.meta
         missing = [key for key in MEANING_META_FIELDS if key not in meta]
