@@ -76,9 +76,9 @@ def test_bayes_cell_summary_poles_and_consistency() -> None:
     assert s["agree_bayes"]["mean"] == 1.0
     assert s["post_norm_minus_random"]["excludes_zero"]
     ex = s["excess_consistency"]
-    assert ex["consistency"] == 1.0 and ex["tied_items"] == 0 and ex["n_items"] == 20
+    assert ex.consistency == 1.0 and ex.tied_items == 0 and ex.n_items == 20
     a = [r["chosen"][0] for r in rows if r["perm_index"] == 0]
-    assert ex["excess"] == pytest.approx(1.0 - stats.marginal_null(a, a, 6))
+    assert ex.excess == pytest.approx(1.0 - stats.marginal_null(a, a, 6))
 
 
 def test_uniform_chooser_lands_exactly_on_the_random_reference() -> None:
@@ -93,9 +93,9 @@ def test_uniform_chooser_lands_exactly_on_the_random_reference() -> None:
     # every rendering is the whole menu tied: split credit keeps all 20 items and gives an
     # indifferent chooser an excess of exactly 0 (§I-H), where leaving ties out gave none
     ex = s["excess_consistency"]
-    assert (ex["n_items"], ex["tied_items"], ex["excluded_unpaired"]) == (20, 20, 0)
-    assert ex["excess"] == 0.0
-    assert ex["consistency"] == pytest.approx(1 / 6) and ex["marginal_null"] == pytest.approx(1 / 6)
+    assert (ex.n_items, ex.tied_items, ex.excluded_unpaired) == (20, 20, 0)
+    assert ex.excess == 0.0
+    assert ex.consistency == pytest.approx(1 / 6) and ex.marginal_null == pytest.approx(1 / 6)
 
 
 def test_random_reference_is_mean_coordinate_over_options() -> None:
@@ -120,7 +120,7 @@ def test_position_biased_chooser_maps_slots_through_the_permutation() -> None:
         assert r["chosen"] == [int(perm[0])]
     s = cell_summary(rows, seed=0, n_resamples=200)
     same = np.mean([i.meta["perms"][0][0] == i.meta["perms"][1][0] for i in items.values()])
-    assert s["excess_consistency"]["consistency"] == pytest.approx(same)
+    assert s["excess_consistency"].consistency == pytest.approx(same)
 
 
 def test_summarise_cells_groups_by_rule_and_tile() -> None:

@@ -21,6 +21,7 @@ from choiceaudit.instruments.signalling._divergence import (
 from choiceaudit.instruments.signalling._render import (
     render_queries,
 )
+from choiceaudit.instruments.signalling._results import PairedExcess
 from choiceaudit.instruments.signalling.choosers import (
     BayesOracleChooser,
     SalienceChooser,
@@ -94,12 +95,12 @@ def test_excess_distance_correlation_matches_numpy() -> None:
     dist = [0.01, 0.08, 0.03, 0.20, 0.00]
     cells = {
         i: {
-            "excess_consistency": {"available": True, "excess": e},
+            "excess_consistency": PairedExcess(True, 1, 0, 0, excess=e),
             "post_norm_minus_random": {"estimate": -d if i % 2 else d},
         }
         for i, (e, d) in enumerate(zip(excess, dist, strict=True))
     }
-    cells[99] = {"excess_consistency": {"available": False}, "post_norm_minus_random": {}}
+    cells[99] = {"excess_consistency": PairedExcess(False, 0, 0, 0), "post_norm_minus_random": {}}
     out = excess_distance_correlation(cells, seed=0, n_resamples=300)
     assert out["estimate"] == pytest.approx(np.corrcoef(excess, dist)[0, 1])
     assert out["n_cells"] == 5 and out["skipped"] == 1

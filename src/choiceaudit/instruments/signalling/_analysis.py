@@ -24,6 +24,7 @@ import numpy as np
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
+from choiceaudit.instruments.signalling._results import PairedExcess
 from choiceaudit.types import Decision, FloatArray, Item, Query
 
 __all__ = [
@@ -236,42 +237,43 @@ def _o_fit_both(rows: Sequence[Mapping[str, Any]]) -> float | None:
     return float(np.mean([p[0] == 1.0 and p[1] == 1.0 for p in both]))
 
 
-def paired_excess(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def paired_excess(rows: Sequence[Mapping[str, Any]]) -> PairedExcess:
     """Excess over the marginal null from renderings 0 and 1 of each item (§IV-A), every tie
     scored by split credit (§I-H: the expectation under indifference; see
-    :func:`choiceaudit.stats.split_credit_excess`), so no item is left out for a tie.
-
-    Returns ``available``, ``n_items`` (items holding both renderings), ``tied_items`` (those
-    with a tied rendering, scored by split credit), ``excluded_unpaired`` (items missing a
-    rendering) and, when available, ``consistency``, ``marginal_null`` and ``excess``; menus of
+    :func:`choiceaudit.stats.split_credit_excess`), so no item is left out for a tie. Menus of
     different sizes have no common marginal and come back unavailable with the reason."""
     ks = {r["n_options"] for r in rows}
     if len(ks) > 1:
-        return {
-            "available": False,
-            "reason": f"menus of different sizes {sorted(ks)}: group by tile",
-            "n_items": 0,
-            "tied_items": 0,
-            "excluded_unpaired": 0,
-        }
+        return PairedExcess(
+            available=False,
+            n_items=0,
+            tied_items=0,
+            excluded_unpaired=0,
+            reason=f"menus of different sizes {sorted(ks)}: group by tile",
+        )
     pairs: dict[str, dict[int, Mapping[str, Any]]] = {}
     for r in rows:
         pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = r
     both = [p for p in pairs.values() if 0 in p and 1 in p]
-    result: dict[str, Any] = {
-        "available": bool(both),
+    counts = {
         "n_items": len(both),
         "tied_items": sum(p[0]["n_tied"] > 1 or p[1]["n_tied"] > 1 for p in both),
         "excluded_unpaired": len(pairs) - len(both),
     }
     if not both:
-        result["reason"] = "no item holds both stored permutations"
-        return result
+        return PairedExcess(
+            available=False, reason="no item holds both stored permutations", **counts
+        )
     ex = stats.split_credit_excess(
         [p[0]["chosen"] for p in both], [p[1]["chosen"] for p in both], ks.pop()
     )
-    result.update(consistency=ex.consistency, marginal_null=ex.marginal_null, excess=ex.excess)
-    return result
+    return PairedExcess(
+        available=True,
+        consistency=ex.consistency,
+        marginal_null=ex.marginal_null,
+        excess=ex.excess,
+        **counts,
+    )
 
 
 def summarise_cells(

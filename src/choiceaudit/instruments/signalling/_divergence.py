@@ -199,10 +199,10 @@ def excess_distance_correlation(
     xs, ys, skipped = [], [], 0
     for cell in cells.values():
         ex = cell["excess_consistency"]
-        if not ex.get("available"):
+        if not ex.available or ex.excess is None:
             skipped += 1
             continue
-        xs.append(float(ex["excess"]))
+        xs.append(float(ex.excess))
         ys.append(abs(float(cell["post_norm_minus_random"]["estimate"])))
     if len(xs) < 3:
         raise ValueError(f"need at least 3 cells with an excess, got {len(xs)}")

@@ -26,6 +26,7 @@ __all__ = [
     "FormatLRecord",
     "InertParameter",
     "LabelFormAgreement",
+    "PairedExcess",
     "RandomComparison",
     "ReferencePoint",
     "RuleAgreement",
@@ -88,6 +89,23 @@ class CoordinateCell:
     excess_excluded_unpaired: int = 0
     n_analysis_items: int = 0
     partial_coverage: bool = False
+
+
+@dataclass(frozen=True)
+class PairedExcess:
+    """Excess consistency over the marginal null from an item's two stored renderings
+    (§IV-A), ties by split credit: ``n_items`` items hold both renderings (``tied_items`` of them
+    with a tied one), ``excluded_unpaired`` miss one. Unavailable (no value, ``reason`` says
+    why) when no item holds both or the menus differ in size."""
+
+    available: bool
+    n_items: int
+    tied_items: int
+    excluded_unpaired: int
+    consistency: float | None = None
+    marginal_null: float | None = None
+    excess: float | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
