@@ -21,7 +21,12 @@ from choiceaudit.instruments.signalling._divergence import (
 from choiceaudit.instruments.signalling._render import (
     render_queries,
 )
-from choiceaudit.instruments.signalling._results import PairedExcess
+from choiceaudit.instruments.signalling._results import (
+    CellSummary,
+    MeanMedianSD,
+    PairedExcess,
+    RandomDifference,
+)
 from choiceaudit.instruments.signalling.choosers import (
     BayesOracleChooser,
     SalienceChooser,
@@ -90,17 +95,21 @@ def test_tied_sets_agree_by_independent_indifferent_draws() -> None:
     assert out["tvd"] == pytest.approx(0.5)
 
 
+def _cell(excess: PairedExcess, distance: float) -> CellSummary:
+    # only the excess and the difference from random enter the correlation
+    m = MeanMedianSD(0.0, 0.0, 0.0)
+    d = RandomDifference(distance, distance, distance, 0.95, False)
+    return CellSummary("probs", 1, 2, 0, 0, 0, *[m] * 10, d, d, excess, None)
+
+
 def test_excess_distance_correlation_matches_numpy() -> None:
     excess = [0.05, 0.10, 0.20, 0.26, 0.02]
     dist = [0.01, 0.08, 0.03, 0.20, 0.00]
     cells = {
-        i: {
-            "excess_consistency": PairedExcess(True, 1, 0, 0, excess=e),
-            "post_norm_minus_random": {"estimate": -d if i % 2 else d},
-        }
+        i: _cell(PairedExcess(True, 1, 0, 0, excess=e), -d if i % 2 else d)
         for i, (e, d) in enumerate(zip(excess, dist, strict=True))
     }
-    cells[99] = {"excess_consistency": PairedExcess(False, 0, 0, 0), "post_norm_minus_random": {}}
+    cells[99] = _cell(PairedExcess(False, 0, 0, 0), 0.0)
     out = excess_distance_correlation(cells, seed=0, n_resamples=300)
     assert out["estimate"] == pytest.approx(np.corrcoef(excess, dist)[0, 1])
     assert out["n_cells"] == 5 and out["skipped"] == 1
@@ -111,9 +120,10 @@ def test_bonferroni_interval_is_wider_and_recorded() -> None:
     rows = coordinate_table(_items(), qs, SalienceChooser(_items()).score(qs), rules=["probs"])
     cells = summarise_cells(rows, by=("rule", "tile"), seed=0, n_resamples=400)
     cell = cells[("probs", "size")]
-    plain, bonf = cell["post_norm_minus_random"], cell["post_norm_minus_random_bonferroni"]
-    assert bonf["level"] == pytest.approx(1 - 0.05 / 4)
-    assert bonf["low"] <= plain["low"] and bonf["high"] >= plain["high"]
+    plain, bonf = cell.post_norm_minus_random, cell.post_norm_minus_random_bonferroni
+    assert bonf is not None
+    assert bonf.level == pytest.approx(1 - 0.05 / 4)
+    assert bonf.low <= plain.low and bonf.high >= plain.high
 
 
 def test_letter_prior_shows_in_slots_not_in_canonical_options() -> None:

@@ -24,7 +24,12 @@ import numpy as np
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
-from choiceaudit.instruments.signalling._results import PairedExcess
+from choiceaudit.instruments.signalling._results import (
+    CellSummary,
+    MeanMedianSD,
+    PairedExcess,
+    RandomDifference,
+)
 from choiceaudit.types import Decision, FloatArray, Item, Query
 
 __all__ = [
@@ -143,12 +148,12 @@ _ITEM_FIELDS = (
 )
 
 
-def _mean_sd(x: FloatArray) -> dict[str, float]:
-    return {
-        "mean": float(np.mean(x)),
-        "median": float(np.median(x)),
-        "sd": float(np.std(x, ddof=1)) if x.size > 1 else float("nan"),
-    }
+def _mean_sd(x: FloatArray) -> MeanMedianSD:
+    return MeanMedianSD(
+        mean=float(np.mean(x)),
+        median=float(np.median(x)),
+        sd=float(np.std(x, ddof=1)) if x.size > 1 else float("nan"),
+    )
 
 
 def cell_summary(
@@ -158,7 +163,7 @@ def cell_summary(
     n_resamples: int = 4000,
     level: float = 0.95,
     bonferroni_cells: int | None = None,
-) -> dict[str, Any]:
+) -> CellSummary:
     """Summary of one cell (rows of a single rule; see module docstring).
 
     Intervals are percentile bootstrap at ``level`` over items. With ``bonferroni_cells = n``
@@ -189,21 +194,12 @@ def cell_summary(
             per_item[f][j] += r[f]
     for f in _ITEM_FIELDS:
         per_item[f] /= counts
-    out: dict[str, Any] = {
-        "rule": rules.pop(),
-        "n_items": len(item_ids),
-        "n_renderings": len(use),
-        "n_flat_rows": n_flat,
-        "n_uncovered_rows": len(rows) - len(covered),
-        "n_tied_renderings": sum(r["n_tied"] > 1 for r in use),
-    }
-    for f in _ITEM_FIELDS:
-        out[f] = _mean_sd(per_item[f])
     levels = {"": level}
     if bonferroni_cells is not None:
         if bonferroni_cells < 1:
             raise ValueError(f"bonferroni_cells must be at least 1, got {bonferroni_cells}")
         levels["_bonferroni"] = 1.0 - (1.0 - level) / bonferroni_cells
+    differences: dict[str, RandomDifference] = {}
     for axis in ("post_norm", "fit_norm"):
         for suffix, lvl in levels.items():
             diff = stats.paired_bootstrap_ci(
@@ -213,16 +209,37 @@ def cell_summary(
                 level=lvl,
                 seed=seed,
             )
-            out[f"{axis}_minus_random{suffix}"] = {
-                "estimate": diff.estimate,
-                "low": diff.low,
-                "high": diff.high,
-                "level": lvl,
-                "excludes_zero": bool(diff.low > 0 or diff.high < 0),
-            }
-    out["excess_consistency"] = paired_excess(use)
-    out["share_o_fit_both"] = _o_fit_both(use)
-    return out
+            differences[f"{axis}_minus_random{suffix}"] = RandomDifference(
+                estimate=diff.estimate,
+                low=diff.low,
+                high=diff.high,
+                level=lvl,
+                excludes_zero=bool(diff.low > 0 or diff.high < 0),
+            )
+    return CellSummary(
+        rule=rules.pop(),
+        n_items=len(item_ids),
+        n_renderings=len(use),
+        n_flat_rows=n_flat,
+        n_uncovered_rows=len(rows) - len(covered),
+        n_tied_renderings=sum(r["n_tied"] > 1 for r in use),
+        fit_norm=_mean_sd(per_item["fit_norm"]),
+        post_norm=_mean_sd(per_item["post_norm"]),
+        agree_fit=_mean_sd(per_item["agree_fit"]),
+        agree_bayes=_mean_sd(per_item["agree_bayes"]),
+        random_fit_norm=_mean_sd(per_item["random_fit_norm"]),
+        random_post_norm=_mean_sd(per_item["random_post_norm"]),
+        random_agree_fit=_mean_sd(per_item["random_agree_fit"]),
+        random_agree_bayes=_mean_sd(per_item["random_agree_bayes"]),
+        salience_post_norm=_mean_sd(per_item["salience_post_norm"]),
+        bayes_fit_norm=_mean_sd(per_item["bayes_fit_norm"]),
+        post_norm_minus_random=differences["post_norm_minus_random"],
+        fit_norm_minus_random=differences["fit_norm_minus_random"],
+        post_norm_minus_random_bonferroni=differences.get("post_norm_minus_random_bonferroni"),
+        fit_norm_minus_random_bonferroni=differences.get("fit_norm_minus_random_bonferroni"),
+        excess_consistency=paired_excess(use),
+        share_o_fit_both=_o_fit_both(use),
+    )
 
 
 def _o_fit_both(rows: Sequence[Mapping[str, Any]]) -> float | None:
@@ -284,7 +301,7 @@ def summarise_cells(
     n_resamples: int = 4000,
     level: float = 0.95,
     bonferroni_cells: int | None = None,
-) -> dict[tuple[Any, ...], dict[str, Any]]:
+) -> dict[tuple[Any, ...], CellSummary]:
     """:func:`cell_summary` for every group of rows sharing the ``by`` fields (rule required),
     with the Bonferroni interval across ``bonferroni_cells`` cells (default: all the groups
     returned; the battery passes the number of model x rule cells, §I-H2)."""

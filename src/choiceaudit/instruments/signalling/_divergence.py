@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from choiceaudit import stats
+from choiceaudit.instruments.signalling._results import CellSummary
 from choiceaudit.types import Item
 
 __all__ = [
@@ -189,7 +190,7 @@ def condition_agreement(
 
 
 def excess_distance_correlation(
-    cells: Mapping[Any, Mapping[str, Any]], *, seed: int, n_resamples: int = 4000
+    cells: Mapping[Any, CellSummary], *, seed: int, n_resamples: int = 4000
 ) -> dict[str, Any]:
     """Pearson r across cells between excess consistency and |post_norm − random| (§IV-C).
 
@@ -198,12 +199,12 @@ def excess_distance_correlation(
     """
     xs, ys, skipped = [], [], 0
     for cell in cells.values():
-        ex = cell["excess_consistency"]
+        ex = cell.excess_consistency
         if not ex.available or ex.excess is None:
             skipped += 1
             continue
         xs.append(float(ex.excess))
-        ys.append(abs(float(cell["post_norm_minus_random"]["estimate"])))
+        ys.append(abs(float(cell.post_norm_minus_random.estimate)))
     if len(xs) < 3:
         raise ValueError(f"need at least 3 cells with an excess, got {len(xs)}")
     r = stats.pearson_r(xs, ys, n_resamples=n_resamples, seed=seed)

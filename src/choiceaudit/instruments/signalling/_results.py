@@ -14,6 +14,7 @@ from choiceaudit.types import Manifest, Skipped
 __all__ = [
     "ArmSummary",
     "BatchFlip",
+    "CellSummary",
     "ConditionAgreement",
     "CoordinateCell",
     "CoordinatePoint",
@@ -26,8 +27,10 @@ __all__ = [
     "FormatLRecord",
     "InertParameter",
     "LabelFormAgreement",
+    "MeanMedianSD",
     "PairedExcess",
     "RandomComparison",
+    "RandomDifference",
     "ReferencePoint",
     "RuleAgreement",
     "SignallingAnalysis",
@@ -106,6 +109,58 @@ class PairedExcess:
     marginal_null: float | None = None
     excess: float | None = None
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class MeanMedianSD:
+    """A per-item quantity over a cell's items: mean, median and SD (ddof 1; NaN for one)."""
+
+    mean: float
+    median: float
+    sd: float
+
+
+@dataclass(frozen=True)
+class RandomDifference:
+    """The paired, item-clustered bootstrap of a coordinate minus the random reference
+    (§I-H2) at ``level``, and whether the interval excludes zero."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    excludes_zero: bool
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """One cell (one rule over the rows given; the caller's grouping): counts, each per-item
+    quantity over items, the differences from random (also at the Bonferroni level when a cell
+    count is given), the excess consistency and §IV-B's share of items at ``o_fit`` under both
+    permutations. Table I's :class:`CoordinateCell` is built from it."""
+
+    rule: str
+    n_items: int
+    n_renderings: int
+    n_flat_rows: int
+    n_uncovered_rows: int
+    n_tied_renderings: int
+    fit_norm: MeanMedianSD
+    post_norm: MeanMedianSD
+    agree_fit: MeanMedianSD
+    agree_bayes: MeanMedianSD
+    random_fit_norm: MeanMedianSD
+    random_post_norm: MeanMedianSD
+    random_agree_fit: MeanMedianSD
+    random_agree_bayes: MeanMedianSD
+    salience_post_norm: MeanMedianSD
+    bayes_fit_norm: MeanMedianSD
+    post_norm_minus_random: RandomDifference
+    fit_norm_minus_random: RandomDifference
+    excess_consistency: PairedExcess
+    share_o_fit_both: float | None
+    post_norm_minus_random_bonferroni: RandomDifference | None = None
+    fit_norm_minus_random_bonferroni: RandomDifference | None = None
 
 
 @dataclass(frozen=True)
