@@ -377,7 +377,7 @@ def _config(frozen: FrozenInstrument, collector: _Every, label: str, chooser: st
         "label_forms": sorted({str(m["label_form"]) for m in metas if "label_form" in m})
         or ["bare"],
     }
-    who: dict[str, Any] = {"model": label}
+    who: dict[str, str] = {"model": label}
     if chooser is not None:
         who = {"chooser": chooser, "condition": chooser_condition(chooser)}
     recorded = {**{f: f for f in SIGNALLING_FIELDS}, **columns}

@@ -103,10 +103,10 @@ def test_random_reference_is_mean_coordinate_over_options() -> None:
     ref = item_references(item)
     post = np.asarray(item.meta["posterior"])
     expected = np.mean((post - post.min()) / (post.max() - post.min()))
-    assert ref["random_post_norm"] == pytest.approx(expected)
-    assert ref["bayes_post_norm"] == pytest.approx(1.0)
+    assert ref.random_post_norm == pytest.approx(expected)
+    assert ref.bayes_post_norm == pytest.approx(1.0)
     gauss = item_references(item, "gaussian")
-    assert gauss["o_bayes"] == item.meta["o_bayes_gaussian"]
+    assert gauss.o_bayes == item.meta["o_bayes_gaussian"]
 
 
 def test_position_biased_chooser_maps_slots_through_the_permutation() -> None:

@@ -26,6 +26,7 @@ from choiceaudit import stats
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
 from choiceaudit.instruments.signalling._results import (
     CellSummary,
+    ItemReferences,
     MeanMedianSD,
     PairedExcess,
     RandomDifference,
@@ -48,7 +49,7 @@ def _minmax(x: FloatArray) -> FloatArray:
     return np.asarray((x - x.min()) / span, dtype=np.float64)
 
 
-def item_references(item: Item, decay: DecayFamily = "exponential") -> dict[str, Any]:
+def item_references(item: Item, decay: DecayFamily = "exponential") -> ItemReferences:
     """Canonical per-option ``fit_norm``/``post_norm`` of an item and its three references."""
     if decay not in DECAY_FAMILIES:
         raise ValueError(f"unknown decay family {decay!r}")
@@ -58,18 +59,18 @@ def item_references(item: Item, decay: DecayFamily = "exponential") -> dict[str,
     fit_norm, post_norm = _minmax(fit), _minmax(post)
     fit_set = fit == fit.max()
     o_bayes = int(item.meta[f"o_bayes{sfx}"])
-    return {
-        "fit_norm": fit_norm,
-        "post_norm": post_norm,
-        "fit_set": fit_set,
-        "o_bayes": o_bayes,
-        "random_fit_norm": float(fit_norm.mean()),
-        "random_post_norm": float(post_norm.mean()),
-        "salience_fit_norm": float(fit_norm[fit_set].mean()),
-        "salience_post_norm": float(post_norm[fit_set].mean()),
-        "bayes_fit_norm": float(fit_norm[o_bayes]),
-        "bayes_post_norm": float(post_norm[o_bayes]),
-    }
+    return ItemReferences(
+        fit_norm=fit_norm,
+        post_norm=post_norm,
+        fit_set=fit_set,
+        o_bayes=o_bayes,
+        random_fit_norm=float(fit_norm.mean()),
+        random_post_norm=float(post_norm.mean()),
+        salience_fit_norm=float(fit_norm[fit_set].mean()),
+        salience_post_norm=float(post_norm[fit_set].mean()),
+        bayes_fit_norm=float(fit_norm[o_bayes]),
+        bayes_post_norm=float(post_norm[o_bayes]),
+    )
 
 
 def coordinate_table(
@@ -88,7 +89,7 @@ def coordinate_table(
     if len(queries) != len(decisions):
         raise ValueError(f"{len(queries)} queries but {len(decisions)} decisions")
     by_id = {item.id: item for item in items}
-    refs: dict[str, dict[str, Any]] = {}
+    refs: dict[str, ItemReferences] = {}
     rows: list[dict[str, Any]] = []
     for q, d in zip(queries, decisions, strict=True):
         d.check_against(q)
@@ -119,16 +120,16 @@ def coordinate_table(
                     "chosen_slots": slots,
                     "covered": bool(d.aux.get("covered", True)),
                     "n_tied": len(chosen),
-                    "fit_norm": float(np.mean(ref["fit_norm"][chosen])),
-                    "post_norm": float(np.mean(ref["post_norm"][chosen])),
-                    "agree_fit": float(np.mean(ref["fit_set"][chosen])),
-                    "agree_bayes": float(np.mean([c == ref["o_bayes"] for c in chosen])),
-                    "random_fit_norm": ref["random_fit_norm"],
-                    "random_post_norm": ref["random_post_norm"],
-                    "random_agree_fit": float(ref["fit_set"].mean()),
+                    "fit_norm": float(np.mean(ref.fit_norm[chosen])),
+                    "post_norm": float(np.mean(ref.post_norm[chosen])),
+                    "agree_fit": float(np.mean(ref.fit_set[chosen])),
+                    "agree_bayes": float(np.mean([c == ref.o_bayes for c in chosen])),
+                    "random_fit_norm": ref.random_fit_norm,
+                    "random_post_norm": ref.random_post_norm,
+                    "random_agree_fit": float(ref.fit_set.mean()),
                     "random_agree_bayes": 1.0 / k,
-                    "salience_post_norm": ref["salience_post_norm"],
-                    "bayes_fit_norm": ref["bayes_fit_norm"],
+                    "salience_post_norm": ref.salience_post_norm,
+                    "bayes_fit_norm": ref.bayes_fit_norm,
                 }
             )
     return rows

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from choiceaudit.types import Manifest, Skipped
+from choiceaudit.types import BoolArray, FloatArray, Manifest, Skipped
 
 __all__ = [
     "ArmSummary",
@@ -26,6 +26,7 @@ __all__ = [
     "FitCostSlope",
     "FormatLRecord",
     "InertParameter",
+    "ItemReferences",
     "LabelFormAgreement",
     "MeanMedianSD",
     "PairedExcess",
@@ -109,6 +110,24 @@ class PairedExcess:
     marginal_null: float | None = None
     excess: float | None = None
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ItemReferences:
+    """One item's canonical per-option ``fit_norm`` / ``post_norm`` (eq. 5, 6), its ``o_fit``
+    set and ``o_bayes``, and the coordinates of its three references: random (the mean over the
+    option set, §I-H1), the salience pole (``o_fit``, a tie averaged) and the Bayes pole."""
+
+    fit_norm: FloatArray
+    post_norm: FloatArray
+    fit_set: BoolArray
+    o_bayes: int
+    random_fit_norm: float
+    random_post_norm: float
+    salience_fit_norm: float
+    salience_post_norm: float
+    bayes_fit_norm: float
+    bayes_post_norm: float
 
 
 @dataclass(frozen=True)
