@@ -74,25 +74,25 @@ def test_condition_agreement_identical_choosers() -> None:
     sal = SalienceChooser(_items())
     rows4 = _rows(sal, "4")
     out = condition_agreement(rows4, _rows(sal, "5"))
-    assert out["n_matched"] == 80 and out["unmatched"] == 0
+    assert out.n_matched == 80 and out.unmatched == 0
     # identical tied sets A agree with probability 1/|A| (two independent indifferent draws)
-    assert out["agreement"] == pytest.approx(np.mean([1 / len(r["chosen"]) for r in rows4]))
-    assert out["tvd"] == pytest.approx(0.0)
+    assert out.agreement == pytest.approx(np.mean([1 / len(r["chosen"]) for r in rows4]))
+    assert out.tvd == pytest.approx(0.0)
 
 
 def test_condition_agreement_uniform_vs_bayes() -> None:
     a, b = _rows(UniformChooser(), "4"), _rows(BayesOracleChooser(_items()), "5")
     out = condition_agreement(a, b)
-    assert out["agreement"] == pytest.approx(1 / 6)
+    assert out.agreement == pytest.approx(1 / 6)
     chosen = np.bincount([r["chosen"][0] for r in b], minlength=6) / len(b)
-    assert out["tvd"] == pytest.approx(0.5 * np.abs(chosen - 1 / 6).sum())
+    assert out.tvd == pytest.approx(0.5 * np.abs(chosen - 1 / 6).sum())
 
 
 def test_tied_sets_agree_by_independent_indifferent_draws() -> None:
     base = {"item_id": "i", "perm_index": 0, "rule": "probs", "format": "V", "n_options": 3}
     out = condition_agreement([{**base, "chosen": [0, 1]}], [{**base, "chosen": [1, 2]}])
-    assert out["agreement"] == pytest.approx(0.25)
-    assert out["tvd"] == pytest.approx(0.5)
+    assert out.agreement == pytest.approx(0.25)
+    assert out.tvd == pytest.approx(0.5)
 
 
 def _cell(excess: PairedExcess, distance: float) -> CellSummary:

@@ -440,9 +440,9 @@ def condition_records(choosers: Sequence[ChooserRows]) -> list[ConditionAgreemen
                         chooser=a.label,
                         rule=rule,
                         tile=tile,
-                        n_matched=res["n_matched"],
-                        agreement=res["agreement"],
-                        tvd=res.get("tvd"),
+                        n_matched=res.n_matched,
+                        agreement=res.agreement,
+                        tvd=res.tvd,
                     )
                 )
     return records

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from choiceaudit import stats
-from choiceaudit.instruments.signalling._results import CellSummary
+from choiceaudit.instruments.signalling._results import CellSummary, ConditionMatch
 from choiceaudit.types import Item
 
 __all__ = [
@@ -151,7 +151,7 @@ def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def condition_agreement(
     rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
+) -> ConditionMatch:
     """Agreement and total-variation distance between two conditions' choices (see module
     docstring). Renderings are matched on (item, permutation, rule, format); unmatched rows are
     counted. The TVD is computed per menu size and reported overall only when every matched
@@ -178,15 +178,13 @@ def condition_agreement(
     tvd = {
         k: float(0.5 * np.abs(pa / pa.sum() - pb / pb.sum()).sum()) for k, (pa, pb) in mass.items()
     }
-    out: dict[str, Any] = {
-        "n_matched": len(agree),
-        "unmatched": unmatched + (len(rows_b) - len(agree)),
-        "agreement": float(np.mean(agree)),
-        "tvd_by_menu_size": tvd,
-    }
-    if len(tvd) == 1:
-        out["tvd"] = next(iter(tvd.values()))
-    return out
+    return ConditionMatch(
+        n_matched=len(agree),
+        unmatched=unmatched + (len(rows_b) - len(agree)),
+        agreement=float(np.mean(agree)),
+        tvd_by_menu_size=tvd,
+        tvd=next(iter(tvd.values())) if len(tvd) == 1 else None,
+    )
 
 
 def excess_distance_correlation(

@@ -7,6 +7,7 @@ so a record is :func:`dataclasses.asdict` of its object."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from choiceaudit.types import BoolArray, FloatArray, Manifest, Skipped
@@ -16,6 +17,7 @@ __all__ = [
     "BatchFlip",
     "CellSummary",
     "ConditionAgreement",
+    "ConditionMatch",
     "CoordinateCell",
     "CoordinatePoint",
     "CosineSign",
@@ -110,6 +112,20 @@ class PairedExcess:
     marginal_null: float | None = None
     excess: float | None = None
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ConditionMatch:
+    """Two conditions' choices over the renderings they share (§IV-G): ``n_matched``
+    renderings matched, ``unmatched`` in either set alone, the mean agreement of the chosen
+    (tied) sets, the total-variation distance of the canonical choice distributions per menu
+    size, and overall (``tvd``) only when every matched rendering has one menu size."""
+
+    n_matched: int
+    unmatched: int
+    agreement: float
+    tvd_by_menu_size: Mapping[int, float]
+    tvd: float | None = None
 
 
 @dataclass(frozen=True)
