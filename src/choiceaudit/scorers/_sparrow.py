@@ -62,8 +62,8 @@ class ReadCounts:
         kv_cut = self.kv_pairs is not None and self.kv_pairs[1] < self.kv_pairs[0]
         return self.tokens_seen < self.tokens_in_input or kv_cut
 
-    def aux(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def aux(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "tokens_in_input": self.tokens_in_input,
             "tokens_seen": self.tokens_seen,
             "truncated": self.truncated,
