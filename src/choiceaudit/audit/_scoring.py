@@ -395,10 +395,7 @@ def run_scoring(
             duplicates_in_input=duplicates,
             stale_partial_files_removed=stale,
             skipped_input=dict(skipped or {}),
-            skipped_input_lines=[
-                {"line": line, "field": fld, "reason": reason}
-                for line, fld, reason in skipped_lines
-            ],
+            skipped_input_lines=_skipped_lines(skipped_lines),
             rows_at_start=len(done),
             notes=dict(session_notes or {}),
         )
@@ -443,6 +440,11 @@ def run_scoring(
             parts_written=session.parts,
             manifest=session.manifest,
         )
+
+
+def _skipped_lines(lines: Sequence[tuple[int, str, str]]) -> list[_SkippedLine]:
+    """The input lines the caller did not turn into queries, as the manifest records them."""
+    return [{"line": line, "field": fld, "reason": reason} for line, fld, reason in lines]
 
 
 def _config_json(config: RunConfig | Mapping[str, Any]) -> dict[str, Any]:

@@ -222,6 +222,54 @@ def _r_text(analysis: SignallingAnalysis) -> str:
     return f"r = {r.estimate:+.2f}{interval} over {r.n_cells} model x rule cells"
 
 
+# The tables laid out as their records are, in report order: (analysis field, table name,
+# title with the item set's label as ``{set_label}``, note).
+_PLAIN_TABLES: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "rule_agreement",
+        "signalling_rule_agreement",
+        "Agreement between scoring rules on the chosen option ({set_label}; §I-H)",
+        "tied choices count |A ∩ B| / (|A| |B|); the paper: 58.0 % and 63.4 %.",
+    ),
+    (
+        "tile_excess",
+        "signalling_tile_excess",
+        "Excess over the marginal null per tile (condition 4, format V, all items; §IV-H3)",
+        "n_items = items holding both permutations; tied = those with a tied rendering, "
+        "scored by split credit (§I-H).",
+    ),
+    (
+        "label_forms",
+        "signalling_label_forms",
+        "Format L: agreement between the (A) and bare A label forms (§IV-H4)",
+        "the paper: 64.9 % agreement.",
+    ),
+    (
+        "cosine_sign",
+        "signalling_cosine_sign",
+        "Condition 1: share of negative cosine hypothesis entries (§IV-H1)",
+        "a literal listener needs a non-negative compatibility; the paper: 12.1 %, which is "
+        "why cosine is refused as an RSA base.",
+    ),
+    (
+        "batch_flips",
+        "signalling_batch_flips",
+        "Batch size 1 against batched scoring: flip rate per model, rule and tile (§I-K)",
+        "flip_rate = share of renderings both runs hold whose chosen canonical option set "
+        "differs, max_abs_score_change the largest raw score change; the paper scores the "
+        "size tile at batch size 1 and batches the others. Every other table holds the "
+        "batched run only.",
+    ),
+    (
+        "inert",
+        "signalling_inert_parameters",
+        "Parameters that cannot move an argmax (§IV-H5)",
+        "identical_share = share of covered renderings whose chosen option is identical at "
+        "every swept value; 1.0 is the algebraic expectation, not convergent evidence.",
+    ),
+)
+
+
 def _section(analysis: SignallingAnalysis, key: str) -> Section:
     set_label = analysis.set_label
     figures, tables = [], [_run_table(analysis, key)]
@@ -268,54 +316,12 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                 _records(analysis.conditions),
             )
         )
-    for attr, name, title, note in (
-        (
-            "rule_agreement",
-            "signalling_rule_agreement",
-            f"Agreement between scoring rules on the chosen option ({set_label}; §I-H)",
-            "tied choices count |A ∩ B| / (|A| |B|); the paper: 58.0 % and 63.4 %.",
-        ),
-        (
-            "tile_excess",
-            "signalling_tile_excess",
-            "Excess over the marginal null per tile (condition 4, format V, all items; §IV-H3)",
-            "n_items = items holding both permutations; tied = those with a tied rendering, "
-            "scored by split credit (§I-H).",
-        ),
-        (
-            "label_forms",
-            "signalling_label_forms",
-            "Format L: agreement between the (A) and bare A label forms (§IV-H4)",
-            "the paper: 64.9 % agreement.",
-        ),
-        (
-            "cosine_sign",
-            "signalling_cosine_sign",
-            "Condition 1: share of negative cosine hypothesis entries (§IV-H1)",
-            "a literal listener needs a non-negative compatibility; the paper: 12.1 %, which is "
-            "why cosine is refused as an RSA base.",
-        ),
-        (
-            "batch_flips",
-            "signalling_batch_flips",
-            "Batch size 1 against batched scoring: flip rate per model, rule and tile (§I-K)",
-            "flip_rate = share of renderings both runs hold whose chosen canonical option set "
-            "differs, max_abs_score_change the largest raw score change; the paper scores the "
-            "size tile at batch size 1 and batches the others. Every other table holds the "
-            "batched run only.",
-        ),
-        (
-            "inert",
-            "signalling_inert_parameters",
-            "Parameters that cannot move an argmax (§IV-H5)",
-            "identical_share = share of covered renderings whose chosen option is identical at "
-            "every swept value; 1.0 is the algebraic expectation, not convergent evidence.",
-        ),
-    ):
+    for attr, name, title, note in _PLAIN_TABLES:
         records = getattr(analysis, attr)
         if records:
+            heading = title.format(set_label=set_label)
             tables.append(
-                ReportTable.from_records(f"{name}{key}", title, _records(records), note=note)
+                ReportTable.from_records(f"{name}{key}", heading, _records(records), note=note)
             )
     if analysis.format_l:
         tables.append(

@@ -362,56 +362,67 @@ def fit_cost_records(
             except ValueError as exc:  # e.g. every item at one fit_cost: no slope exists
                 skipped.append(Skipped(f"fit_cost bins for {a.label}/{rule}", str(exc)))
                 continue
-            sl, ps, pc = res["slope"], res["post_slope"], res["post_predicted_change"]
-            slopes.append(
-                FitCostSlope(
-                    chooser=a.label,
-                    rule=rule,
-                    slope=sl["estimate"],
-                    low=sl["low"],
-                    high=sl["high"],
-                    bayes_slope=res["bayes_slope"]["estimate"],
-                    excludes_zero=bool(sl["low"] > 0 or sl["high"] < 0),
-                    post_slope=ps["estimate"],
-                    post_low=ps["low"],
-                    post_high=ps["high"],
-                    post_excludes_zero=bool(ps["low"] > 0 or ps["high"] < 0),
-                    predicted_change=pc["estimate"],
-                    predicted_low=pc["low"],
-                    predicted_high=pc["high"],
-                    sesoi=sesoi,
-                    n_resamples=n_resamples,
-                )
-            )
+            slopes.append(_slope_of(res, a.label, rule, sesoi=sesoi, n_resamples=n_resamples))
             for facet in facets if a.kind == "reference" else [rule]:
-                for b, row in enumerate(res["bins"], start=1):
-                    records.append(
-                        FitCostBin(
-                            facet=facet,
-                            chooser=a.label,
-                            kind=a.kind,
-                            bin=b,
-                            fit_cost=row["fit_cost"],
-                            achieved_fit_norm=row["achieved_fit_norm"],
-                            salience_fit_norm=row["salience_fit_norm"],
-                            bayes_fit_norm=row["bayes_fit_norm"],
-                            random_fit_norm=row["random_fit_norm"],
-                            random_fit_norm_sd=row["random_fit_norm_sd"],
-                            slope=sl["estimate"],
-                            slope_low=sl["low"],
-                            slope_high=sl["high"],
-                            bayes_slope=res["bayes_slope"]["estimate"],
-                            fit_separation=row["fit_separation"],
-                            achieved_post_norm=row["achieved_post_norm"],
-                            salience_post_norm=row["salience_post_norm"],
-                            bayes_post_norm=row["bayes_post_norm"],
-                            post_separation=row["post_separation"],
-                            random_post_norm=row["random_post_norm"],
-                            random_post_norm_sd=row["random_post_norm_sd"],
-                            departure_from_o_fit=row["departure_from_o_fit"],
-                        )
-                    )
+                records.extend(_bins_of(res, facet, a.label, a.kind))
     return records, slopes
+
+
+def _slope_of(
+    res: Mapping[str, Any], chooser: str, rule: str, *, sesoi: float, n_resamples: int
+) -> FitCostSlope:
+    """The §IV-D/§IV-E slopes of one chooser x rule from :func:`fit_cost_deciles`' result."""
+    sl, ps, pc = res["slope"], res["post_slope"], res["post_predicted_change"]
+    return FitCostSlope(
+        chooser=chooser,
+        rule=rule,
+        slope=sl["estimate"],
+        low=sl["low"],
+        high=sl["high"],
+        bayes_slope=res["bayes_slope"]["estimate"],
+        excludes_zero=bool(sl["low"] > 0 or sl["high"] < 0),
+        post_slope=ps["estimate"],
+        post_low=ps["low"],
+        post_high=ps["high"],
+        post_excludes_zero=bool(ps["low"] > 0 or ps["high"] < 0),
+        predicted_change=pc["estimate"],
+        predicted_low=pc["low"],
+        predicted_high=pc["high"],
+        sesoi=sesoi,
+        n_resamples=n_resamples,
+    )
+
+
+def _bins_of(res: Mapping[str, Any], facet: str, chooser: str, kind: str) -> list[FitCostBin]:
+    """Fig. 3's bins of one chooser in one facet, each carrying the chooser's slope."""
+    sl = res["slope"]
+    return [
+        FitCostBin(
+            facet=facet,
+            chooser=chooser,
+            kind=kind,
+            bin=b,
+            fit_cost=row["fit_cost"],
+            achieved_fit_norm=row["achieved_fit_norm"],
+            salience_fit_norm=row["salience_fit_norm"],
+            bayes_fit_norm=row["bayes_fit_norm"],
+            random_fit_norm=row["random_fit_norm"],
+            random_fit_norm_sd=row["random_fit_norm_sd"],
+            slope=sl["estimate"],
+            slope_low=sl["low"],
+            slope_high=sl["high"],
+            bayes_slope=res["bayes_slope"]["estimate"],
+            fit_separation=row["fit_separation"],
+            achieved_post_norm=row["achieved_post_norm"],
+            salience_post_norm=row["salience_post_norm"],
+            bayes_post_norm=row["bayes_post_norm"],
+            post_separation=row["post_separation"],
+            random_post_norm=row["random_post_norm"],
+            random_post_norm_sd=row["random_post_norm_sd"],
+            departure_from_o_fit=row["departure_from_o_fit"],
+        )
+        for b, row in enumerate(res["bins"], start=1)
+    ]
 
 
 def condition_records(choosers: Sequence[ChooserRows]) -> list[ConditionAgreement]:

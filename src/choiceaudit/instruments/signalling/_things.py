@@ -358,6 +358,28 @@ def things_loss(
     )
 
 
+def _dimensions(
+    ids: Sequence[str], props: PropertyRatings, size: SizeRatings
+) -> dict[str, Dimension]:
+    """The eleven THINGSplus properties (1–7) and size (0–520), aligned to the THINGS order."""
+    dims = {
+        d: Dimension(
+            d,
+            _align(ids, props.unique_ids, props.means[d]),
+            LIKERT_SCALE,
+            _align(ids, props.unique_ids, props.sds[d]),
+        )
+        for d in PROPERTY_DIMENSIONS
+    }
+    dims["size"] = Dimension(
+        "size",
+        _align(ids, size.unique_ids, size.means),
+        SIZE_SCALE,
+        _align(ids, size.unique_ids, size.sds),
+    )
+    return dims
+
+
 def load_things(
     data_dir: str | Path, *, spose: bool = True, allow_loss: bool = False
 ) -> NormsBundle:
@@ -392,20 +414,7 @@ def load_things(
         ),
         "size rating rows for concepts not in THINGS": sum(u not in known for u in size.unique_ids),
     }
-    dims: dict[str, Dimension] = {}
-    for d in PROPERTY_DIMENSIONS:
-        dims[d] = Dimension(
-            d,
-            _align(ids, props.unique_ids, props.means[d]),
-            LIKERT_SCALE,
-            _align(ids, props.unique_ids, props.sds[d]),
-        )
-    dims["size"] = Dimension(
-        "size",
-        _align(ids, size.unique_ids, size.means),
-        SIZE_SCALE,
-        _align(ids, size.unique_ids, size.sds),
-    )
+    dims = _dimensions(ids, props, size)
     prop_cov: BoolArray = np.all([np.isfinite(dims[d].means) for d in PROPERTY_DIMENSIONS], axis=0)
     coverage: dict[str, BoolArray] = {
         "property_ratings": prop_cov,
