@@ -9,6 +9,14 @@ function here, so a Python user and a command-line user run the same code.
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
 from choiceaudit.audit._backend import RaySettings, open_scorer
+from choiceaudit.audit._demo import (
+    DEMO_SIZES,
+    SIGNALLING_VARIANTS,
+    DemoResult,
+    DemoSize,
+    demo_models,
+    run_demo,
+)
 from choiceaudit.audit._demo_timing import TIMING_FILE, Phase, PhaseTimer
 from choiceaudit.audit._fanout import RayFanout, RestartCounter
 from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
@@ -54,12 +62,16 @@ __all__ = [
     "DECISION_INSTRUMENTS",
     "DEFAULT_MEANING_EXPERIMENTS",
     "DEFAULT_SEED",
+    "DEMO_SIZES",
     "INSTRUMENTS",
     "QUERIES_FILE",
+    "SIGNALLING_VARIANTS",
     "TIMING_FILE",
     "AnalysisResult",
     "BlockVolume",
     "ChunkExecutor",
+    "DemoResult",
+    "DemoSize",
     "GateResult",
     "HumanImport",
     "ImportResult",
@@ -79,6 +91,7 @@ __all__ = [
     "build_meaning_plan",
     "by_prompt",
     "check_signalling",
+    "demo_models",
     "dry_run_meaning",
     "gate_runs",
     "import_decisions",
@@ -98,6 +111,7 @@ __all__ = [
     "read_config",
     "repair_run",
     "resolve_embedder",
+    "run_demo",
     "run_jobs",
     "run_meaning",
     "run_scoring",

@@ -1,0 +1,41 @@
+"""The demo's library call refuses what the command refuses, before anything is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from choiceaudit.audit import DEMO_SIZES, demo_models, run_demo
+from choiceaudit.errors import InputError
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"size": "huge"}, "--size must be one of small, default, full"),
+        ({"norms": "swow"}, "--norms must be one of lancaster, things"),
+        ({"norms": "things"}, "--norms things needs --data DIR"),
+    ],
+)
+def test_run_demo_refuses_bad_options_before_writing(
+    tmp_path: Path, kwargs: dict[str, str], message: str
+) -> None:
+    out = tmp_path / "demo"
+    with pytest.raises(InputError, match=message):
+        run_demo(out, lm=["fake"], decision_model=["fake"], **kwargs)  # type: ignore[arg-type]
+    assert not out.exists()
+
+
+def test_named_models_replace_the_installed_defaults() -> None:
+    lms, decision, choosers = demo_models(["fake", "fake-2"], ["fake"], gemma=True)
+    assert lms == ["fake", "fake-2"] and decision == ["fake"]
+    assert choosers[:3] == ["uniform", "salience", "bayes"]
+    assert set(choosers) <= {"uniform", "salience", "bayes", "cosine"}
+
+
+def test_the_public_sizes_are_the_commands() -> None:
+    from choiceaudit.cli._demo import DEMO_SIZES as CLI_SIZES
+
+    assert CLI_SIZES is DEMO_SIZES
+    assert DEMO_SIZES["small"].signalling_items == 16
