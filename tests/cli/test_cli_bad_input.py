@@ -264,7 +264,7 @@ def test_a_new_responses_file_is_owner_only(tmp_path: Path):
 
 @pytest.mark.parametrize("suffix", ["\n", "\r\n", " ", "\t", "\x00", "\u00a0", "\u200b", "\u2028"])
 def test_a_panel_id_with_an_invisible_tail_is_not_a_panel_id(suffix: str):
-    from choiceaudit.human._study import PANEL_ID_PATTERN
+    from choiceaudit.human import PANEL_ID_PATTERN
 
     assert PANEL_ID_PATTERN.fullmatch("X") is not None
     assert PANEL_ID_PATTERN.fullmatch("X" + suffix) is None

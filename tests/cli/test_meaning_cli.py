@@ -143,7 +143,7 @@ def test_choice_not_argmax_is_counted_in_the_manifest(tmp_path: Path) -> None:
     is counted in the run's manifest (resume-proof: counted over all stored rows)."""
     import numpy as np
 
-    from choiceaudit.audit._meaning import record_choice_check
+    from choiceaudit.audit import record_choice_check
     from choiceaudit.types import Decision, Query
 
     store = RunStore(tmp_path / "run")

@@ -100,7 +100,7 @@ def test_report_renders_in_headless_chromium(report_dir: Path):
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
-    from choiceaudit.report._screenshot import CHROMIUM_FLAGS
+    from choiceaudit.report import CHROMIUM_FLAGS
 
     options = Options()
     options.binary_location = shutil.which("chromium")  # type: ignore[assignment]
@@ -132,7 +132,7 @@ def test_report_renders_in_headless_chromium(report_dir: Path):
 
 def test_cli_screenshot(report_dir: Path, tmp_path: Path):
     _chromium_or_skip()
-    from choiceaudit.report._screenshot import screenshot
+    from choiceaudit.report import screenshot
 
     shot = screenshot(report_dir / "index.html", tmp_path / "page.png", height=800)
     assert shot.read_bytes()[:4] == b"\x89PNG"

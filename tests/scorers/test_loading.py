@@ -9,13 +9,13 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from choiceaudit.scorers import MissingBackendError, ScorerError, load_scorer  # noqa: E402
-from choiceaudit.scorers._loading import (  # noqa: E402
-    cache_dir,
+from choiceaudit.scorers import (  # noqa: E402
+    MissingBackendError,
+    ScorerError,
     load_causal_lm,
-    resolve_causal_lm,
-    sha256_file,
+    load_scorer,
 )
+from choiceaudit.scorers._loading import cache_dir, resolve_causal_lm, sha256_file  # noqa: E402
 
 
 def build_tiny_llama(directory: Path) -> Path:

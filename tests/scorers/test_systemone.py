@@ -18,9 +18,8 @@ import httpx
 import numpy as np
 import pytest
 
-from choiceaudit.scorers._fake import hashed_content
-from choiceaudit.scorers._protocol import ScorerError
-from choiceaudit.scorers._systemone import ENDPOINTS, PartialScoreError, SystemOneScorer
+from choiceaudit.scorers import PartialScoreError, ScorerError, SystemOneScorer, hashed_content
+from choiceaudit.scorers._systemone import ENDPOINTS
 from choiceaudit.types import Query
 
 KEYS = ("A", "B", "C", "D")

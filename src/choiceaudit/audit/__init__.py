@@ -21,6 +21,7 @@ from choiceaudit.audit._meaning import (
     load_meaning_corpus,
     meaning_run_dir,
     queries_for,
+    record_choice_check,
     resolve_embedder,
     run_meaning,
 )
@@ -34,6 +35,7 @@ from choiceaudit.audit._signalling import (
     DEFAULT_SEED,
     build_instrument,
     check_signalling,
+    default_chat_template,
     make_chooser,
     run_signalling,
 )
@@ -63,6 +65,7 @@ __all__ = [
     "build_instrument",
     "build_meaning_plan",
     "check_signalling",
+    "default_chat_template",
     "dry_run_meaning",
     "gate_runs",
     "import_decisions",
@@ -80,6 +83,7 @@ __all__ = [
     "parse_where",
     "queries_for",
     "read_config",
+    "record_choice_check",
     "repair_run",
     "resolve_embedder",
     "run_jobs",

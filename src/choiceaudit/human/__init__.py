@@ -13,7 +13,7 @@ participant and keeps only a keyed digest of the panel id, so it is not enrolled
 
 from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
 from choiceaudit.human._assign import Trial, assign, classification_items
-from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, WithdrawnError
+from choiceaudit.human._db import DB_FILE, Participant, ResponsesDB, Withdrawal, WithdrawnError
 from choiceaudit.human._serve import StudyRecord, allowed_hosts_for, read_study, serve, withdraw
 from choiceaudit.human._study import (
     PANEL_ID_PATTERN,
@@ -34,6 +34,7 @@ __all__ = [
     "SESSION_COOKIE",
     "STUDY_FILE",
     "BlockSpec",
+    "Participant",
     "ResponsesDB",
     "StudyItem",
     "StudyItems",

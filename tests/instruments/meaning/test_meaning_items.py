@@ -210,7 +210,7 @@ def test_gold_position_is_uniform_on_idioms_en(idioms_en_corpus: Corpus) -> None
 def test_minilm_neighbours_make_d_sem_semantically_closer(idioms_en_corpus: Corpus) -> None:
     """With the real MiniLM embedder (about 15 s on 2 cores), d-sem distractors sit closer to the
     gold gloss than d-rand's do, on every one of 60 items' averages taken together."""
-    from choiceaudit.scorers._cosine import CosineScorer
+    from choiceaudit.scorers import CosineScorer
 
     embed = CosineScorer.load().embed
     pools = Pools(idioms_en_corpus, embed=embed)
