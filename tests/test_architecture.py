@@ -129,7 +129,7 @@ def test_no_package_imports_another_packages_private_modules() -> None:
 
 
 def test_stats_imports_only_numpy_and_scipy() -> None:
-    third_party = set()
+    third_party: set[str] = set()
     for module, path in _modules():
         if _package(module) != "stats":
             continue
@@ -219,7 +219,7 @@ def test_no_code_outside_scorers_compares_a_backend_name() -> None:
     # What a backend reads, returns and batches is its declared Capabilities; a name match
     # elsewhere is how a causal LM behind a server came to be asked another task.
     names = _backend_names()
-    violations = []
+    violations: list[str] = []
     for module, path in _modules():
         if _layer(_package(module)) == "scorers":
             continue
@@ -347,7 +347,8 @@ def _private_import_findings(path: Path) -> tuple[list[str], set[str]]:
     private modules it imports from outside its own package (what the allowlist must excuse)."""
     rel = str(path.relative_to(ROOT))
     own = _test_package(path)
-    violations, foreign = [], set()
+    violations: list[str] = []
+    foreign: set[str] = set()
     for line, module, name in _private_imports(path):
         target = f"{module}.{name}" if name and _is_module(f"{module}.{name}") else module
         dest = _package(target)

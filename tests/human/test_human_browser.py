@@ -11,9 +11,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from human_helpers import Server, frozen_items, study_file
 
 from choiceaudit.human import DB_FILE
+from human.human_helpers import Server, frozen_items, study_file
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "human"
 
