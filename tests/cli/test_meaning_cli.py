@@ -100,14 +100,14 @@ def test_meaning_run_help_and_helpers() -> None:
     assert meaning_run_dir(Path("r"), "lm-choice:smollm2") == Path("r/meaning-lm-choice-smollm2")
 
 
-def test_bagdhara_needs_data(tmp_path):
+def test_bagdhara_needs_data(tmp_path: Path) -> None:
     result = runner.invoke(
         app, ["run", "meaning", "--model", "fake", "--corpus", "bagdhara", "--out", str(tmp_path)]
     )
     assert result.exit_code == 1 and "--data FILE" in result.output
 
 
-def test_causal_lm_arm_scores_glosses_as_continuations():
+def test_causal_lm_arm_scores_glosses_as_continuations() -> None:
     from choiceaudit import Query
     from choiceaudit.audit import queries_for
 

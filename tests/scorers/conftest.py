@@ -70,7 +70,7 @@ def merge_tokenizer() -> Any:
     merges = [(":", " "), (": ", "y"), ("e", "s"), (": y", "es"), ("t", "h"), ("th", "e")]
     vocab = {tok: i for i, tok in enumerate([*specials, *chars, *(a + b for a, b in merges)])}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>"))
-    return transformers.PreTrainedTokenizerFast(
+    return transformers.PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # unannotated upstream
         tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>"
     )
 
@@ -93,7 +93,7 @@ def bos_tokenizer() -> Any:
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>", special_tokens=[("<s>", vocab["<s>"]), ("</s>", vocab["</s>"])]
     )
-    return transformers.PreTrainedTokenizerFast(
+    return transformers.PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # unannotated upstream
         tokenizer_object=tok,
         unk_token="<unk>",
         pad_token="<pad>",

@@ -48,7 +48,8 @@ def model_probs(criteria: dict[str, str]) -> dict[str, float]:
 def expected_probs(query: Query) -> np.ndarray:
     probs = model_probs(dict(zip(query.keys, query.options, strict=True)))
     vec = np.array([probs[k] for k in query.keys])
-    return vec / vec.sum()
+    out: np.ndarray = vec / vec.sum()
+    return out
 
 
 def ok_body(body: dict[str, Any], **extra: Any) -> dict[str, Any]:
