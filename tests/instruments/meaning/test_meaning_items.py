@@ -98,6 +98,7 @@ def test_hard_family_mixes_literal_surface_and_semantic(synthetic: Corpus) -> No
     gold_of = {e.gold: e for e in synthetic.entries}
     for q in build_ladder(synthetic, families=("d-hard",)).queries:
         entry = next(e for e in synthetic.entries if str(e.id) == q.meta["item_id"])
+        assert q.perm is not None
         canonical = [q.options[q.perm.index(c)] for c in range(K)]
         assert canonical[:2] == [entry.gold, entry.literal]
         surf, sem = gold_of[canonical[2]], gold_of[canonical[3]]
