@@ -278,7 +278,7 @@ def run_engine(
 
 def unique_tokens(requests: Sequence[Request]) -> int:
     """Tokens of the workload's prefix trie: every distinct (query, prefix) counted once."""
-    from choiceaudit.scorers._engine import TokenTrie
+    from choiceaudit.scorers import TokenTrie
 
     by_query: dict[int, list[tuple[int, ...]]] = {}
     for r in requests:
@@ -380,7 +380,7 @@ def bench_workload(
     if cached is not None:
         # a fresh cache per timed run: the figure is one run's own reuse, not a warm cache's
         def fresh(*args: Any) -> tuple[float, np.ndarray]:
-            from choiceaudit.scorers._prefix_cache import PrefixCache
+            from choiceaudit.scorers import PrefixCache
 
             cached.prefix_cache = PrefixCache(cached.lm.model, cached.engine.prefix_cache_mb)
             return run_engine(*args)
@@ -482,8 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from choiceaudit.scorers._hf import EngineOptions, HFScorer
-    from choiceaudit.scorers._loading import load_causal_lm
+    from choiceaudit.scorers import EngineOptions, HFScorer, load_causal_lm
 
     torch.set_num_threads(args.threads)
     started = time.perf_counter()

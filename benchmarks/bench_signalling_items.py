@@ -20,13 +20,16 @@ import numpy as np
 from choiceaudit.instruments.signalling import (
     candidate_columns,
 )
-from choiceaudit.instruments.signalling._items import generate_candidates
-from choiceaudit.instruments.signalling._lancaster import load_lancaster
-from choiceaudit.instruments.signalling._pool import build_pool
-from choiceaudit.instruments.signalling._selection import conflict_rates, select_items
-from choiceaudit.instruments.signalling._things import load_things
-from choiceaudit.instruments.signalling._ties import tie_readings
-from choiceaudit.instruments.signalling._tiles import load_tiles
+from choiceaudit.instruments.signalling.items import (
+    build_pool,
+    conflict_rates,
+    generate_candidates,
+    load_lancaster,
+    load_things,
+    load_tiles,
+    select_items,
+    tie_readings,
+)
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

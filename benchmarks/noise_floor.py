@@ -61,8 +61,7 @@ def noise_floor(
     n_idiom: int = 16,
 ) -> list[dict[str, Any]]:
     """One row per dtype (fp32 first, as its own control) with the quantities listed above."""
-    from choiceaudit.scorers._hf import EngineOptions, HFScorer
-    from choiceaudit.scorers._loading import load_causal_lm
+    from choiceaudit.scorers import EngineOptions, HFScorer, load_causal_lm
 
     queries = signalling_queries(n_signalling) + idiom_queries(n_idiom)
     reference: list[Any] | None = None

@@ -17,9 +17,7 @@ from pathlib import Path
 
 import transformers
 
-from choiceaudit.scorers._hf import HFScorer
-from choiceaudit.scorers._lm_choice import LMChoiceScorer
-from choiceaudit.scorers._loading import load_causal_lm
+from choiceaudit.scorers import HFScorer, LMChoiceScorer, load_causal_lm
 from choiceaudit.store import open_run
 
 

@@ -131,7 +131,7 @@ def test_no_package_imports_another_packages_private_modules() -> None:
 
 
 def test_stats_imports_only_numpy_and_scipy() -> None:
-    third_party = set()
+    third_party: set[str] = set()
     for module, path in _modules():
         if _package(module) != "stats":
             continue
@@ -221,7 +221,7 @@ def test_no_code_outside_scorers_compares_a_backend_name() -> None:
     # What a backend reads, returns and batches is its declared Capabilities; a name match
     # elsewhere is how a causal LM behind a server came to be asked another task.
     names = _backend_names()
-    violations = []
+    violations: list[str] = []
     for module, path in _modules():
         if _layer(_package(module)) == "scorers":
             continue
@@ -283,3 +283,180 @@ def test_no_comment_or_docstring_cites_a_work_item() -> None:
 )
 def test_the_work_item_check_catches_what_it_refuses(text: str, caught: bool) -> None:
     assert bool(_work_item_citations(text)) is caught
+
+
+# --- private imports from tests/ and benchmarks/ ------------------------------------------
+#
+# Tests and benchmarks use the public names. The one exception is a package's own tests: the
+# files under ``tests/<P>/`` (the folder mirroring ``choiceaudit.<P>``, the package as
+# ``_package`` names it) are the white-box tests of that package's private modules, so they may
+# import them, exactly as the package's own modules may; the package's file boundaries move
+# whenever a module is split, and its tests should not have to move with them. Even there, a
+# name the package exports is imported from the package. Everything else is a violation unless
+# it is on ``PRIVATE_IMPORTS`` below, which may only shrink: an entry no longer needed fails too.
+ROOT = SRC.parents[1]
+
+#: file (relative to the repository) → the private modules it may still import, each with why.
+PRIVATE_IMPORTS: dict[str, set[str]] = {
+    # the engine's time inside the server is measured by wrapping the function the app calls,
+    # which only the app's module holds
+    "benchmarks/bench_scale.py": {"choiceaudit.serve._app"},
+    # the serve-human command's call of the server is replaced where the command's module binds it
+    "tests/human/test_throttle.py": {"choiceaudit.cli._human"},
+    # a test of the scorers' loader helper kept beside the other import-time checks
+    "tests/test_imports.py": {"choiceaudit.scorers._loading"},
+}
+
+
+def _test_package(path: Path) -> str:
+    """``tests/instruments/signalling/test_x.py`` → ``instruments.signalling``; a benchmark or a
+    file directly under ``tests/`` mirrors no package (``""``)."""
+    rel = path.relative_to(ROOT)
+    if rel.parts[0] != "tests" or len(rel.parts) < 3:
+        return ""
+    return _package(".".join(["choiceaudit", *rel.parts[1:-1]]))
+
+
+def _private_imports(path: Path) -> list[tuple[int, str, str | None]]:
+    """(line, module, name) for every import that reaches a private module or name of
+    choiceaudit; ``name`` is the name imported from it (``None`` for ``import a._b``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, a.name, None) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.extend((node.lineno, node.module, a.name) for a in node.names)
+    return [
+        (line, module, name)
+        for line, module, name in found
+        if module.split(".")[0] == "choiceaudit"
+        and any(p.startswith("_") for p in [*module.split(".")[1:], *([name] if name else [])])
+    ]
+
+
+def _exported_by(package: str) -> set[str]:
+    """The package's ``__all__``, read from its source (importing it would load torch)."""
+    init = SRC.joinpath(*package.split("."), "__init__.py")
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def _private_import_findings(path: Path) -> tuple[list[str], set[str]]:
+    """The violations in ``path`` (not excused by the package rule or the allowlist), and the
+    private modules it imports from outside its own package (what the allowlist must excuse)."""
+    rel = str(path.relative_to(ROOT))
+    own = _test_package(path)
+    violations: list[str] = []
+    foreign: set[str] = set()
+    for line, module, name in _private_imports(path):
+        target = f"{module}.{name}" if name and _is_module(f"{module}.{name}") else module
+        dest = _package(target)
+        if dest == own:
+            if name and name in _exported_by(dest):
+                violations.append(f"{rel}:{line}: import {name} from choiceaudit.{dest}")
+            continue
+        foreign.add(target)
+        if target not in PRIVATE_IMPORTS.get(rel, set()):
+            violations.append(f"{rel}:{line}: {target} (private to {dest})")
+    return violations, foreign
+
+
+def _test_and_benchmark_files() -> list[Path]:
+    return sorted([*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")])
+
+
+def test_tests_and_benchmarks_import_public_names() -> None:
+    violations: list[str] = []
+    needed: dict[str, set[str]] = {}
+    for path in _test_and_benchmark_files():
+        found, foreign = _private_import_findings(path)
+        violations.extend(found)
+        needed[str(path.relative_to(ROOT))] = foreign
+    stale = [
+        f"{rel}: {module}"
+        for rel, modules in PRIVATE_IMPORTS.items()
+        for module in sorted(modules - needed.get(rel, set()))
+    ]
+    assert not violations, "private imports (use the public name):\n" + "\n".join(
+        sorted(set(violations))
+    )
+    assert not stale, "allowlist entries no longer needed (remove them):\n" + "\n".join(stale)
+
+
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("tests/scorers/test_x.py", "scorers"),
+        ("tests/instruments/signalling/test_x.py", "instruments.signalling"),
+        ("tests/instruments/test_x.py", "instruments"),
+        ("tests/test_x.py", ""),
+        ("benchmarks/bench_x.py", ""),
+    ],
+)
+def test_a_test_folder_mirrors_one_package(rel: str, expected: str) -> None:
+    assert _test_package(ROOT / rel) == expected
+
+
+# --- every public name a public module defines is in its __all__ -------------------------
+#
+# httpx-style: a public module's surface is exactly its ``__all__``. A name counts as defined by
+# the module when the module binds it at top level (a function, class or assignment) or
+# re-exports it from a private module of its own package (how a package builds its surface);
+# what it imports from elsewhere (typing, another package) is that module's name, not its own.
+
+
+def _defined_public_names(module: str, path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = _package(module)
+    names: set[str] = set()
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If | ast.Try):  # `if TYPE_CHECKING:` imports of lazy names
+            stack.extend([*node.body, *node.orelse])
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            private = any(p.startswith("_") for p in node.module.split(".")[1:])
+            if private and _package(node.module) == own:
+                names.update(
+                    a.asname or a.name
+                    for a in node.names
+                    if not _is_module(f"{node.module}.{a.name}")
+                )
+    return {n for n in names if not n.startswith("_") and n != "__getattr__"}
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_public_module_all_lists_every_public_name_it_defines(name: str) -> None:
+    path = dict(_modules())[name]
+    exported = set(importlib.import_module(name).__all__)
+    missing = sorted(_defined_public_names(name, path) - exported)
+    assert not missing, f"{name} defines public names its __all__ lacks: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def f(): ...\nclass C: ...\nX = 1\nY: int = 2\n_z = 3", {"f", "C", "X", "Y"}),
+        ("from choiceaudit.scorers._fake import FakeScorer", {"FakeScorer"}),
+        ("from choiceaudit.types import Query\nfrom typing import Any", set()),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+         "    from choiceaudit.scorers._hf import HFScorer", {"HFScorer"}),
+    ],
+)  # fmt: skip
+def test_the_all_check_counts_what_a_module_defines(
+    source: str, expected: set[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "__init__.py"
+    path.write_text(source, encoding="utf-8")
+    assert _defined_public_names("choiceaudit.scorers", path) == expected

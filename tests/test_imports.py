@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 HEAVY = ("torch", "transformers", "sentence_transformers", "sparrow_decider", "gguf")
 
 
-def test_core_and_cli_import_without_heavy_backends():
+def test_core_and_cli_import_without_heavy_backends() -> None:
     code = (
         "import sys\n"
         "import choiceaudit, choiceaudit.scorers, choiceaudit.store, choiceaudit.stats\n"
@@ -24,7 +25,7 @@ def test_core_and_cli_import_without_heavy_backends():
     assert result.stdout.strip() == ""
 
 
-def test_missing_extra_names_the_pip_command(monkeypatch):
+def test_missing_extra_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 
     from choiceaudit.scorers import MissingBackendError
@@ -32,7 +33,7 @@ def test_missing_extra_names_the_pip_command(monkeypatch):
 
     real_import = builtins.__import__
 
-    def no_torch(name, *args, **kwargs):
+    def no_torch(name: str, *args: Any, **kwargs: Any) -> Any:
         if name == "torch":
             raise ImportError("No module named 'torch'")
         return real_import(name, *args, **kwargs)

@@ -16,7 +16,7 @@ def make_query(**kw):
     return Query(**base)
 
 
-def test_query_id_is_a_stable_content_hash():
+def test_query_id_is_a_stable_content_hash() -> None:
     # The definition, written out: sha256 of canonical JSON (sorted keys, no spaces, UTF-8).
     canonical = (
         '{"answer_format":"text","instruction":"","keys":["A","B","C"],"meta":{},'
@@ -31,7 +31,7 @@ def test_query_id_is_a_stable_content_hash():
     assert make_query(neutral_state="x").id != make_query().id
 
 
-def test_query_id_given_must_match_content():
+def test_query_id_given_must_match_content() -> None:
     q = make_query()
     assert Query(state=q.state, options=q.options, id=q.id).id == q.id
     with pytest.raises(ValueError, match="content hash"):
@@ -55,12 +55,12 @@ def test_query_id_given_must_match_content():
         ({"meta": {"x": object()}}, "JSON"),
     ],
 )
-def test_query_rejects_bad_input(kw, match):
+def test_query_rejects_bad_input(kw, match) -> None:
     with pytest.raises((ValueError, TypeError), match=match):
         make_query(**kw)
 
 
-def test_default_keys_prompt_and_continuations():
+def test_default_keys_prompt_and_continuations() -> None:
     q = make_query(
         instruction="Pick one.", neutral_state="What is the capital?", answer_format="text"
     )
@@ -73,7 +73,7 @@ def test_default_keys_prompt_and_continuations():
         make_query().prompt(neutral=True)
 
 
-def test_perm_roundtrip_and_canonical_mapping():
+def test_perm_roundtrip_and_canonical_mapping() -> None:
     for perm in itertools.permutations(range(4)):
         assert parse_perm(format_perm(perm)) == perm
     long = tuple(reversed(range(12)))
@@ -87,7 +87,7 @@ def test_perm_roundtrip_and_canonical_mapping():
         parse_perm("0113")
 
 
-def test_decision_validates_probabilities():
+def test_decision_validates_probabilities() -> None:
     Decision("q", probs=[0.5, 0.5 + 5e-7])  # within 1e-6
     with pytest.raises(ValueError, match="sums to"):
         Decision("q", probs=[0.5, 0.5 + 2e-6])
@@ -103,7 +103,7 @@ def test_decision_validates_probabilities():
         Decision("q", probs=[0.5, 0.5], n_tokens=(1,))
 
 
-def test_decision_choice_keeps_exact_ties_as_a_set():
+def test_decision_choice_keeps_exact_ties_as_a_set() -> None:
     d = Decision("q", probs=[0.4, 0.4, 0.2], scores={"sum": [-1.0, -3.0, -1.0]})
     assert d.choice() == (0, 1)
     assert d.choice("sum") == (0, 2)
@@ -112,7 +112,7 @@ def test_decision_choice_keeps_exact_ties_as_a_set():
         tied_argmax([])
 
 
-def test_decision_check_against_query():
+def test_decision_check_against_query() -> None:
     q = make_query()
     Decision(q.id, probs=[1 / 3] * 3).check_against(q)
     with pytest.raises(ValueError, match="returned for query"):
@@ -121,7 +121,7 @@ def test_decision_check_against_query():
         Decision(q.id, probs=[0.5, 0.5]).check_against(q)
 
 
-def test_items_and_itemsets():
+def test_items_and_itemsets() -> None:
     a = Item("a", options=("x", "y"), gold=1)
     with pytest.raises(ValueError, match="gold"):
         Item("b", options=("x", "y"), gold=2)

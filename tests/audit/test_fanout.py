@@ -50,7 +50,8 @@ def queries(n: int) -> list[Query]:
 
 def rows(run: Path) -> list[dict[str, Any]]:
     table = RunStore(run).read_table()
-    return table.to_pylist()
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
 
 
 def make_fake() -> FakeScorer:

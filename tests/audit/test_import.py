@@ -9,6 +9,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ def _samples() -> Path:
     return path
 
 
-def _lines() -> list[dict]:
+def _lines() -> list[dict[str, Any]]:
     return [json.loads(line) for line in _samples().read_text("utf-8").splitlines() if line]
 
 
@@ -48,6 +49,7 @@ def test_lm_eval_rows_agree_with_the_harness(tmp_path: Path) -> None:
         assert d.probs == pytest.approx(np.exp(ll - ll.max()) / np.exp(ll - ll.max()).sum())
         assert list(q.options) == line["doc"]["choices"]  # display order = the harness's
         # gold is canonical: the displayed gold option is the document's answer
+        assert q.perm is not None
         assert (
             q.options[q.perm.index(q.meta["gold"])] == line["doc"]["choices"][line["doc"]["answer"]]
         )
@@ -76,7 +78,7 @@ def test_lm_eval_rows_agree_with_the_harness(tmp_path: Path) -> None:
 def test_items_under_two_orderings_are_one_item_with_two_renderings(tmp_path: Path) -> None:
     import_lm_eval([_samples()], tmp_path / "run")
     run = open_run(tmp_path / "run")
-    by_item: dict[str, list] = {}
+    by_item: dict[str, list[Any]] = {}
     for row in run.rows:
         by_item.setdefault(row.meta["item_id"], []).append(row.query)
     assert sorted(len(v) for v in by_item.values()) == [1, 1, 1, 1, 2, 2]
@@ -149,6 +151,7 @@ def test_inspect_rows_agree_with_the_harness(tmp_path: Path) -> None:
         assert d.scores["letter_logprob"] == pytest.approx([tops[k] for k in "ABCD"])
         assert d.probs.sum() == pytest.approx(1.0)
         assert list(q.options) == s["choices"] and q.keys == ("A", "B", "C", "D")
+        assert q.perm is not None
         assert q.options[q.perm.index(q.meta["gold"])] == s["choices"]["ABCD".index(s["target"])]
         chosen = "ABCD"[d.choice()[0]]
         assert chosen == s["scores"]["choice"]["answer"]

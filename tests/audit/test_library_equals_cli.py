@@ -20,7 +20,8 @@ runner = CliRunner()
 
 
 def _rows(run_dir: Path) -> list[dict[str, Any]]:
-    return RunStore(run_dir).read_table().to_pylist()
+    rows: list[dict[str, Any]] = RunStore(run_dir).read_table().to_pylist()
+    return rows
 
 
 def _analysis(run_dirs: list[Path], root: Path) -> str:

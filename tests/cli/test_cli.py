@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -12,18 +13,18 @@ from choiceaudit.store import RunStore
 runner = CliRunner()
 
 
-def _commands(group=None, prefix=()):  # every command path, nested groups included
+def _commands(group: Any = None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:  # every command path, nested groups included
     import typer.main
 
     click_app = typer.main.get_command(app) if group is None else group
-    out = []
+    out: list[tuple[str, ...]] = []
     for name, cmd in getattr(click_app, "commands", {}).items():
         out.append((*prefix, name))
         out.extend(_commands(cmd, (*prefix, name)))
     return out
 
 
-def test_every_command_has_help():
+def test_every_command_has_help() -> None:
     commands = _commands()
     assert ("models",) in commands and ("score",) in commands
     for path in commands:
@@ -32,7 +33,7 @@ def test_every_command_has_help():
         assert "Usage" in result.output
 
 
-def test_models_lists_installed_state_as_json():
+def test_models_lists_installed_state_as_json() -> None:
     result = runner.invoke(app, ["models", "--json"])
     assert result.exit_code == 0
     rows = {row["name"]: row for row in json.loads(result.output)}
@@ -47,7 +48,7 @@ def write_lines(path: Path, lines: list[str]) -> Path:
 GOOD = json.dumps({"state": "s", "options": ["a", "b"], "meta": {"item_id": "1"}})
 
 
-def test_bad_lines_reported_with_line_and_field(tmp_path: Path):
+def test_bad_lines_reported_with_line_and_field(tmp_path: Path) -> None:
     qfile = write_lines(
         tmp_path / "q.jsonl",
         [
@@ -74,7 +75,7 @@ def test_bad_lines_reported_with_line_and_field(tmp_path: Path):
     assert not (tmp_path / "run").exists()  # nothing scored from a bad file
 
 
-def test_skip_invalid_scores_the_rest_and_counts_the_skips(tmp_path: Path):
+def test_skip_invalid_scores_the_rest_and_counts_the_skips(tmp_path: Path) -> None:
     qfile = write_lines(tmp_path / "q.jsonl", [GOOD, json.dumps({"state": "s"})])
     result = runner.invoke(
         app,
@@ -86,7 +87,7 @@ def test_skip_invalid_scores_the_rest_and_counts_the_skips(tmp_path: Path):
     assert store.read_manifest()["sessions"][0]["skipped_input"] == {"invalid_input_line": 1}
 
 
-def test_unknown_model_is_reported_without_a_traceback(tmp_path: Path):
+def test_unknown_model_is_reported_without_a_traceback(tmp_path: Path) -> None:
     qfile = write_lines(tmp_path / "q.jsonl", [GOOD])
     result = runner.invoke(
         app, ["score", str(qfile), "--model", "nope", "--out", str(tmp_path / "r")]
@@ -95,7 +96,7 @@ def test_unknown_model_is_reported_without_a_traceback(tmp_path: Path):
     assert "unknown model 'nope'" in result.output and "Traceback" not in result.output
 
 
-def test_parse_options():
+def test_parse_options() -> None:
     assert parse_options(["batch_size=8", "dtype=bfloat16", "bias=[1, 2]"]) == {
         "batch_size": 8, "dtype": "bfloat16", "bias": [1, 2],
     }  # fmt: skip

@@ -51,7 +51,7 @@ def _one_error(args: list[str]) -> str:
         ("true", "got True"),
     ],
 )
-def test_score_refuses_every_bad_gold_naming_line_and_field(tmp_path: Path, gold: str, why: str):
+def test_score_refuses_every_bad_gold_naming_line_and_field(tmp_path: Path, gold: str, why: str) -> None:
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(_line("0") + "\n" + _line(gold) + "\n", encoding="utf-8")
     text = _one_error(["score", str(qfile), "-m", "fake", "--out", str(tmp_path / "run")])
@@ -60,7 +60,7 @@ def test_score_refuses_every_bad_gold_naming_line_and_field(tmp_path: Path, gold
     assert not (tmp_path / "run").exists()
 
 
-def test_a_valid_gold_and_a_null_gold_are_read(tmp_path: Path):
+def test_a_valid_gold_and_a_null_gold_are_read(tmp_path: Path) -> None:
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(_line("1") + "\n" + _line("null").replace('"1"', '"2"') + "\n")
     golds = [q.meta["gold"] for q in read_queries(qfile).queries]
@@ -75,7 +75,7 @@ def _scored_run(tmp_path: Path) -> Path:
     return tmp_path / "run"
 
 
-def test_a_run_read_back_with_a_bad_gold_is_refused_by_report_and_gate(tmp_path: Path):
+def test_a_run_read_back_with_a_bad_gold_is_refused_by_report_and_gate(tmp_path: Path) -> None:
     run = _scored_run(tmp_path)
     part = RunStore(run).part_paths()[0]
     table = pq.read_table(part)
@@ -203,13 +203,13 @@ def _hostile_cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
     }
 
 
-def test_no_listed_input_ends_in_a_traceback(tmp_path: Path):
+def test_no_listed_input_ends_in_a_traceback(tmp_path: Path) -> None:
     for name, (args, expected) in _hostile_cases(tmp_path).items():
         text = _one_error(args)
         assert expected in text, (name, text)
 
 
-def test_report_out_naming_a_file_is_one_error(tmp_path: Path):
+def test_report_out_naming_a_file_is_one_error(tmp_path: Path) -> None:
     run = _scored_run(tmp_path)
     a_file = tmp_path / "a_file"
     a_file.write_text("x", encoding="utf-8")
@@ -218,13 +218,13 @@ def test_report_out_naming_a_file_is_one_error(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_build_more_items_than_candidates_is_one_error(tmp_path: Path):
+def test_build_more_items_than_candidates_is_one_error(tmp_path: Path) -> None:
     text = _one_error(["build", "signalling", "--out", str(tmp_path / "s"), "--n-items", "1000000"])
     assert "n_items: tile" in text and "ask for fewer items" in text
 
 
 @pytest.mark.skipif(not (SHARED / "things").is_dir(), reason="needs the shared THINGS files")
-def test_non_utf8_things_file_is_one_error(tmp_path: Path):
+def test_non_utf8_things_file_is_one_error(tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(SHARED, data, ignore=shutil.ignore_patterns("bagdhara"))
     bad = data / "things" / "things_concepts.tsv"
@@ -244,7 +244,7 @@ def test_non_utf8_things_file_is_one_error(tmp_path: Path):
     assert f"{bad}: is not UTF-8" in text
 
 
-def test_a_corrupt_responses_file_is_an_input_error_naming_it(tmp_path: Path):
+def test_a_corrupt_responses_file_is_an_input_error_naming_it(tmp_path: Path) -> None:
     from choiceaudit.errors import InputError
     from choiceaudit.human import ResponsesDB
 
@@ -254,7 +254,7 @@ def test_a_corrupt_responses_file_is_an_input_error_naming_it(tmp_path: Path):
         ResponsesDB(path)
 
 
-def test_a_new_responses_file_is_owner_only(tmp_path: Path):
+def test_a_new_responses_file_is_owner_only(tmp_path: Path) -> None:
     from choiceaudit.human import ResponsesDB
 
     db = ResponsesDB(tmp_path / "responses.sqlite")
@@ -263,8 +263,8 @@ def test_a_new_responses_file_is_owner_only(tmp_path: Path):
 
 
 @pytest.mark.parametrize("suffix", ["\n", "\r\n", " ", "\t", "\x00", "\u00a0", "\u200b", "\u2028"])
-def test_a_panel_id_with_an_invisible_tail_is_not_a_panel_id(suffix: str):
-    from choiceaudit.human._study import PANEL_ID_PATTERN
+def test_a_panel_id_with_an_invisible_tail_is_not_a_panel_id(suffix: str) -> None:
+    from choiceaudit.human import PANEL_ID_PATTERN
 
     assert PANEL_ID_PATTERN.fullmatch("X") is not None
     assert PANEL_ID_PATTERN.fullmatch("X" + suffix) is None

@@ -17,7 +17,7 @@ runner = CliRunner()
 @pytest.fixture()
 def mirror(shared_data: Path) -> Iterator[str]:
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(shared_data))
-    handler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
+    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]  # a partial takes any attribute
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -27,7 +27,7 @@ def mirror(shared_data: Path) -> Iterator[str]:
         server.shutdown()
 
 
-def test_data_fetch_things_from_a_local_mirror(mirror: str, tmp_path: Path, shared_data: Path):
+def test_data_fetch_things_from_a_local_mirror(mirror: str, tmp_path: Path, shared_data: Path) -> None:
     dest = tmp_path / "norms"
     result = runner.invoke(
         app, ["data", "fetch", "things", "--dest", str(dest), "--base-url", mirror]
@@ -45,6 +45,6 @@ def test_data_fetch_things_from_a_local_mirror(mirror: str, tmp_path: Path, shar
     assert bad.exit_code == 1 and "sha256" in bad.output.lower()
 
 
-def test_unknown_bundle(tmp_path: Path):
+def test_unknown_bundle(tmp_path: Path) -> None:
     result = runner.invoke(app, ["data", "fetch", "swow", "--dest", str(tmp_path)])
     assert result.exit_code == 1 and "unknown bundle 'swow'" in result.output

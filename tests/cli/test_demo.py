@@ -10,7 +10,7 @@ from choiceaudit.cli import app
 runner = CliRunner()
 
 
-def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path):
+def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     args = [
         "demo",
@@ -49,7 +49,7 @@ def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path):
     assert manifest["sessions"][-1]["scored"] == 0
 
 
-def test_demo_sizes_split_evenly_over_tiles_and_conflict():
+def test_demo_sizes_split_evenly_over_tiles_and_conflict() -> None:
     # Signalling selection balances 4 tiles × conflict/control, so item counts must divide by 8.
     from choiceaudit.cli._demo import DEMO_SIZES
 

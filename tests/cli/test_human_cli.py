@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from choiceaudit.cli import app
 from choiceaudit.human import (
     DB_FILE,
+    Participant,
     ResponsesDB,
     StudyItems,
     StudySpec,
@@ -19,7 +20,6 @@ from choiceaudit.human import (
     open_study,
     parse_study_file,
 )
-from choiceaudit.human._db import Participant
 from human.human_helpers import frozen_items, study_file
 
 runner = CliRunner()

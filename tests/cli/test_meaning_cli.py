@@ -100,14 +100,14 @@ def test_meaning_run_help_and_helpers() -> None:
     assert meaning_run_dir(Path("r"), "lm-choice:smollm2") == Path("r/meaning-lm-choice-smollm2")
 
 
-def test_bagdhara_needs_data(tmp_path):
+def test_bagdhara_needs_data(tmp_path: Path) -> None:
     result = runner.invoke(
         app, ["run", "meaning", "--model", "fake", "--corpus", "bagdhara", "--out", str(tmp_path)]
     )
     assert result.exit_code == 1 and "--data FILE" in result.output
 
 
-def test_causal_lm_arm_scores_glosses_as_continuations():
+def test_causal_lm_arm_scores_glosses_as_continuations() -> None:
     from choiceaudit import Query
     from choiceaudit.audit import queries_for
 
@@ -143,7 +143,7 @@ def test_choice_not_argmax_is_counted_in_the_manifest(tmp_path: Path) -> None:
     is counted in the run's manifest (resume-proof: counted over all stored rows)."""
     import numpy as np
 
-    from choiceaudit.audit._meaning import record_choice_check
+    from choiceaudit.audit import record_choice_check
     from choiceaudit.types import Decision, Query
 
     store = RunStore(tmp_path / "run")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from choiceaudit.metrics import CONFIDENCE_DEFINITIONS, confidence_values
 from choiceaudit.types import Arm
 from scoring_helpers import arm_of, correct_probs, query, shifted_queries
 
-FAST = {"n_resamples": 200, "repeats": 3}
+FAST: dict[str, Any] = {"n_resamples": 200, "repeats": 3}
 
 
 def _arm(rows_conf_correct: list[tuple[float, bool]], tmp: Path, family: str = "a") -> Arm:

@@ -9,15 +9,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from human_helpers import (
-    answer_fields,
-    check_target,
-    choices,
-    frozen_items,
-    hidden,
-    option_slot,
-    study_file,
-)
 from starlette.testclient import TestClient
 
 from choiceaudit.errors import InputError
@@ -31,6 +22,15 @@ from choiceaudit.human import (
     parse_study_file,
 )
 from choiceaudit.instruments.signalling import load_instrument
+from human.human_helpers import (
+    answer_fields,
+    check_target,
+    choices,
+    frozen_items,
+    hidden,
+    option_slot,
+    study_file,
+)
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from human_helpers import Server, frozen_items, study_file
 
 from choiceaudit.human import DB_FILE
+from human.human_helpers import Server, frozen_items, study_file
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "human"
 
@@ -51,7 +51,7 @@ def test_a_browser_completes_a_session_with_a_reload_mid_study(tmp_path: Path) -
             )
         )
 
-    from choiceaudit.report._screenshot import CHROMIUM_FLAGS
+    from choiceaudit.report import CHROMIUM_FLAGS
 
     items, toml = frozen_items(tmp_path), study_file(tmp_path)
     study = tmp_path / "study"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from human_helpers import frozen_items, study_file
 
 from choiceaudit.audit import analyse_runs, import_human, run_signalling
 from choiceaudit.errors import StoreError
@@ -16,6 +15,7 @@ from choiceaudit.human import DB_FILE, ResponsesDB, assign, open_study, parse_st
 from choiceaudit.instruments.signalling import HumanAnalysis, SignallingAnalysis, load_instrument
 from choiceaudit.report import build_report
 from choiceaudit.store import open_run
+from human.human_helpers import frozen_items, study_file
 
 STRATEGY_OF = {"S": "salience", "B": "Bayes", "R": "random"}
 

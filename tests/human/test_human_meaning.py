@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from human_helpers import check_target, choices, hidden, option_slot
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -16,6 +15,7 @@ from choiceaudit.cli import app
 from choiceaudit.human import Limits, create_app, open_study, parse_study_file
 from choiceaudit.instruments.meaning import MeaningAnalysis
 from choiceaudit.store import open_run, read_queries
+from human.human_helpers import check_target, choices, hidden, option_slot
 
 
 def test_meaning_queries_are_served_and_imported_as_an_arm(tmp_path: Path) -> None:

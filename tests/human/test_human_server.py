@@ -11,10 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from human_helpers import Server, frozen_items, run_participant, study_file
 
 from choiceaudit.errors import InputError
 from choiceaudit.human import DB_FILE, open_study, parse_study_file
+from human.human_helpers import Server, frozen_items, run_participant, study_file
 
 
 def _stored(study: Path) -> set[tuple[str, int, int]]:

@@ -9,7 +9,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from human_helpers import frozen_items, hidden, study_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
@@ -28,6 +27,7 @@ from choiceaudit.human import (
     parse_study_file,
     withdraw,
 )
+from human.human_helpers import frozen_items, hidden, study_file
 
 # Every Unicode whitespace, control, format and separator character, the invisible ones a
 # panel id could carry unnoticed.

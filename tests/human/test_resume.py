@@ -9,14 +9,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from human_helpers import (
-    answer_fields,
-    choices,
-    frozen_items,
-    hidden,
-    resume_csrf,
-    study_file,
-)
 from starlette.testclient import TestClient
 
 from choiceaudit.human import (
@@ -28,6 +20,14 @@ from choiceaudit.human import (
     open_study,
     parse_study_file,
     resume_digest,
+)
+from human.human_helpers import (
+    answer_fields,
+    choices,
+    frozen_items,
+    hidden,
+    resume_csrf,
+    study_file,
 )
 
 ONE_BLOCK = 'seed = 2\nattention_checks = 0\nblocks = [{ name = "population", n_items = 3 }]\n'

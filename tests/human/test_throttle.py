@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from human_helpers import frozen_items, hidden, resume_csrf, study_file
 from starlette.testclient import TestClient
 
 from choiceaudit.errors import InputError
@@ -24,6 +23,7 @@ from choiceaudit.human import (
     open_study,
     parse_study_file,
 )
+from human.human_helpers import frozen_items, hidden, resume_csrf, study_file
 
 FULL_AT_20 = (
     "seed = 1\nmax_participants = 20\nattention_checks = 0\n"

@@ -104,7 +104,7 @@ def literal_content(text: str) -> float:
 #: the report's labels: every model label names the test language of its cells
 LIT, D = "fake-lit [bn]", "fake-d [bn]"
 
-SCORERS = {
+SCORERS: dict[str, dict[str, Any]] = {
     "fake-lit": {"name": "fake-lit", "content": literal_content, "position_bias": [1, 0, 0, 0]},
     "fake-d": {"name": "fake-d", "content": {}, "position_bias": [0, 0, 0, 1]},
 }
@@ -272,7 +272,7 @@ def test_a_run_without_meaning_meta_is_rejected(tmp_path: Path) -> None:
     from choiceaudit.store import Manifest, Run, RunRow
 
     query = Query(state="s", options=("a", "b"), meta={"item_id": "1"})
-    row = RunRow(0, query, Decision(query_id=query.id, probs=[0.5, 0.5]))
+    row = RunRow(0, query, Decision(query_id=query.id, probs=np.array([0.5, 0.5])))
     run = Run(tmp_path, Manifest(), (row,))
     with pytest.raises(AnalysisError, match=rf"row 0 \(query {query.id}\).*lacks.*experiment"):
         meaning_rows(run.arm())

@@ -27,7 +27,7 @@ def sweep_queries(n_items: int = 6) -> list[Query]:
             queries.append(
                 Query(
                     state=f"item {item}",
-                    options=[canon[i] for i in perm],
+                    options=tuple(canon[i] for i in perm),
                     perm=perm,
                     meta={"item_id": f"i{item}", "gold": 0},
                 )
@@ -54,7 +54,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_report_files_and_values(report_dir: Path):
+def test_report_files_and_values(report_dir: Path) -> None:
     for stem in ("runs", "accuracy", "slot_shares", "order_audit"):
         for ext in ("csv", "md", "tex"):
             assert (report_dir / "tables" / f"{stem}.{ext}").stat().st_size > 0
@@ -77,7 +77,7 @@ def test_report_files_and_values(report_dir: Path):
     assert "data:image/png;base64," in html and "Runs and provenance" in html
 
 
-def test_table_formats_escape_and_round():
+def test_table_formats_escape_and_round() -> None:
     table = ReportTable("t", "A & B", ("name", "value"), (("x_1", 0.123456), ("y|z", None)))
     assert "x\\_1 & 0.123" in table.to_latex() and r"A \& B" in table.to_latex()
     assert "| y\\|z | – |" in table.to_markdown()
@@ -94,13 +94,13 @@ def _chromium_or_skip() -> None:
     pytest.skip("chromium / chromedriver not installed")
 
 
-def test_report_renders_in_headless_chromium(report_dir: Path):
+def test_report_renders_in_headless_chromium(report_dir: Path) -> None:
     _chromium_or_skip()
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
-    from choiceaudit.report._screenshot import CHROMIUM_FLAGS
+    from choiceaudit.report import CHROMIUM_FLAGS
 
     options = Options()
     options.binary_location = shutil.which("chromium")  # type: ignore[assignment]
@@ -130,9 +130,9 @@ def test_report_renders_in_headless_chromium(report_dir: Path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_cli_screenshot(report_dir: Path, tmp_path: Path):
+def test_cli_screenshot(report_dir: Path, tmp_path: Path) -> None:
     _chromium_or_skip()
-    from choiceaudit.report._screenshot import screenshot
+    from choiceaudit.report import screenshot
 
     shot = screenshot(report_dir / "index.html", tmp_path / "page.png", height=800)
     assert shot.read_bytes()[:4] == b"\x89PNG"

@@ -20,10 +20,8 @@ from choiceaudit.instruments.signalling import (
     build_signalling_items,
     freeze_instrument,
 )
-from choiceaudit.instruments.signalling._freeze import (
-    default_analysis,
-)
-from choiceaudit.instruments.signalling._run_analysis import analyse_arm
+from choiceaudit.instruments.signalling.analysis import analyse_arm
+from choiceaudit.instruments.signalling.frozen import default_analysis
 from choiceaudit.report import build_report
 from choiceaudit.report._signalling import signalling_sections
 from choiceaudit.scorers import hashed_content

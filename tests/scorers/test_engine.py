@@ -13,15 +13,17 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from choiceaudit.scorers import (  # noqa: E402
+    ScorerError,
+    TokenTrie,
+)
 from choiceaudit.scorers._engine import (  # noqa: E402
     ScoreSpec,
-    TokenTrie,
     _batches,
     _bucket_width,
     next_token_logits,
     sequence_logprobs,
 )
-from choiceaudit.scorers._protocol import ScorerError  # noqa: E402
 
 Naive = Callable[[Any, Any, int], np.ndarray]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from choiceaudit.scorers._protocol import ScorerError
+from choiceaudit.scorers import ScorerError
 from choiceaudit.scorers._tokenize import InPlace, _locate
 
 

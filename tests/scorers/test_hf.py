@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from choiceaudit.scorers import ScorerError, load_scorer  # noqa: E402
-from choiceaudit.scorers._hf import HFScorer  # noqa: E402
+from choiceaudit.scorers import (  # noqa: E402
+    HFScorer,
+    ScorerError,
+    load_scorer,
+)
 from choiceaudit.scorers._tokenize import encode_in_place  # noqa: E402
 from choiceaudit.store import read_queries  # noqa: E402
 from choiceaudit.types import Query  # noqa: E402

@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from choiceaudit.scorers._hf import EngineOptions, HFScorer  # noqa: E402
+from choiceaudit.scorers import EngineOptions, HFScorer  # noqa: E402
 from choiceaudit.types import Query  # noqa: E402
 
 pytestmark = pytest.mark.models

@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from openai_fake_server import FakeServer
 
 from choiceaudit.audit import run_scoring
 from choiceaudit.scorers import OpenAIScorer, PartialScoreError, load_scorer
 from choiceaudit.types import Query
+from scorers.openai_fake_server import FakeServer
 
 KEY = "sk-live-7c1e0f9a3b5d2468"
 

@@ -13,8 +13,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from choiceaudit.scorers import ScorerError, load_scorer  # noqa: E402
-from choiceaudit.scorers._lm_choice import LMChoiceScorer, render_menu  # noqa: E402
+from choiceaudit.scorers import (  # noqa: E402
+    LMChoiceScorer,
+    ScorerError,
+    load_scorer,
+)
+from choiceaudit.scorers._lm_choice import render_menu  # noqa: E402
 from choiceaudit.types import Query  # noqa: E402
 
 

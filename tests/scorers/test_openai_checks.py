@@ -12,12 +12,12 @@ from typing import Any
 
 import httpx
 import pytest
-from openai_fake_server import FakeServer
 
 from choiceaudit.audit import run_scoring
 from choiceaudit.scorers import OpenAIScorer, PartialScoreError, ScorerError
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
+from scorers.openai_fake_server import FakeServer
 
 
 def queries(n: int) -> list[Query]:

@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
-from openai_fake_server import VOCAB, FakeServer, logprobs_after, tokenize
 
 from choiceaudit.audit import run_scoring
 from choiceaudit.scorers import OpenAIScorer, ProbeFailed
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
+from scorers.openai_fake_server import VOCAB, FakeServer, logprobs_after, tokenize
 
 CONDITIONAL = "echo log-probabilities are conditional"
 

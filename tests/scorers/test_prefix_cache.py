@@ -14,9 +14,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from choiceaudit.scorers import (  # noqa: E402
+    EngineOptions,
+    HFScorer,
+    PrefixCache,
+)
 from choiceaudit.scorers._engine import ScoreSpec, sequence_logprobs  # noqa: E402
-from choiceaudit.scorers._hf import EngineOptions, HFScorer  # noqa: E402
-from choiceaudit.scorers._prefix_cache import PrefixCache  # noqa: E402
 from choiceaudit.types import Query  # noqa: E402
 
 CACHED = EngineOptions(prefix_cache_mb=16)

@@ -12,7 +12,7 @@ from choiceaudit.scorers import (
 )
 
 
-def test_builtin_models_listed_with_install_state():
+def test_builtin_models_listed_with_install_state() -> None:
     rows = {row["name"]: row for row in model_status()}
     assert {"smollm2", "gemma3-270m", "sparrow", "minilm", "lm-choice:smollm2"} <= set(rows)
     for row in rows.values():
@@ -20,23 +20,23 @@ def test_builtin_models_listed_with_install_state():
     assert set(rows) == set(BUILTIN_MODELS)
 
 
-def test_unknown_model_is_a_clear_error():
+def test_unknown_model_is_a_clear_error() -> None:
     with pytest.raises(ScorerError, match="unknown model 'gpt-17'"):
         load_scorer("gpt-17")
 
 
-def test_systemone_needs_a_base_url():
+def test_systemone_needs_a_base_url() -> None:
     with pytest.raises(ScorerError, match="base_url"):
         load_scorer("systemone:jev")
 
 
-def test_fake_scorer_from_registry_satisfies_protocol():
+def test_fake_scorer_from_registry_satisfies_protocol() -> None:
     scorer = load_scorer("fake", position_bias=[1.0])
     assert isinstance(scorer, FakeScorer) and isinstance(scorer, Scorer)
     assert scorer.describe()["position_bias"] == [1.0]
 
 
-def test_an_option_the_backend_rejects_lists_the_ones_it_accepts():
+def test_an_option_the_backend_rejects_lists_the_ones_it_accepts() -> None:
     from choiceaudit.errors import InputError
     from choiceaudit.scorers import ScorerOptionError, accepted_options
 
@@ -53,7 +53,7 @@ def test_an_option_the_backend_rejects_lists_the_ones_it_accepts():
     assert "base_url" in accepted_options("systemone:jev")
 
 
-def test_causal_lm_options_are_checked_before_any_weights_load():
+def test_causal_lm_options_are_checked_before_any_weights_load() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from choiceaudit.scorers import ScorerOptionError, accepted_options

@@ -18,7 +18,7 @@ def sparrow():
     return load_scorer("sparrow")
 
 
-def test_probabilities_are_the_models_real_vector(sparrow):
+def test_probabilities_are_the_models_real_vector(sparrow) -> None:
     from sparrow_decider import Decider
 
     query = Query(
@@ -59,14 +59,14 @@ def _sweep(sparrow, *, keys_travel: bool) -> np.ndarray:
     )
 
 
-def test_probabilities_identical_under_all_24_orderings(sparrow):
+def test_probabilities_identical_under_all_24_orderings(sparrow) -> None:
     # Each option keeps its key (A = Paris in every ordering); only the display order changes.
     canonical = _sweep(sparrow, keys_travel=True)
     assert canonical.shape == (24, 4)
     assert np.abs(canonical - canonical[0]).max() <= 1e-6
 
 
-def test_slot_bound_keys_expose_label_sensitivity(sparrow):
+def test_slot_bound_keys_expose_label_sensitivity(sparrow) -> None:
     # With A–D bound to slots the key each option carries changes, and sparrow reads the keys:
     # its order invariance is not label invariance. An order audit must keep the two apart.
     canonical = _sweep(sparrow, keys_travel=False)
@@ -89,7 +89,7 @@ def _own_count(text: str) -> int:
     return len(Decider.load().static.tok.encode(text, 10**9))
 
 
-def test_a_state_the_model_would_cut_is_refused_naming_query_and_counts(sparrow):
+def test_a_state_the_model_would_cut_is_refused_naming_query_and_counts(sparrow) -> None:
     assert _own_count(_words(513)) == 513 and sparrow.max_len == 512
     at_limit = Query(state=_words(512), options=OPTIONS, instruction="Pick the capital.")
     (decision,) = sparrow.score([at_limit])
@@ -110,7 +110,7 @@ def test_a_state_the_model_would_cut_is_refused_naming_query_and_counts(sparrow)
     assert info.value.query_id == over.id
 
 
-def test_truncate_scores_and_records_the_cut_per_decision():
+def test_truncate_scores_and_records_the_cut_per_decision() -> None:
     scorer = load_scorer("sparrow", truncate=True)
     long_a = Query(state=_words(2000, " paris"), options=OPTIONS)
     long_b = Query(state=_words(2000, " berlin"), options=OPTIONS)
@@ -127,7 +127,7 @@ def test_truncate_scores_and_records_the_cut_per_decision():
     assert info["truncate"] is True and info["truncated_decisions"] == 2
 
 
-def test_key_value_pairs_beyond_the_models_sixteen_are_a_cut_too():
+def test_key_value_pairs_beyond_the_models_sixteen_are_a_cut_too() -> None:
     robot = load_scorer("sparrow:nano-robot")
     state = "\n".join(f"sensor{i}: {i}" for i in range(20))
     query = Query(state=state, options=("dock", "explore"))
@@ -141,7 +141,7 @@ def test_key_value_pairs_beyond_the_models_sixteen_are_a_cut_too():
     )
 
 
-def test_sparrow_options_are_checked_before_loading():
+def test_sparrow_options_are_checked_before_loading() -> None:
     with pytest.raises(ScorerOptionError, match=r"does not accept option\(s\) \['batch_size'\]"):
         load_scorer("sparrow", batch_size=16)
     assert accepted_options("sparrow") == ("truncate",)

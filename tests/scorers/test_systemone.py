@@ -18,9 +18,8 @@ import httpx
 import numpy as np
 import pytest
 
-from choiceaudit.scorers._fake import hashed_content
-from choiceaudit.scorers._protocol import ScorerError
-from choiceaudit.scorers._systemone import ENDPOINTS, PartialScoreError, SystemOneScorer
+from choiceaudit.scorers import PartialScoreError, ScorerError, SystemOneScorer, hashed_content
+from choiceaudit.scorers._systemone import ENDPOINTS
 from choiceaudit.types import Query
 
 KEYS = ("A", "B", "C", "D")
@@ -49,7 +48,8 @@ def model_probs(criteria: dict[str, str]) -> dict[str, float]:
 def expected_probs(query: Query) -> np.ndarray:
     probs = model_probs(dict(zip(query.keys, query.options, strict=True)))
     vec = np.array([probs[k] for k in query.keys])
-    return vec / vec.sum()
+    out: np.ndarray = vec / vec.sum()
+    return out
 
 
 def ok_body(body: dict[str, Any], **extra: Any) -> dict[str, Any]:

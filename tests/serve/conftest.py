@@ -26,7 +26,7 @@ def tiny_tokenizer() -> Any:
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A", special_tokens=[("<s>", vocab["<s>"])]
     )
-    return transformers.PreTrainedTokenizerFast(
+    return transformers.PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # unannotated upstream
         tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>"
     )
 

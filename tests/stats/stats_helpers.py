@@ -15,7 +15,8 @@ def random_probs(
     if grid is None:
         logits = rng.normal(scale=2.0, size=(n, k))
         z = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return z / z.sum(axis=1, keepdims=True)
+        out: np.ndarray = z / z.sum(axis=1, keepdims=True)
+        return out
     out = np.zeros((n, k))
     for i in range(n):
         cuts = np.sort(rng.integers(0, grid + 1, size=k - 1))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -156,7 +157,7 @@ def test_nll_certain_mistake_is_infinite_unless_clipped() -> None:
         ([0.5, 0.5], [0], "dimension"),
     ],
 )
-def test_bad_input_raises(func, probs, labels, message: str) -> None:
+def test_bad_input_raises(func: Any, probs: Any, labels: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         func(probs, labels)
 

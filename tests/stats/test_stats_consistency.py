@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -89,6 +91,6 @@ def test_excess_ci_matches_brute_force_loop() -> None:
         ([0, 1], [0, 1], 0, "n_options"),
     ],
 )
-def test_bad_input_raises(func, a, b, n_options, message: str) -> None:
+def test_bad_input_raises(func: Any, a: Any, b: Any, n_options: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         func(a, b, n_options)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import jensenshannon
@@ -51,13 +53,13 @@ def test_normalized_entropy_matches_scipy(k: int) -> None:
         ([], [], "empty"),
     ],
 )
-def test_js_bad_input(p, q, message: str) -> None:
+def test_js_bad_input(p: Any, q: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         js_divergence(p, q)
 
 
 @pytest.mark.parametrize("p", [[0.2, 0.2], [[0.5, 0.5], [0.9, 0.2]], [1.0], [np.inf, 0]])
-def test_entropy_bad_input(p) -> None:
+def test_entropy_bad_input(p: Any) -> None:
     with pytest.raises(ValueError):
         normalized_entropy(p)
 

@@ -3,6 +3,9 @@ and against brute-force loops."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 from stats_helpers import full_sweep, random_probs
@@ -43,7 +46,7 @@ def _sweep(scorer: FakeScorer) -> tuple[np.ndarray, np.ndarray]:
     return probs, np.broadcast_to(perms, probs.shape).copy()
 
 
-def _content(strength: float):
+def _content(strength: float) -> Callable[[str], float]:
     def content(text: str) -> float:
         for opts in OPTIONS:
             if text in opts:
@@ -174,7 +177,7 @@ def test_scores_argument_audits_another_rule() -> None:
         (np.full((2, 2), 0.5), np.array([[0, 1], [1, 0]]), "dimension"),
     ],
 )
-def test_bad_input_raises(probs, perms, message: str) -> None:
+def test_bad_input_raises(probs: Any, perms: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         permutation_audit(probs, perms)
     with pytest.raises(ValueError, match=message):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
@@ -64,7 +66,7 @@ def test_mcnemar_is_antisymmetric_in_counts_and_symmetric_in_p() -> None:
         ([], [], "empty"),
     ],
 )
-def test_mcnemar_bad_input(a: list, b: list, message: str) -> None:
+def test_mcnemar_bad_input(a: list[Any], b: list[Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         mcnemar_exact(a, b)
 
@@ -86,6 +88,6 @@ def test_bonferroni_21_cells() -> None:
 
 
 @pytest.mark.parametrize("p", [[0.1, 1.2], [-0.1], [np.nan], []])
-def test_bonferroni_bad_input(p: list) -> None:
+def test_bonferroni_bad_input(p: list[Any]) -> None:
     with pytest.raises(ValueError):
         bonferroni(p)

@@ -6,12 +6,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
-from choiceaudit import Query
+from choiceaudit import Decision, Query
 from choiceaudit.audit import run_scoring
 from choiceaudit.scorers import FakeScorer
 from choiceaudit.store import RunStore, StoreError, read_queries, write_queries
@@ -35,11 +37,12 @@ def make_queries(n: int = N_QUERIES) -> list[Query]:
     return out
 
 
-def rows(store: RunStore) -> list[dict]:
-    return store.read_table().to_pylist()
+def rows(store: RunStore) -> list[dict[str, Any]]:
+    table: list[dict[str, Any]] = store.read_table().to_pylist()
+    return table
 
 
-def test_rows_hold_query_and_decision(tmp_path: Path):
+def test_rows_hold_query_and_decision(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     queries = make_queries(6)
     scorer = FakeScorer(position_bias=[0.0, 0.0, 5.0])
@@ -62,7 +65,7 @@ def test_rows_hold_query_and_decision(tmp_path: Path):
     assert manifest["scorer"]["backend"] == "fake"
 
 
-def test_finished_run_rerun_scores_nothing(tmp_path: Path):
+def test_finished_run_rerun_scores_nothing(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     queries = make_queries(10)
     run_scoring(FakeScorer(), queries, store, chunk_size=3)
@@ -72,7 +75,7 @@ def test_finished_run_rerun_scores_nothing(tmp_path: Path):
     assert len(store.read_manifest()["sessions"]) == 2
 
 
-def test_duplicates_in_input_are_counted_not_scored_twice(tmp_path: Path):
+def test_duplicates_in_input_are_counted_not_scored_twice(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     queries = make_queries(4)
     summary = run_scoring(FakeScorer(), [*queries, queries[0]], store)
@@ -80,14 +83,14 @@ def test_duplicates_in_input_are_counted_not_scored_twice(tmp_path: Path):
     assert store.read_manifest()["sessions"][0]["duplicates_in_input"] == 1
 
 
-def test_resume_refuses_a_different_scorer(tmp_path: Path):
+def test_resume_refuses_a_different_scorer(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     run_scoring(FakeScorer(name="one"), make_queries(3), store)
     with pytest.raises(StoreError, match="scored by"):
         run_scoring(FakeScorer(name="two"), make_queries(3), store)
 
 
-def test_stale_temporary_part_is_removed_and_never_read(tmp_path: Path):
+def test_stale_temporary_part_is_removed_and_never_read(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     queries = make_queries(6)
     run_scoring(FakeScorer(), queries[:3], store)
@@ -98,7 +101,7 @@ def test_stale_temporary_part_is_removed_and_never_read(tmp_path: Path):
     assert store.read_manifest()["sessions"][-1]["stale_partial_files_removed"] == 1
 
 
-def test_second_writer_is_locked_out(tmp_path: Path):
+def test_second_writer_is_locked_out(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     with store.lock(), pytest.raises(StoreError, match="another process"):
         run_scoring(FakeScorer(), make_queries(2), store)
@@ -111,7 +114,7 @@ def _score_cmd(queries_file: Path, out: Path, delay: float) -> list[str]:
     ]  # fmt: skip
 
 
-def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path):
+def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     queries = make_queries()
     qfile = tmp_path / "queries.jsonl"
     write_queries(qfile, queries)
@@ -162,7 +165,7 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path):
     assert manifest["status"] == "complete" and len(manifest["sessions"]) == 3
 
 
-def test_query_file_roundtrip(tmp_path: Path):
+def test_query_file_roundtrip(tmp_path: Path) -> None:
     queries = make_queries(5)
     path = tmp_path / "q.jsonl"
     write_queries(path, queries)
@@ -177,16 +180,16 @@ class FlakyScorer(FakeScorer):
         super().__init__()
         self.bad = bad
 
-    def score(self, queries):
+    def score(self, queries: Sequence[Query]) -> list[Decision]:
         from choiceaudit.scorers import PartialScoreError
 
         done = [None if q.state in self.bad else FakeScorer.score(self, [q])[0] for q in queries]
         if any(d is None for d in done):
             raise PartialScoreError(f"{sum(d is None for d in done)} failed", done)
-        return done
+        return [d for d in done if d is not None]  # all of them: a None raised above
 
 
-def test_partial_failure_keeps_completed_rows_and_resume_scores_only_the_rest(tmp_path: Path):
+def test_partial_failure_keeps_completed_rows_and_resume_scores_only_the_rest(tmp_path: Path) -> None:
     from choiceaudit.scorers import PartialScoreError
 
     store = RunStore(tmp_path / "run")

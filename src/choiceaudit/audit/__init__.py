@@ -32,6 +32,7 @@ from choiceaudit.audit._meaning import (
     load_meaning_corpus,
     meaning_run_dir,
     queries_for,
+    record_choice_check,
     resolve_embedder,
     run_meaning,
 )
@@ -53,6 +54,7 @@ from choiceaudit.audit._signalling import (
     DEFAULT_SEED,
     build_instrument,
     check_signalling,
+    default_chat_template,
     make_chooser,
     run_signalling,
 )
@@ -92,6 +94,7 @@ __all__ = [
     "by_prompt",
     "check_signalling",
     "demo_models",
+    "default_chat_template",
     "dry_run_meaning",
     "gate_runs",
     "import_decisions",
@@ -109,6 +112,7 @@ __all__ = [
     "parse_where",
     "queries_for",
     "read_config",
+    "record_choice_check",
     "repair_run",
     "resolve_embedder",
     "run_demo",

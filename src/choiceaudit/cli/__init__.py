@@ -38,15 +38,20 @@ __all__ = [
     "RayOpt",
     "RayWorkersOpt",
     "app",
+    "console",
     "guarded",
     "main",
+    "models",
+    "out",
     "parse_options",
     "progress_bar",
     "ray_settings",
+    "repair",
+    "score",
 ]
 
-P = ParamSpec("P")
-R = TypeVar("R")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 app = typer.Typer(
     name="choiceaudit",
@@ -101,11 +106,11 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
-def guarded(command: Callable[P, R]) -> Callable[P, R]:
+def guarded(command: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run ``command`` with choiceaudit's errors shown as one ``error:`` line (exit 1)."""
 
     @functools.wraps(command)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return command(*args, **kwargs)
         except ChoiceAuditError as exc:

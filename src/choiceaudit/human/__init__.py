@@ -15,7 +15,7 @@ participant and keeps only a keyed digest of the panel id, so it is not enrolled
 
 from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
 from choiceaudit.human._assign import Trial, assign, classification_items
-from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, WithdrawnError
+from choiceaudit.human._db import DB_FILE, Participant, ResponsesDB, Withdrawal, WithdrawnError
 from choiceaudit.human._panel_id import PANEL_ID_PATTERN, PanelIdError, normalise_panel_id
 from choiceaudit.human._security import RESUME_CODE_LENGTH, resume_digest
 from choiceaudit.human._serve import StudyRecord, allowed_hosts_for, read_study, serve, withdraw
@@ -42,6 +42,7 @@ __all__ = [
     "KeyedLimiter",
     "Limits",
     "PanelIdError",
+    "Participant",
     "ResponsesDB",
     "StudyItem",
     "StudyItems",

@@ -6,10 +6,11 @@ from choiceaudit.report._build import build_report
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._gate import gate_section
 from choiceaudit.report._html import Section, write_report
-from choiceaudit.report._screenshot import screenshot
+from choiceaudit.report._screenshot import CHROMIUM_FLAGS, screenshot
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
+    "CHROMIUM_FLAGS",
     "ReportFigure",
     "ReportTable",
     "Section",

@@ -18,9 +18,10 @@ from choiceaudit.scorers._backends import (
     backend_named,
     resume_identity,
 )
+from choiceaudit.scorers._cosine import CosineScorer
 from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
-from choiceaudit.scorers._loading import conversions_this_process
+from choiceaudit.scorers._loading import LoadedLM, conversions_this_process, load_causal_lm
 from choiceaudit.scorers._openai import OpenAIScorer
 from choiceaudit.scorers._openai_wire import ConformanceError
 from choiceaudit.scorers._probe import ProbeFailed, ProbeResult
@@ -45,10 +46,13 @@ from choiceaudit.scorers._registry import (
     model_status,
     parse_model_spec,
 )
+from choiceaudit.scorers._systemone import SystemOneScorer
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing them needs torch)
+    from choiceaudit.scorers._engine import TokenTrie
     from choiceaudit.scorers._hf import EngineOptions, HFScorer
     from choiceaudit.scorers._lm_choice import LMChoiceScorer
+    from choiceaudit.scorers._prefix_cache import PrefixCache
     from choiceaudit.scorers._prompt import NextToken, PromptLogprobs, next_token, prompt_logprobs
 
 _LAZY = {
@@ -56,9 +60,11 @@ _LAZY = {
     "HFScorer": "choiceaudit.scorers._hf",
     "LMChoiceScorer": "choiceaudit.scorers._lm_choice",
     "NextToken": "choiceaudit.scorers._prompt",
+    "PrefixCache": "choiceaudit.scorers._prefix_cache",
     "PromptLogprobs": "choiceaudit.scorers._prompt",
     "next_token": "choiceaudit.scorers._prompt",
     "prompt_logprobs": "choiceaudit.scorers._prompt",
+    "TokenTrie": "choiceaudit.scorers._engine",
 }
 
 
@@ -79,11 +85,13 @@ __all__ = [
     "Backend",
     "Capabilities",
     "ConformanceError",
+    "CosineScorer",
     "Embedder",
     "EngineOptions",
     "FakeScorer",
     "HFScorer",
     "LMChoiceScorer",
+    "LoadedLM",
     "MissingBackendError",
     "ModelInfo",
     "ModelSpec",
@@ -91,12 +99,15 @@ __all__ = [
     "NextToken",
     "OpenAIScorer",
     "PartialScoreError",
+    "PrefixCache",
     "ProbeFailed",
     "ProbeResult",
     "PromptLogprobs",
     "Scorer",
     "ScorerError",
     "ScorerOptionError",
+    "SystemOneScorer",
+    "TokenTrie",
     "accepted_options",
     "backend_named",
     "backend_of",
@@ -105,6 +116,7 @@ __all__ = [
     "check_options",
     "conversions_this_process",
     "hashed_content",
+    "load_causal_lm",
     "load_embedder",
     "load_scorer",
     "model_status",

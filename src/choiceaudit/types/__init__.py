@@ -21,7 +21,7 @@ from choiceaudit.types._choice import (
     parse_perm,
     tied_argmax,
 )
-from choiceaudit.types._run import Arm, Manifest, RunConfig, Skipped
+from choiceaudit.types._run import Arm, ConfigT, Manifest, OtherConfigT, RunConfig, Skipped
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -29,12 +29,14 @@ __all__ = [
     "AnswerFormat",
     "Arm",
     "BoolArray",
+    "ConfigT",
     "Decision",
     "FloatArray",
     "IntArray",
     "Item",
     "ItemSet",
     "Manifest",
+    "OtherConfigT",
     "Query",
     "RunConfig",
     "Skipped",

@@ -98,6 +98,7 @@ def test_hard_family_mixes_literal_surface_and_semantic(synthetic: Corpus) -> No
     gold_of = {e.gold: e for e in synthetic.entries}
     for q in build_ladder(synthetic, families=("d-hard",)).queries:
         entry = next(e for e in synthetic.entries if str(e.id) == q.meta["item_id"])
+        assert q.perm is not None
         canonical = [q.options[q.perm.index(c)] for c in range(K)]
         assert canonical[:2] == [entry.gold, entry.literal]
         surf, sem = gold_of[canonical[2]], gold_of[canonical[3]]
@@ -210,7 +211,7 @@ def test_gold_position_is_uniform_on_idioms_en(idioms_en_corpus: Corpus) -> None
 def test_minilm_neighbours_make_d_sem_semantically_closer(idioms_en_corpus: Corpus) -> None:
     """With the real MiniLM embedder (about 15 s on 2 cores), d-sem distractors sit closer to the
     gold gloss than d-rand's do, on every one of 60 items' averages taken together."""
-    from choiceaudit.scorers._cosine import CosineScorer
+    from choiceaudit.scorers import CosineScorer
 
     embed = CosineScorer.load().embed
     pools = Pools(idioms_en_corpus, embed=embed)

@@ -21,7 +21,8 @@ BIAS = np.array([0.0, 0.8, 0.3, 0.0])  # by display slot
 def _vector(perm: tuple[int, ...], content: np.ndarray, decimals: int | None) -> np.ndarray:
     z = np.exp(content[list(perm)] + BIAS)
     p = z / z.sum()
-    return np.round(p, decimals) if decimals is not None else p
+    out: np.ndarray = np.round(p, decimals) if decimals is not None else p
+    return out
 
 
 def sweep_records(

@@ -13,8 +13,7 @@ import pytest
 
 import choiceaudit.instruments.meaning as meaning
 from choiceaudit.instruments.meaning import Corpus, MeaningRows, analyse_meaning, plan_meaning
-from choiceaudit.scorers import FakeScorer
-from choiceaudit.scorers._systemone import SystemOneScorer
+from choiceaudit.scorers import FakeScorer, SystemOneScorer
 
 
 def test_public_api_is_entry_points_sorted_and_importable() -> None:

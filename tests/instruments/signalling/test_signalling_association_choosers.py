@@ -142,7 +142,9 @@ def test_swow_profiles_match_a_dense_power_series() -> None:
     e = np.zeros(p.shape[0])
     e[chooser.index["kettle"]] = 1.0
     dense = sum(0.75**r * (e @ np.linalg.matrix_power(p, r)) for r in range(1, 31))
-    np.testing.assert_allclose(chooser.profile("kettle"), dense / np.linalg.norm(dense))
+    profile = chooser.profile("kettle")
+    assert profile is not None
+    np.testing.assert_allclose(profile, dense / np.linalg.norm(dense))
     assert chooser.profile("nonsense") is None
 
 

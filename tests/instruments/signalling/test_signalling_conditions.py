@@ -271,7 +271,7 @@ def test_bfloat16_warns_with_the_measured_noise_floor(tmp_path: Path) -> None:
 
 
 def test_default_chat_template_follows_the_papers_scoring_environment(tmp_path: Path) -> None:
-    from choiceaudit.audit._signalling import default_chat_template
+    from choiceaudit.audit import default_chat_template
 
     instruct = tmp_path / "Qwen3-1.7B"
     base = tmp_path / "Qwen3-1.7B-Base"

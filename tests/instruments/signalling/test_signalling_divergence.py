@@ -32,8 +32,7 @@ from choiceaudit.instruments.signalling.choosers import (
     SalienceChooser,
     UniformChooser,
 )
-from choiceaudit.scorers._fake import FakeScorer
-from choiceaudit.scorers._protocol import Scorer
+from choiceaudit.scorers import FakeScorer, Scorer
 from choiceaudit.types import ItemSet
 
 SEED = 9

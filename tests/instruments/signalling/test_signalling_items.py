@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from sig_helpers import shared_data
 
+from choiceaudit.instruments.signalling import RobustnessConfig, candidate_columns
 from choiceaudit.instruments.signalling._item_tables import (
     item_set_hash,
 )
 from choiceaudit.instruments.signalling._items import (
     CandidateBlock,
-    RobustnessConfig,
     assess_robustness,
     generate_candidates,
     leaking_concepts,
@@ -28,7 +28,6 @@ from choiceaudit.instruments.signalling._pool import (
 from choiceaudit.instruments.signalling._selection import (
     Selection,
     build_item_set,
-    candidate_columns,
     conflict_rates,
     item_permutations,
     select_items,

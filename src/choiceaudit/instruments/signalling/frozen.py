@@ -2,8 +2,9 @@
 
 ``freeze_instrument`` / ``load_instrument`` / ``FrozenInstrument`` / ``InstrumentMismatchError``
 are also exported by the package (the entry points); this module adds what only tooling needs:
-the manifest's file name, ``amend_instrument`` (a recorded, hash-preserving amendment) and
-``read_amendments`` (the log).
+the manifest's file name, ``default_analysis`` (the analysis block a freeze writes unless it is
+given one), ``amend_instrument`` (a recorded, hash-preserving amendment) and ``read_amendments``
+(the log).
 """
 
 from choiceaudit.instruments.signalling._freeze import (
@@ -11,6 +12,7 @@ from choiceaudit.instruments.signalling._freeze import (
     FrozenInstrument,
     InstrumentMismatchError,
     amend_instrument,
+    default_analysis,
     freeze_instrument,
     load_instrument,
     read_amendments,
@@ -21,6 +23,7 @@ __all__ = [
     "FrozenInstrument",
     "InstrumentMismatchError",
     "amend_instrument",
+    "default_analysis",
     "freeze_instrument",
     "load_instrument",
     "read_amendments",
