@@ -74,8 +74,13 @@ def forget_after(llm: Any, keep: int) -> bool:
     """Remove ``llm``'s KV-cache entries from position ``keep`` on; whether llama.cpp could."""
     import llama_cpp
 
-    memory = llama_cpp.llama_get_memory(llm.ctx)
-    return memory is not None and bool(llama_cpp.llama_memory_seq_rm(memory, -1, keep, -1))
+    # releases before llama.cpp's memory API have neither function: evaluate whole there
+    get_memory = getattr(llama_cpp, "llama_get_memory", None)
+    seq_rm = getattr(llama_cpp, "llama_memory_seq_rm", None)
+    if get_memory is None or seq_rm is None:
+        return False
+    memory = get_memory(llm.ctx)
+    return memory is not None and bool(seq_rm(memory, -1, keep, -1))
 
 
 def shared_prefix(done: Sequence[int], ids: Sequence[int]) -> int:
