@@ -136,8 +136,10 @@ class LlamaCppScorer:
             raise MissingBackendError(f"llama-cpp needs llama-cpp-python; run: {PIP}") from None
         if not Path(path).is_file():
             raise ScorerError(f"llama-cpp:{path}: no such GGUF file")
+        # prompt evaluation runs on n_threads_batch (llama-cpp-python defaults it to every
+        # core), so one n_threads sets both: more threads than cores spin and run ~4x slower
         llm = Llama(model_path=path, logits_all=True, n_ctx=n_ctx, n_threads=n_threads,
-                    verbose=False)  # fmt: skip
+                    n_threads_batch=n_threads, verbose=False)  # fmt: skip
         if not isinstance(reuse_prefix, bool):
             raise ScorerError(f"reuse_prefix must be true or false, got {reuse_prefix!r}")
         return cls(llm, name=f"llama-cpp:{path}", path=path, reuse_prefix=reuse_prefix)
