@@ -154,6 +154,8 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
     except ConformanceError as exc:
         raise _conformance(exc) from None
     except ScorerError as exc:
+        if "timeout" in str(exc):
+            _unlimited_generation(scorer, texts[0], str(exc))
         raise ProbeFailed(
             "echo with log-probabilities",
             f"asked to echo {texts[0]!r} with log-probabilities and max_tokens 0, the server "
