@@ -159,6 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--idiom-queries", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=1, help="time = best of this many runs")
     parser.add_argument("--no-f32", action="store_true", help="skip the F32 GGUF")
+    parser.add_argument("--only-f32", action="store_true", help="skip the shipped GGUF")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
 
@@ -175,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for model in args.model or ["smollm2", "gemma3-270m"]:
         load_scorer(model)  # materialises the shipped GGUF (Gemma's is assembled from chunks)
         shipped = Path(resolve_causal_lm(model).location)
-        rows += bench_file(f"{model} ({shipped.name})", shipped, workloads, args)
+        if not args.only_f32:
+            rows += bench_file(f"{model} ({shipped.name})", shipped, workloads, args)
         if not args.no_f32:
             f32 = write_f32_gguf(shipped, cache_dir() / "gguf-f32" / f"{shipped.stem}.F32.gguf")
             rows += bench_file(f"{model} (F32 GGUF)", f32, workloads, args)

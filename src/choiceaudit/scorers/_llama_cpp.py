@@ -41,6 +41,8 @@ from choiceaudit.types import Decision, Query
 __all__ = ["LlamaCppScorer", "forget_after", "shared_prefix", "token_spans"]
 
 PIP = "pip install 'choiceaudit[llama-cpp]'"
+#: ggml's type numbers for the KV cache types offered
+KV_TYPES = {"f32": 0, "f16": 1}
 
 
 def token_spans(text: str, pieces: Sequence[bytes]) -> tuple[tuple[int, int], ...]:
@@ -116,6 +118,7 @@ class LlamaCppScorer:
         self.reuse_prefix = reuse_prefix
         self._forget = forget
         self._sha256: str | None = None
+        self.kv_type: str | None = None  # set by load(); unknown for a Llama passed in
         #: tokens evaluated from a kept prefix and whole, over this scorer's life
         self.reused_tokens = 0
         self.evaluated_tokens = 0
@@ -128,8 +131,11 @@ class LlamaCppScorer:
         n_ctx: int = 2048,
         n_threads: int | None = None,
         reuse_prefix: bool = True,
+        kv_type: str = "f32",
     ) -> LlamaCppScorer:
-        """Load the GGUF file ``path`` (``llama-cpp:<path>``)."""
+        """Load the GGUF file ``path`` (``llama-cpp:<path>``). ``kv_type`` is the KV cache's
+        type: llama.cpp's default is f16, which rounds every key and value and moves an F32
+        model's log-probabilities by ~1e-2, so choiceaudit keeps it in f32 unless asked."""
         try:
             from llama_cpp import Llama
         except ImportError:
@@ -138,11 +144,16 @@ class LlamaCppScorer:
             raise ScorerError(f"llama-cpp:{path}: no such GGUF file")
         # prompt evaluation runs on n_threads_batch (llama-cpp-python defaults it to every
         # core), so one n_threads sets both: more threads than cores spin and run ~4x slower
+        if kv_type not in KV_TYPES:
+            raise ScorerError(f"kv_type must be one of {sorted(KV_TYPES)}, got {kv_type!r}")
         llm = Llama(model_path=path, logits_all=True, n_ctx=n_ctx, n_threads=n_threads,
-                    n_threads_batch=n_threads, verbose=False)  # fmt: skip
+                    n_threads_batch=n_threads, type_k=KV_TYPES[kv_type],
+                    type_v=KV_TYPES[kv_type], verbose=False)  # fmt: skip
         if not isinstance(reuse_prefix, bool):
             raise ScorerError(f"reuse_prefix must be true or false, got {reuse_prefix!r}")
-        return cls(llm, name=f"llama-cpp:{path}", path=path, reuse_prefix=reuse_prefix)
+        scorer = cls(llm, name=f"llama-cpp:{path}", path=path, reuse_prefix=reuse_prefix)
+        scorer.kv_type = kv_type
+        return scorer
 
     def describe(self) -> dict[str, Any]:
         if self.path is not None and self._sha256 is None:
@@ -163,6 +174,7 @@ class LlamaCppScorer:
             "logprobs": "log_softmax(logits[i-1]) of token i, float64",
             "context_window": int(self.llm.n_ctx()),
             "reuse_prefix": self.reuse_prefix,
+            "kv_type": self.kv_type,
             "libraries": {"llama-cpp-python": version},
         }
 
