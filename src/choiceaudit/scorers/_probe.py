@@ -154,12 +154,18 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
     except ConformanceError as exc:
         raise _conformance(exc) from None
     except ScorerError as exc:
+        cause = ""
         if "timeout" in str(exc):
             _unlimited_generation(scorer, texts[0], str(exc))
+            cause = (
+                " (the echo with max_tokens 1 asked next did not answer either; a server that "
+                "reads max_tokens 0 as 'no limit', as llama-cpp-python's does, is still busy "
+                "generating for the timed-out requests and fails this way)"
+            )
         raise ProbeFailed(
             "echo with log-probabilities",
             f"asked to echo {texts[0]!r} with log-probabilities and max_tokens 0, the server "
-            f"answered: {exc}; {_FIX_HINT} ({_SKIP_HINT})",
+            f"answered: {exc}{cause}; {_FIX_HINT} ({_SKIP_HINT})",
         ) from None
     scorer.several_prompts = False
     return answer
