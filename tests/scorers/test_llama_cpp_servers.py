@@ -123,7 +123,7 @@ def test_llama_cpp_python_server_is_refused_naming_its_fault(llama_cpp_python_ur
     _, refusal = probe_or_refusal(llama_cpp_python_url)
     # its echo is shifted by one position and it generates after max_tokens 0 (see README)
     assert refusal is not None, "llama-cpp-python's server passed the probe: re-measure it"
-    assert "llama-cpp-python" in str(refusal)
+    assert "llama-cpp-python" in str(refusal)  # the known fault is named
 
 
 def test_llama_server_passes_with_llama_cpps_own_scores_or_is_refused(
