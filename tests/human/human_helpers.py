@@ -48,6 +48,11 @@ def hidden(html: str, name: str) -> str:
     return m.group(1)
 
 
+def resume_csrf(html: str) -> str:
+    """The CSRF token of the consent page's resume-code form (the second form on the page)."""
+    return hidden(html[html.index('action="/resume"') :], "csrf")
+
+
 def choices(html: str) -> list[int]:
     return [int(v) for v in re.findall(r'name="choice" value="(\d+)"', html)]
 
@@ -121,6 +126,8 @@ class Server:
                 str(rate),
                 "--burst",
                 str(int(rate)),
+                "--enrol-limit",  # every simulated participant comes from 127.0.0.1
+                "1000",
             ],
             env=env,
             stdout=subprocess.DEVNULL,
@@ -153,11 +160,16 @@ def run_participant(
     *,
     pick: int = 0,
     stop_after: int | None = None,
+    browsers: dict[str, httpx.Cookies] | None = None,
 ) -> str:
     """Take part as ``pid`` over HTTP; every answer the server acknowledged (the redirect to
     the next page arrived) is appended to ``acked`` as (panel id, position, slot). Returns the
-    last page."""
-    with httpx.Client(base_url=url, follow_redirects=True, timeout=30) as c:
+    last page. ``browsers`` keeps each participant's cookies between calls, so a second call
+    is the same browser coming back (the panel id alone resumes nothing)."""
+    jar = browsers.get(pid) if browsers is not None else None
+    with httpx.Client(base_url=url, follow_redirects=True, timeout=30, cookies=jar) as c:
+        if browsers is not None:
+            browsers[pid] = c.cookies
         page = c.get(f"/?PROLIFIC_PID={pid}").text
         if "consent" in page and 'name="panel_id"' in page:
             page = c.post(

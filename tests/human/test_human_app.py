@@ -24,6 +24,7 @@ from choiceaudit.errors import InputError
 from choiceaudit.human import (
     ADMIN_TOKEN_ENV,
     DB_FILE,
+    Limits,
     assign,
     create_app,
     open_study,
@@ -112,8 +113,10 @@ def test_reload_and_reconnect_resume_where_the_participant_was(study: tuple[Path
     second = r.text
     assert "Page 2 of" in second
     assert client.get("/item").text.count("Page 2 of") == 1  # reload
-    fresh = _client(items, out)  # a new browser (and a restarted server): the panel link again
-    again = fresh.get("/?PROLIFIC_PID=P002")
+    # the panel's return link in the same browser, after a restart of the server
+    same = _client(items, out)
+    same.cookies = client.cookies
+    again = same.get("/?PROLIFIC_PID=P002")
     assert "Page 2 of" in again.text and hidden(again.text, "position") == hidden(
         second, "position"
     )
@@ -247,7 +250,7 @@ def test_admin_export_needs_the_token_from_the_environment(
 
 def test_rate_limiting_answers_429_with_retry_after(study: tuple[Path, Path]) -> None:
     items, out = study
-    client = _client(items, out, rate=0.5, burst=3)
+    client = _client(items, out, limits=Limits(rate=0.5, burst=3))
     codes = [client.get("/?PROLIFIC_PID=P007").status_code for _ in range(5)]
     assert codes[:3] == [200, 200, 200] and codes[3:] == [429, 429]
     r = client.get("/?PROLIFIC_PID=P007")

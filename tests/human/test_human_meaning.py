@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from bagdhara_synthetic import bagdhara_record as _record
 from choiceaudit.audit import analyse_runs, import_human
 from choiceaudit.cli import app
-from choiceaudit.human import create_app, open_study, parse_study_file
+from choiceaudit.human import Limits, create_app, open_study, parse_study_file
 from choiceaudit.instruments.meaning import MeaningAnalysis
 from choiceaudit.store import open_run, read_queries
 
@@ -38,7 +38,10 @@ def test_meaning_queries_are_served_and_imported_as_an_arm(tmp_path: Path) -> No
     )
     spec, items, secret = open_study(model_run, tmp_path / "study", parse_study_file(toml))
     assert items.instrument == "meaning" and len(items.items) == 30  # 6 items x 5 families
-    client = TestClient(create_app(tmp_path / "study", spec, items, secret), follow_redirects=True)
+    # three participants from one test client: the per-address limits are not under test here
+    roomy = Limits(rate=1000, burst=1000)
+    study_app = create_app(tmp_path / "study", spec, items, secret, limits=roomy)
+    client = TestClient(study_app, follow_redirects=True)
     served = {q.id: q for q in read_queries(model_run / "queries.jsonl").queries}
     for pid in ("M1", "M2", "M3"):
         client.cookies.clear()

@@ -9,6 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 from human_helpers import Server, frozen_items, run_participant, study_file
 
@@ -66,16 +67,17 @@ def test_sigkill_mid_study_loses_nothing_acknowledged(tmp_path: Path) -> None:
     server = Server(items, study, toml)
     acked: list[tuple[str, int, int]] = []
     n, n_before, n_busy = 6, 2, 4
+    browsers: dict[str, httpx.Cookies] = {}  # each participant comes back in their browser
 
     def hammer(k: int) -> None:
         # answer until the server dies under us; only acknowledged answers are counted
         try:
-            run_participant(server.url, f"K{k:02d}", acked, pick=k)
+            run_participant(server.url, f"K{k:02d}", acked, pick=k, browsers=browsers)
         except Exception:
             return
 
     for k in range(n_before):  # some answers before the kill
-        run_participant(server.url, f"K{k:02d}", acked, pick=k, stop_after=3)
+        run_participant(server.url, f"K{k:02d}", acked, pick=k, stop_after=3, browsers=browsers)
     threads = [threading.Thread(target=hammer, args=(k,)) for k in range(n_before, n)]
     for t in threads:
         t.start()
@@ -95,7 +97,10 @@ def test_sigkill_mid_study_loses_nothing_acknowledged(tmp_path: Path) -> None:
         with ThreadPoolExecutor(max_workers=n) as pool:
             pages = list(
                 pool.map(
-                    lambda k: run_participant(server.url, f"K{k:02d}", acked, pick=k), range(n)
+                    lambda k: run_participant(
+                        server.url, f"K{k:02d}", acked, pick=k, browsers=browsers
+                    ),
+                    range(n),
                 )
             )
     finally:
@@ -126,8 +131,6 @@ def test_reopening_a_study_with_another_study_file_is_refused(tmp_path: Path) ->
 
 
 def test_withdrawal_while_the_server_runs_keeps_the_id_out(tmp_path: Path) -> None:
-    import httpx
-
     from choiceaudit.human import withdraw
 
     items, toml = frozen_items(tmp_path), study_file(tmp_path)
@@ -135,9 +138,10 @@ def test_withdrawal_while_the_server_runs_keeps_the_id_out(tmp_path: Path) -> No
     server = Server(items, study, toml)
     acked: list[tuple[str, int, int]] = []
     pid = "5f0c9e2ab7d4419c8e3a6b1d"
+    browsers: dict[str, httpx.Cookies] = {}
     try:
         run_participant(server.url, pid, acked, stop_after=3)
-        run_participant(server.url, "R002", acked, stop_after=2)
+        run_participant(server.url, "R002", acked, stop_after=2, browsers=browsers)
         done = withdraw(study, pid)  # the server keeps its connection open meanwhile
         assert done.found and done.responses == 3 and done.scrubbed
         page = httpx.get(f"{server.url}/?PROLIFIC_PID={pid}", timeout=30)
@@ -145,7 +149,8 @@ def test_withdrawal_while_the_server_runs_keeps_the_id_out(tmp_path: Path) -> No
         # the served study answers its loopback names only (serve-human's default)
         forged = httpx.get(f"{server.url}/", headers={"Host": "rebind.example"}, timeout=30)
         assert forged.status_code == 400
-        last = run_participant(server.url, "R002", acked)  # the other one resumes and finishes
+        # the other one comes back in the same browser, resumes and finishes
+        last = run_participant(server.url, "R002", acked, browsers=browsers)
     finally:
         server.kill()
     assert "C8TEST" in last

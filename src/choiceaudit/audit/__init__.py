@@ -9,11 +9,13 @@ function here, so a Python user and a command-line user run the same code.
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
 from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._fanout import RayFanout
+from choiceaudit.audit._fanout import RayFanout, RestartCounter
 from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
-from choiceaudit.audit._import import ImportResult, import_inspect, import_lm_eval
+from choiceaudit.audit._import import ImportResult
 from choiceaudit.audit._import_decisions import DECISION_INSTRUMENTS, import_decisions
+from choiceaudit.audit._import_inspect import import_inspect
+from choiceaudit.audit._import_lm_eval import import_lm_eval
 from choiceaudit.audit._meaning import (
     DEFAULT_MEANING_EXPERIMENTS,
     QUERIES_FILE,
@@ -56,6 +58,7 @@ __all__ = [
     "RayFanout",
     "RaySettings",
     "ReplayScorer",
+    "RestartCounter",
     "RunJob",
     "RunSummary",
     "ScoreFileResult",

@@ -16,8 +16,14 @@ single-process ones:
   the actor (``max_restarts``) and re-runs its task (``max_task_retries``); when the retries run
   out the run stops with a :class:`ScorerError`, keeping every part already written, and the
   next session scores the rest;
-* **a killed driver loses nothing committed** — the actors die with its job, the parts on disk
-  are whole, the next session closes the killed session in the manifest and resumes.
+* **a killed driver loses nothing committed** — the actors die with its job (and, on the
+  driver's machine, each actor also ends itself within a second of the driver process being
+  gone, whoever runs the cluster), the parts on disk are whole, the next session closes the
+  killed session in the manifest and resumes.
+
+The manifest's ``scorer.ray`` records, per session, the chunks each worker scored, the restarts
+Ray made of each (``restarts``, ``restarts_by_worker``: counted from the incarnation every answer
+carries) and the workers lost for good (``workers_lost``).
 
 Part numbers follow completion order, not input order; rows are read back in input order
 (``row``), so the run's rows equal the single-process run's. Ray is an optional extra
@@ -28,6 +34,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -38,7 +50,7 @@ from choiceaudit.errors import ScorerError
 from choiceaudit.scorers import MissingBackendError, PartialScoreError, Scorer
 from choiceaudit.types import Decision, Query
 
-__all__ = ["RayFanout"]
+__all__ = ["RayFanout", "RestartCounter"]
 
 RAY_PIP = "pip install 'choiceaudit[ray]'"
 
@@ -51,23 +63,95 @@ def _ray() -> Any:
     return ray
 
 
+def _driver_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process has this pid: not our driver
+        return False
+    return True
+
+
+def _exit_with_driver(pid: int, period_s: float) -> None:
+    """End this process once the driver process ``pid`` (on this machine) is gone."""
+    while _driver_alive(pid):
+        time.sleep(period_s)
+    os._exit(0)
+
+
+def _start_reaper(pythonpath: str) -> subprocess.Popen[bytes] | None:
+    """Start the reaper of the local cluster this driver just started (``_ray_reaper``), so a
+    driver killed outright leaves no Ray process behind; ``None`` without psutil (the only
+    cost: a killed driver may then leave Ray's agents running, as Ray itself does)."""
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        return None
+    return subprocess.Popen(
+        [sys.executable, "-m", "choiceaudit.audit._ray_reaper", str(os.getpid())],
+        env={**os.environ, "PYTHONPATH": pythonpath},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 class _Worker:
     """The actor body: one scorer, built once; scorer failures come back as values so the
-    driver can keep what a partial failure returned."""
+    driver can keep what a partial failure returned. Each result carries the actor's
+    incarnation (a new one each time Ray restarts the actor), so the driver can count
+    restarts. On the driver's machine a daemon thread ends the actor when the driver process
+    is gone, so a killed driver leaves no actor behind even when the cluster outlives it."""
 
-    def __init__(self, make_scorer: Callable[[], Scorer]) -> None:
+    def __init__(
+        self,
+        make_scorer: Callable[[], Scorer],
+        driver: tuple[str, int] | None = None,
+        period_s: float = 1.0,
+    ) -> None:
+        self.incarnation = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        if driver is not None and driver[0] == socket.gethostname():
+            threading.Thread(
+                target=_exit_with_driver, args=(driver[1], period_s), daemon=True
+            ).start()
         self.scorer = make_scorer()
 
-    def describe(self) -> dict[str, Any]:
-        return self.scorer.describe()
+    def describe(self) -> tuple[dict[str, Any], str]:
+        return self.scorer.describe(), self.incarnation
 
-    def score(self, queries: Sequence[Query]) -> tuple[str, Any, str, str | None]:
+    def score(self, queries: Sequence[Query]) -> tuple[str, Any, str, str | None, str]:
         try:
-            return "ok", list(self.scorer.score(queries)), "", None
+            return "ok", list(self.scorer.score(queries)), "", None, self.incarnation
         except PartialScoreError as exc:
-            return "partial", exc.completed, str(exc), exc.query_id
+            return "partial", exc.completed, str(exc), exc.query_id, self.incarnation
         except ScorerError as exc:
-            return "error", None, str(exc), exc.query_id
+            return "error", None, str(exc), exc.query_id, self.incarnation
+
+
+class RestartCounter:
+    """Ray restarts of each worker, counted from the incarnations its answers carry: every
+    incarnation after a worker's first is one restart Ray made (a restart no answer came back
+    from is not seen; a worker that died for good is counted in ``lost``)."""
+
+    def __init__(self, workers: int) -> None:
+        self._seen: list[list[str]] = [[] for _ in range(workers)]
+        self.lost: list[int] = []
+
+    def seen(self, worker: int, incarnation: str) -> None:
+        if incarnation not in self._seen[worker]:
+            self._seen[worker].append(incarnation)
+
+    def died(self, worker: int) -> None:
+        if worker not in self.lost:
+            self.lost.append(worker)
+
+    def by_worker(self) -> list[int]:
+        return [max(len(seen) - 1, 0) for seen in self._seen]
+
+    def total(self) -> int:
+        return sum(self.by_worker())
 
 
 class RayFanout:
@@ -103,29 +187,35 @@ class RayFanout:
         self.name = "ray-fanout"
         self._actors: list[Any] = []
         self._started_ray = False
+        self._reaper: subprocess.Popen[bytes] | None = None
         self._chunks_by_worker: list[int] = []
+        self._restarts = RestartCounter(0)
         self._description: dict[str, Any] | None = None
 
     # -- lifetime ------------------------------------------------------------------------------
 
     def __enter__(self) -> RayFanout:
         ray = _ray()
+        # The workers (and the reaper) import this checkout's choiceaudit, wherever the driver
+        # found it.
+        src = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
         if not ray.is_initialized():
             address = None if self.address == "auto" else self.address
             ray.init(address=address, log_to_driver=False, **self.init_options)
             self._started_ray = True
+            self._reaper = _start_reaper(path)
         n = self.requested_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        # The workers import this checkout's choiceaudit, wherever the driver found it.
-        src = str(Path(__file__).resolve().parents[2])
-        path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
         remote = ray.remote(_Worker).options(
             max_restarts=self.max_restarts,
             max_task_retries=self.max_restarts,
             runtime_env={"env_vars": {"PYTHONPATH": path}},
             **self.actor_options,
         )
-        self._actors = [remote.remote(self.make_scorer) for _ in range(n)]
+        driver = (socket.gethostname(), os.getpid())
+        self._actors = [remote.remote(self.make_scorer, driver) for _ in range(n)]
         self._chunks_by_worker = [0] * n
+        self._restarts = RestartCounter(n)
         self.name = self.describe().get("name") or self.name
         return self
 
@@ -142,6 +232,10 @@ class RayFanout:
         if self._started_ray:
             ray.shutdown()
             self._started_ray = False
+        if self._reaper is not None:  # the cluster is down: nothing left for it to end
+            self._reaper.kill()
+            self._reaper.wait()
+            self._reaper = None
 
     @property
     def workers(self) -> int:
@@ -154,16 +248,21 @@ class RayFanout:
         if not self._actors:
             raise ScorerError("RayFanout is used outside its `with` block")
         try:
-            description = dict(ray.get(self._actors[0].describe.remote()))
+            described, incarnation = ray.get(self._actors[0].describe.remote())
         except ray.exceptions.RayError as exc:
             raise ScorerError(
                 f"the first Ray worker could not describe its scorer: {exc}"
             ) from None
+        self._restarts.seen(0, incarnation)
+        description = dict(described)
         description["ray"] = {
             "address": self.address,
             "workers": self.workers,
             "chunks_by_worker": list(self._chunks_by_worker),
             "max_restarts": self.max_restarts,
+            "restarts": self._restarts.total(),
+            "restarts_by_worker": self._restarts.by_worker(),
+            "workers_lost": list(self._restarts.lost),
             "described_by": "worker 0",
         }
         return description
@@ -207,14 +306,16 @@ class RayFanout:
                 index, worker = running.pop(ref)
                 load[worker] -= 1
                 try:
-                    kind, decisions, message, query_id = ray.get(ref)
+                    kind, decisions, message, query_id, incarnation = ray.get(ref)
                 except ray.exceptions.RayActorError as exc:
+                    self._restarts.died(worker)
                     raise ScorerError(
                         f"Ray worker {worker} died scoring chunk {index} and was not brought "
                         f"back after {self.max_restarts} restarts ({type(exc).__name__}); the "
                         "parts already written are kept and a resume scores the rest"
                     ) from None
                 self._chunks_by_worker[worker] += 1
+                self._restarts.seen(worker, incarnation)
                 if kind == "error":
                     raise ScorerError(message, query_id=query_id)
                 if kind == "partial":

@@ -32,7 +32,7 @@ import numpy as np
 
 from choiceaudit.audit._runs import ReplayScorer, RunJob, loaded, run_jobs
 from choiceaudit.errors import InputError, StoreError
-from choiceaudit.human import StudyRecord, read_study
+from choiceaudit.human import DB_FILE, StudyRecord, normalise_panel_id, read_study
 from choiceaudit.instruments.meaning import MeaningConfig
 from choiceaudit.instruments.signalling import SignallingConfig
 from choiceaudit.store import Manifest, RunStore
@@ -60,7 +60,18 @@ def _kept_trials(
     how many were left out by reason."""
     by_participant: dict[str, list[dict[str, Any]]] = {}
     for t in record.trials:
-        by_participant.setdefault(str(t["panel_id"]), []).append(t)
+        # the rule the app enrolled by and withdrawal applies: an id it could not have
+        # enrolled (a study written by an older version) is refused, never merged or dropped
+        panel_id = normalise_panel_id(
+            t["panel_id"],
+            source=str(record.path / DB_FILE),
+            row=f"participant k={t['k']}, position {t['position']}",
+            field="panel_id",
+            hint="a version that did not check ids enrolled it: erase that participant "
+            "(choiceaudit withdraw-human STUDY ID --erase, the id exactly as stored, e.g. "
+            "$'X\\n' in bash) and import again",
+        )
+        by_participant.setdefault(panel_id, []).append(t)
     excluded = {"failed an attention check": 0, "not finished": 0, "no response": 0}
     kept: list[dict[str, Any]] = []
     n_kept = 0

@@ -83,10 +83,12 @@ def _by_label(on_progress: ProgressCallback | None) -> JobProgress | None:
     return lambda _label, done, total: on_progress(done, total)
 
 
-def repair_run(path: Path | str) -> RepairReport:
+def repair_run(path: Path | str, *, rebuild_manifest: bool = False) -> RepairReport:
     """Move a run's unreadable parts aside (``<run>/quarantine/``), record them in the manifest
-    and remove stale temporaries; the next resume re-scores the queries those parts held."""
+    and remove stale temporaries, so the next resume re-scores the queries those parts held;
+    with ``rebuild_manifest``, rebuild an unreadable or missing manifest from the parts where
+    they carry what it needs. The report says what still blocks the run and what to do."""
     store = RunStore(path)
     if not store.path.is_dir():
         raise InputError(f"{store.path}: no such run directory")
-    return store.repair()
+    return store.repair(rebuild_manifest=rebuild_manifest)

@@ -95,6 +95,7 @@ def _stamp(description: dict[str, Any], config: dict[str, Any]) -> PartStamp:
     return PartStamp(
         scorer_identity=canonical_json(resume_identity(description)),
         config_hash=canonical_hash(config),
+        config_json=canonical_json(config),
     )
 
 

@@ -227,17 +227,36 @@ def score(
 @guarded
 def repair(
     run: Annotated[Path, typer.Argument(help="Run directory whose resume is blocked.")],
+    rebuild_manifest: Annotated[
+        bool,
+        typer.Option(
+            help="Rebuild an unreadable or missing manifest.json from the parts, when they "
+            "carry the scorer identity and configuration (the old file is kept in quarantine/)."
+        ),
+    ] = False,
 ) -> None:
     """Move unreadable parts of a run aside (recorded in its manifest) so a resume re-scores
-    their queries; remove temporaries a killed writer left."""
-    report = repair_run(run)
+    their queries; remove temporaries a killed writer left; say what else blocks the run and
+    how to recover it (--rebuild-manifest where the parts allow it)."""
+    report = repair_run(run, rebuild_manifest=rebuild_manifest)
     for part, reason in report.moved:
         out.print(f"moved aside: {run / part} ({reason})", highlight=False)
+    if report.manifest_rebuilt:
+        out.print(
+            f"rebuilt {run / 'manifest.json'} from the parts ({report.manifest_problem}); its "
+            "sessions and command are lost",
+            highlight=False,
+        )
     out.print(
         f"{run}: {len(report.moved)} unreadable part(s) moved aside, "
-        f"{report.temporaries_removed} temporary file(s) removed; resume the run to re-score",
+        f"{report.temporaries_removed} temporary file(s) removed",
         highlight=False,
     )
+    if report.blocked:
+        for blocker in report.blocked:
+            out.print(f"blocked: {blocker}", highlight=False)
+        raise _fail(f"{run}: still blocked ({len(report.blocked)} problem(s) above)")
+    out.print(f"{run}: nothing else blocks it; resume the run to re-score", highlight=False)
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import typer
 from choiceaudit.audit import import_human
 from choiceaudit.cli import app, console, guarded, out
 from choiceaudit.cli._groups import import_app
-from choiceaudit.human import ADMIN_TOKEN_ENV, parse_study_file, serve
+from choiceaudit.human import ADMIN_TOKEN_ENV, Limits, parse_study_file, serve
 
 __all__: list[str] = []
 
@@ -41,8 +41,26 @@ def serve_human(
     ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    rate: Annotated[float, typer.Option(help="Requests per second per client (average).")] = 10.0,
-    burst: Annotated[int, typer.Option(help="Requests a client may burst.")] = 30,
+    rate: Annotated[
+        float, typer.Option(help="Requests per second per client address (average).")
+    ] = 10.0,
+    burst: Annotated[int, typer.Option(help="Requests a client address may burst.")] = 30,
+    enrol_limit: Annotated[
+        int, typer.Option(help="Enrolments per client address per --enrol-window.")
+    ] = 5,
+    enrol_window: Annotated[float, typer.Option(help="Seconds (see --enrol-limit).")] = 3600.0,
+    id_limit: Annotated[
+        int, typer.Option(help="Consent and resume-code attempts per panel id per --id-window.")
+    ] = 10,
+    id_window: Annotated[float, typer.Option(help="Seconds (see --id-limit).")] = 600.0,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trusted-proxy",
+            help="Address or network of a reverse proxy whose X-Forwarded-For is believed "
+            "(repeatable). Default: none; X-Forwarded-For is ignored.",
+        ),
+    ] = None,
     secure_cookies: Annotated[
         bool, typer.Option(help="Mark cookies Secure (behind HTTPS).")
     ] = False,
@@ -73,8 +91,15 @@ def serve_human(
         spec,
         host=host,
         port=port,
-        rate=rate,
-        burst=burst,
+        limits=Limits(
+            rate=rate,
+            burst=burst,
+            enrol_limit=enrol_limit,
+            enrol_window=enrol_window,
+            id_limit=id_limit,
+            id_window=id_window,
+            trusted_proxies=tuple(trusted_proxy or ()),
+        ),
         secure_cookies=secure_cookies,
         allowed_hosts=allowed_host,
         on_open=announce,

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from choiceaudit.audit import ImportResult, import_decisions, import_inspect, import_lm_eval
-from choiceaudit.cli import guarded, out
+from choiceaudit.cli import console, guarded, out
 from choiceaudit.cli._groups import import_app
 
 __all__ = ["print_import"]
@@ -32,6 +33,8 @@ def print_import(result: ImportResult, run: Path) -> None:
     if result.unmapped_fields:
         names = ", ".join(sorted(result.unmapped_fields))
         out.print(f"  fields not mapped (recorded in the manifest): {names}", highlight=False)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
 
 
 _FILES = Annotated[list[Path], typer.Argument(help="Files, or directories searched for them.")]

@@ -34,7 +34,7 @@ def serve_model(
     from choiceaudit.scorers import MissingBackendError
 
     try:
-        from choiceaudit.serve import load_app, serve_forever
+        from choiceaudit.serve import serve_model
     except ImportError as exc:
         raise MissingBackendError(
             f"serve-model needs starlette and uvicorn ({exc}): pip install 'choiceaudit[serve]'"
@@ -44,13 +44,21 @@ def serve_model(
         api_key = os.environ.get(api_key_env) or None
         if api_key is None:
             raise InputError(f"--api-key-env {api_key_env}: that environment variable is not set")
-    application = load_app(
-        model, served_name=served_name, api_key=api_key, **parse_options(option or [])
-    )
     name = served_name or model
-    out.print(
-        f"serving {name} at http://{host}:{port}/v1/completions "
-        f"(score with -m openai:{name} -o base_url=http://{host}:{port})",
-        highlight=False,
+
+    def announce() -> None:  # once the address is bound and the model loaded, never before
+        out.print(
+            f"serving {name} at http://{host}:{port}/v1/completions "
+            f"(score with -m openai:{name} -o base_url=http://{host}:{port})",
+            highlight=False,
+        )
+
+    serve_model(
+        model,
+        host=host,
+        port=port,
+        served_name=served_name,
+        api_key=api_key,
+        on_listening=announce,
+        **parse_options(option or []),
     )
-    serve_forever(application, host=host, port=port)

@@ -56,7 +56,8 @@ CREATE TABLE IF NOT EXISTS participants (
     consented_at TEXT NOT NULL,
     started_at TEXT,
     finished_at TEXT,
-    n_trials INTEGER NOT NULL
+    n_trials INTEGER NOT NULL,
+    resume_digest TEXT
 );
 CREATE TABLE IF NOT EXISTS trials (
     participant INTEGER NOT NULL REFERENCES participants(id),
@@ -99,6 +100,9 @@ class Participant:
     started: bool
     finished: bool
     n_trials: int
+    #: the keyed digest of the participant's resume code (``_security.resume_digest``); None
+    #: for a participant enrolled by a version without resume codes
+    resume_digest: str | None = None
 
 
 class WithdrawnError(Exception):
@@ -167,9 +171,17 @@ class ResponsesDB:
             self._con.execute("PRAGMA foreign_keys=ON")
             self._con.execute("PRAGMA secure_delete=ON")
             self._con.executescript(_SCHEMA)
+            self._add_resume_column()
             self._con.execute("PRAGMA quick_check(1)").fetchone()
         except sqlite3.DatabaseError as exc:
             raise corrupt_db(self.path, exc) from None
+
+    def _add_resume_column(self) -> None:
+        # a study begun before resume codes has no such column; its participants resume in
+        # their own browser only (their digest stays NULL)
+        columns = {r["name"] for r in self._con.execute("PRAGMA table_info(participants)")}
+        if "resume_digest" not in columns:
+            self._con.execute("ALTER TABLE participants ADD COLUMN resume_digest TEXT")
 
     def close(self) -> None:
         with self._lock:
@@ -206,6 +218,7 @@ class ResponsesDB:
             row["started_at"] is not None,
             row["finished_at"] is not None,
             int(row["n_trials"]),
+            row["resume_digest"],
         )
 
     def by_token(self, token: str) -> Participant | None:
@@ -238,10 +251,13 @@ class ResponsesDB:
         trials: Callable[[int], Sequence[Trial]],
         *,
         max_participants: int | None = None,
+        resume_digest: str | None = None,
     ) -> Participant | None:
-        """The participant with ``panel_id``, created (consent recorded, ``trials(k)`` stored)
-        if new; None when the study is full. Raises WithdrawnError, writing nothing, when the
-        id withdrew: such an id never counts toward ``max_participants`` nor takes a ``k``."""
+        """The participant with ``panel_id``, created (consent recorded, ``trials(k)`` stored,
+        ``resume_digest`` kept) if new; None when the study is full. An id already enrolled is
+        returned as it is (its own digest, not this one: the caller compares them to tell).
+        Raises WithdrawnError, writing nothing, when the id withdrew: such an id never counts
+        toward ``max_participants`` nor takes a ``k``."""
         digest = self._digest(panel_id)
 
         def work(con: sqlite3.Connection) -> Participant | None:
@@ -269,9 +285,9 @@ class ResponsesDB:
                 return None
             assigned = list(trials(k))
             cur = con.execute(
-                "INSERT INTO participants (k, panel_id, token, consented_at, n_trials) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (k, panel_id, secrets.token_urlsafe(32), _now(), len(assigned)),
+                "INSERT INTO participants (k, panel_id, token, consented_at, n_trials, "
+                "resume_digest) VALUES (?, ?, ?, ?, ?, ?)",
+                (k, panel_id, secrets.token_urlsafe(32), _now(), len(assigned), resume_digest),
             )
             pid = cur.lastrowid
             con.execute(

@@ -1,18 +1,36 @@
-"""CSRF tokens, the withdrawal digest, rate limiting and the response headers every page
+"""CSRF tokens, the withdrawal digest, resume codes and the response headers every page
 carries."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import threading
-import time
+import secrets
 
-__all__ = ["RateLimiter", "csrf_token", "csrf_valid", "security_headers", "withdrawal_digest"]
+__all__ = [
+    "RESUME_CODE_LENGTH",
+    "csrf_token",
+    "csrf_valid",
+    "new_resume_code",
+    "resume_code_matches",
+    "resume_digest",
+    "security_headers",
+    "withdrawal_digest",
+]
 
 # the label deriving the withdrawal key from the study key; it has no ":", so it is never the
 # message of a CSRF token ("purpose:session") and the two uses of the study key stay apart
 _WITHDRAWAL_KEY_LABEL = b"choiceaudit.human/withdrawn-panel-id/v1"
+_RESUME_KEY_LABEL = b"choiceaudit.human/resume-code/v1"
+
+# Crockford's base32 alphabet: no I, L, O or U, so a code read off a screen or a note is not
+# mistyped as another; 12 characters are 60 bits
+_RESUME_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+RESUME_CODE_LENGTH = 12
+_READ_AS_DIGIT = str.maketrans("OIL", "011")
+# what any stored digest is compared with when a panel id has none (an unknown id, or one
+# enrolled before resume codes), so the refusal takes the same work either way
+_NO_DIGEST = "0" * 64
 
 
 def csrf_token(secret: bytes, session: str, purpose: str) -> str:
@@ -35,31 +53,34 @@ def withdrawal_digest(secret: bytes, panel_id: str) -> str:
     return hmac.new(key, panel_id.encode(), hashlib.sha256).hexdigest()
 
 
-class RateLimiter:
-    """A token bucket per key (client address and session): ``rate`` requests a second on
-    average, bursts of ``burst``. Buckets idle for ten minutes are dropped."""
+def new_resume_code() -> str:
+    """A fresh resume code, shown to a participant once, at consent: ``XXXX-XXXX-XXXX``."""
+    raw = "".join(secrets.choice(_RESUME_ALPHABET) for _ in range(RESUME_CODE_LENGTH))
+    return "-".join(raw[i : i + 4] for i in range(0, RESUME_CODE_LENGTH, 4))
 
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate = float(rate)
-        self.burst = float(burst)
-        self._buckets: dict[str, tuple[float, float]] = {}
-        self._lock = threading.Lock()
-        self._swept = time.monotonic()
 
-    def allow(self, key: str) -> float | None:
-        """None when the request may proceed, else the seconds to wait."""
-        now = time.monotonic()
-        with self._lock:
-            if now - self._swept > 600:
-                self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 600}
-                self._swept = now
-            tokens, last = self._buckets.get(key, (self.burst, now))
-            tokens = min(self.burst, tokens + (now - last) * self.rate)
-            if tokens < 1.0:
-                self._buckets[key] = (tokens, now)
-                return (1.0 - tokens) / self.rate
-            self._buckets[key] = (tokens - 1.0, now)
-            return None
+def _canonical_code(code: str) -> str:
+    # what a person may type differently and still mean the same code: case, spaces, dashes,
+    # and the letters Crockford's alphabet reads as digits
+    text = code.upper().replace("-", "").replace(" ", "")
+    return text.translate(_READ_AS_DIGIT)
+
+
+def resume_digest(secret: bytes, code: str) -> str:
+    """What the study stores of a resume code: HMAC-SHA256 of the code (case, spaces and dashes
+    ignored) under a key derived from the study key for this purpose alone, so the database
+    alone gives no code back and does not let one be tested offline."""
+    key = hmac.new(secret, _RESUME_KEY_LABEL, hashlib.sha256).digest()
+    return hmac.new(key, _canonical_code(code).encode(), hashlib.sha256).hexdigest()
+
+
+def resume_code_matches(secret: bytes, code: str, stored: str | None) -> bool:
+    """Whether ``code`` is the one whose digest is ``stored``, compared in constant time; an
+    absent digest is compared too (and never matches), so the answer takes as long whether or
+    not the panel id has one."""
+    given = resume_digest(secret, code[:64])
+    same = hmac.compare_digest(given, stored or _NO_DIGEST)
+    return same and stored is not None
 
 
 def security_headers(nonce: str) -> dict[str, str]:

@@ -12,8 +12,8 @@ from typing import Any
 from choiceaudit.errors import InputError
 from choiceaudit.human._app import create_app
 from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, corrupt_db
+from choiceaudit.human._panel_id import PanelIdError, normalise_panel_id
 from choiceaudit.human._study import (
-    PANEL_ID_PATTERN,
     SECRET_FILE,
     STUDY_FILE,
     StudyItems,
@@ -22,6 +22,8 @@ from choiceaudit.human._study import (
     open_study,
     read_study_record,
 )
+from choiceaudit.human._throttle import Limits
+from choiceaudit.net import listening_socket
 
 __all__ = ["LOOPBACK_HOSTS", "StudyRecord", "allowed_hosts_for", "read_study", "serve", "withdraw"]
 
@@ -54,8 +56,7 @@ def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    rate: float = 10.0,
-    burst: int = 30,
+    limits: Limits | None = None,
     secure_cookies: bool = False,
     allowed_hosts: Sequence[str] | None = None,
     on_open: Callable[[Sequence[str]], None] | None = None,
@@ -63,26 +64,40 @@ def serve(
     """Create or reopen the study directory ``out`` and serve it until interrupted. Requests
     whose Host header is not one of :func:`allowed_hosts_for` ``(host, allowed_hosts)`` get
     400. ``on_open`` is called with those Host names once the study is open, just before the
-    server starts (a study that is refused never calls it)."""
+    server starts (a study that is refused never calls it). The address is bound first: one in
+    use is an InputError naming it, before the study directory is created or opened.
+
+    ``limits`` (:class:`~choiceaudit.human.Limits`) throttles by client address and panel id.
+    uvicorn's own proxy-header handling is turned off: it would believe ``X-Forwarded-For``
+    from 127.0.0.1 by default, so every client of a study on loopback could name its own
+    address. Only ``limits.trusted_proxies`` decides whose forwarded address is believed."""
     import uvicorn
 
     hosts = allowed_hosts_for(host, allowed_hosts)  # refuse before touching the study
-    spec, study_items, secret = open_study(items, out, spec)
-    app = create_app(
-        out,
-        spec,
-        study_items,
-        secret,
-        rate=rate,
-        burst=burst,
-        secure_cookies=secure_cookies,
-        allowed_hosts=hosts,
-    )
-    if on_open is not None:
-        on_open(hosts)
-    uvicorn.run(
-        app, host=host, port=port, log_level="warning", access_log=False, server_header=False
-    )
+    sock = listening_socket(host, port)  # an address in use is refused before the study opens
+    try:
+        spec, study_items, secret = open_study(items, out, spec)
+        app = create_app(
+            out,
+            spec,
+            study_items,
+            secret,
+            limits=limits,
+            secure_cookies=secure_cookies,
+            allowed_hosts=hosts,
+        )
+        if on_open is not None:
+            on_open(hosts)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            proxy_headers=False,
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 @dataclass(frozen=True)
@@ -137,17 +152,20 @@ def withdraw(path: Path | str, panel_id: str, *, erase: bool = False) -> Withdra
     An unknown panel id is an error (InputError), as a typo should be noticed; without
     ``erase`` its digest is recorded before the error all the same, so a person who withdraws
     before ever starting is kept out too (the message says so; ``erase=True`` undoes it). With
-    ``erase`` an id with neither a participant nor a digest is an error and nothing changes."""
+    ``erase`` an id with neither a participant nor a digest is an error and nothing changes.
+
+    An id the panel-id rule refuses is an error, with one exception: ``erase=True`` of a
+    participant stored with exactly that id (by a version that did not check ids), which the
+    import refuses until it is gone."""
     root = Path(path)
-    if not PANEL_ID_PATTERN.fullmatch(panel_id):
-        # The app enrols only ids that match the whole pattern, so anything else (a trailing
-        # newline, a space, a control character) names nobody; recording its digest would
-        # suggest it had withdrawn someone.
-        raise InputError(
-            f"not a panel id this study could have enrolled: {panel_id!r} (letters, digits, "
-            "_ and -, 1 to 64 characters; nothing else, not even a trailing newline)",
-            source=str(root),
-        )
+    # The app enrols only ids the one rule accepts, so anything else (a trailing newline, a
+    # space, a control character) names nobody; recording its digest would suggest it had
+    # withdrawn someone.
+    try:
+        normalise_panel_id(panel_id, source=str(root), field="panel id")
+    except PanelIdError:
+        if not (erase and _stored_verbatim(root, panel_id)):
+            raise
     if not (root / DB_FILE).is_file():
         raise InputError(f"not a study directory (no {DB_FILE})", source=str(root))
     secret_path = root / SECRET_FILE
@@ -175,3 +193,14 @@ def withdraw(path: Path | str, panel_id: str, *, erase: bool = False) -> Withdra
             "recorded as withdrawn, so this id cannot enrol (erase=True / --erase undoes that)"
         )
     raise InputError(why, source=str(root))
+
+
+def _stored_verbatim(root: Path, panel_id: str) -> bool:
+    """Whether a participant is stored with exactly ``panel_id``."""
+    if not (root / DB_FILE).is_file():
+        return False
+    db = ResponsesDB(root / DB_FILE)
+    try:
+        return db.by_panel_id(panel_id) is not None
+    finally:
+        db.close()

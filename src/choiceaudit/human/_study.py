@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -29,6 +28,7 @@ from typing import Any
 
 from choiceaudit.errors import InputError, unreadable
 from choiceaudit.files import atomic_write_bytes, canonical_hash
+from choiceaudit.human._panel_id import PANEL_ID_PATTERN
 from choiceaudit.instruments.signalling import FrozenInstrument, load_instrument
 from choiceaudit.store import QUERIES, RunStore, open_run, read_queries
 from choiceaudit.types import Query
@@ -49,8 +49,6 @@ __all__ = [
 
 STUDY_FILE = "study.json"
 SECRET_FILE = "secret"
-#: A panel id (Prolific's ``PROLIFIC_PID`` is 24 hex digits): letters, digits, ``_`` and ``-``.
-PANEL_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")  # always used with fullmatch
 BLOCKS = ("classification", "population")
 
 

@@ -6,13 +6,15 @@ against a real server and a lab can put one GPU box behind it. Needs the ``serve
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from choiceaudit.errors import InputError
+from choiceaudit.net import listening_socket
 from choiceaudit.serve._app import create_app
 from choiceaudit.serve._thread import ServerThread, serve_forever
 
-__all__ = ["ServerThread", "create_app", "load_app", "serve_forever"]
+__all__ = ["ServerThread", "create_app", "load_app", "serve_forever", "serve_model"]
 
 
 def load_app(
@@ -34,3 +36,26 @@ def load_app(
     scorer = load_scorer(model, **options)
     assert isinstance(scorer, HFScorer)
     return create_app(scorer, served_name=served_name, api_key=api_key)
+
+
+def serve_model(
+    model: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    served_name: str | None = None,
+    api_key: str | None = None,
+    on_listening: Callable[[], None] | None = None,
+    **options: Any,
+) -> None:
+    """Bind ``(host, port)``, load ``model`` (:func:`load_app`), call ``on_listening`` and
+    serve until interrupted. The address is bound before the model loads, so an address in use
+    is refused at once (an InputError naming it) rather than after the load, and nothing says
+    "serving" before the bind succeeded."""
+    sock = listening_socket(host, port)
+    try:
+        application = load_app(model, served_name=served_name, api_key=api_key, **options)
+    except BaseException:
+        sock.close()
+        raise
+    serve_forever(application, sock=sock, on_listening=on_listening)

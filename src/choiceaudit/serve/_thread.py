@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 import uvicorn
 
 from choiceaudit.errors import ScorerError
+from choiceaudit.net import listening_socket
 
 __all__ = ["ServerThread", "serve_forever"]
 
 
-def serve_forever(app: Any, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve ``app`` until interrupted (``choiceaudit serve-model``)."""
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+def serve_forever(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    sock: socket.socket | None = None,
+    on_listening: Callable[[], None] | None = None,
+) -> None:
+    """Serve ``app`` until interrupted (``choiceaudit serve-model``) on ``sock``, or on a
+    socket bound to ``(host, port)`` first; ``on_listening`` is called once the address is
+    bound and listening, so a server that could not bind never says it is serving."""
+    sock = sock if sock is not None else listening_socket(host, port)
+    try:
+        if on_listening is not None:
+            on_listening()
+        config = uvicorn.Config(app, log_level="warning")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 class ServerThread:

@@ -51,26 +51,36 @@ QUARANTINE = "quarantine"
 #: Parquet schema metadata every part carries: who wrote it and under which configuration.
 PART_IDENTITY_KEY = b"choiceaudit.scorer_identity"
 PART_CONFIG_KEY = b"choiceaudit.config_hash"
+#: The run configuration itself (canonical JSON), so ``repair --rebuild-manifest`` can restore a
+#: lost manifest's configuration from the parts (parts written before it carry only the hash).
+PART_CONFIG_JSON_KEY = b"choiceaudit.config"
 
 
 @dataclass(frozen=True)
 class PartStamp:
     """What a part records about its writer: the scorer identity (the fields of its description
     that its backend declares identify it, canonical JSON; the audit layer computes it with
-    ``scorers.resume_identity``) and the sha256 of the run configuration."""
+    ``scorers.resume_identity``), the sha256 of the run configuration and, from parts written
+    since it was added, the configuration itself as canonical JSON (``None`` before)."""
 
     scorer_identity: str
     config_hash: str
+    config_json: str | None = None
 
 
 @dataclass(frozen=True)
 class RepairReport:
     """What :meth:`RunStore.repair` did: parts moved aside (with the reason each was
-    unreadable) and temporaries removed."""
+    unreadable) and temporaries removed; why the manifest could not be read (``None``: it
+    could), whether it was rebuilt from the parts, and what still blocks the run, each with
+    what to do (empty: the run reads back and can be resumed)."""
 
     path: Path
     moved: tuple[tuple[str, str], ...]
     temporaries_removed: int
+    manifest_problem: str | None = None
+    manifest_rebuilt: bool = False
+    blocked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -244,45 +254,24 @@ class RunStore:
             except (pa.ArrowInvalid, OSError) as exc:
                 raise self._unreadable(part, exc) from None
             if PART_IDENTITY_KEY in meta:
+                config_json = meta.get(PART_CONFIG_JSON_KEY)
                 stamps[part] = PartStamp(
                     meta[PART_IDENTITY_KEY].decode("utf-8"),
                     meta.get(PART_CONFIG_KEY, b"").decode("utf-8"),
+                    None if config_json is None else config_json.decode("utf-8"),
                 )
             else:
                 stamps[part] = None
         return stamps
 
-    def repair(self) -> RepairReport:
-        """Move every part that cannot be read whole into ``quarantine/`` and record it in the
-        manifest (``repairs``), so a resume re-scores its queries. Takes the lock."""
-        moved: list[tuple[str, str]] = []
-        with self.lock():
-            removed = self.clean_partial()
-            for part in self.part_paths():
-                try:
-                    pq.read_table(part)
-                except (pa.ArrowInvalid, OSError) as exc:
-                    target = self.path / QUARANTINE / part.name
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    n = 0
-                    while target.exists():
-                        n += 1
-                        target = self.path / QUARANTINE / f"{part.stem}.{n}{part.suffix}"
-                    part.replace(target)
-                    moved.append((str(target.relative_to(self.path)), str(exc)))
-            if self.exists() and (moved or removed):
-                manifest = self.read_manifest()
-                manifest.setdefault("repairs", []).append(
-                    {
-                        "moved": [{"part": p, "reason": r} for p, r in moved],
-                        "temporaries_removed": removed,
-                        "rows_after": len(self.done_ids()),
-                    }
-                )
-                manifest["status"] = "incomplete" if moved else manifest.get("status")
-                manifest["rows"] = len(self.done_ids())
-                self.write_manifest(manifest)
-        return RepairReport(self.path, tuple(moved), removed)
+    def repair(self, *, rebuild_manifest: bool = False) -> RepairReport:
+        """Move every part that cannot be read whole into ``quarantine/`` (recorded in the
+        manifest's ``repairs``), so a resume re-scores its queries; with ``rebuild_manifest``,
+        rebuild an unreadable or missing manifest from the parts where they carry what it
+        needs; then say what still blocks the run. Takes the lock (see ``_repair``)."""
+        from choiceaudit.store._repair import repair_run_dir
+
+        return repair_run_dir(self, rebuild_manifest=rebuild_manifest)
 
     def write_part(
         self, rows: Sequence[tuple[int, Query, Decision]], *, stamp: PartStamp | None = None
@@ -291,12 +280,13 @@ class RunStore:
         writer's ``stamp`` in the Parquet metadata."""
         table = rows_to_table(rows)
         if stamp is not None:
-            table = table.replace_schema_metadata(
-                {
-                    PART_IDENTITY_KEY: stamp.scorer_identity.encode("utf-8"),
-                    PART_CONFIG_KEY: stamp.config_hash.encode("utf-8"),
-                }
-            )
+            metadata = {
+                PART_IDENTITY_KEY: stamp.scorer_identity.encode("utf-8"),
+                PART_CONFIG_KEY: stamp.config_hash.encode("utf-8"),
+            }
+            if stamp.config_json is not None:
+                metadata[PART_CONFIG_JSON_KEY] = stamp.config_json.encode("utf-8")
+            table = table.replace_schema_metadata(metadata)
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         existing = self.part_paths()
         index = int(existing[-1].stem.split("-")[1]) + 1 if existing else 0
@@ -334,11 +324,11 @@ class RunStore:
         return Run(self.path, manifest, tuple(_row(self.path, r) for r in records))
 
 
-#: What to do about a manifest that cannot be read (the parts carry their writer's stamp, but
-#: not the configuration, so the manifest is restored, not rebuilt).
+#: What to do about a manifest that cannot be read: parts written since they carry the
+#: configuration can rebuild it; older ones carry only its hash, so it is restored instead.
 _RECOVER = (
-    "restore it from a backup or the run's source, or move the run aside and score it again "
-    "(`choiceaudit repair` lists what the parts still hold)"
+    "run `choiceaudit repair` on the run: it says whether the manifest can be rebuilt from the "
+    "parts (`--rebuild-manifest`), else restore it from a backup or score into a new --out"
 )
 
 #: The JSON type each known manifest key must have (None is allowed for all).
