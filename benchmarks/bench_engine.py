@@ -305,10 +305,11 @@ def gemm_flops(threads: int, n: int = 1024, repeats: int = 5) -> float:
 
 
 def best_tokens_per_second(
-    model: Any, *, body_only: bool = False, tokens: int = 4096, repeats: int = 2
+    model: Any, *, body_only: bool = False, tokens: int = 1024, repeats: int = 2
 ) -> float:
     """Tokens per second of one plain causal forward over a large batch (``tokens`` tokens as
-    64×64, 32×128 or 16×256), the best over shapes and repeats. A full forward computes the
+    16×64, 8×128 or 4×256), the best over shapes and repeats. A thousand tokens already fill
+    the BLAS; more only add Gemma 3's 262k-wide logits (a gigabyte per thousand tokens). A full forward computes the
     logits at every position; ``body_only`` skips the output projection (a stricter bound)."""
     import torch
 
@@ -339,6 +340,14 @@ def best_of(repeats: int, run: Any, *args: Any) -> tuple[float, np.ndarray] | st
     return best
 
 
+_STARTED = time.perf_counter()
+
+
+def _say(message: str) -> None:
+    """Progress on stderr (the table comes at the end on stdout)."""
+    print(f"[{time.perf_counter() - _STARTED:6.0f} s] {message}", file=sys.stderr, flush=True)
+
+
 def bench_workload(
     name: str,
     scorer: Any,
@@ -360,10 +369,13 @@ def bench_workload(
     scorer.score(queries[:2])  # warm-up
     results: dict[str, tuple[float, np.ndarray] | str] = {}
     if naive:
+        _say(f"{name}: naive, {len(requests)} requests")
         results["naive"] = best_of(repeats, run_naive, model, requests)
+        _say(f"{name}: lm-eval")
         results[f"lm-eval (batch {batch_size})"] = best_of(
             repeats, run_lm_eval, model, tokenizer, requests, batch_size
         )
+    _say(f"{name}: engine")
     results["engine"] = best_of(repeats, run_engine, scorer, queries, requests)
     if cached is not None:
         # a fresh cache per timed run: the figure is one run's own reuse, not a warm cache's
@@ -437,19 +449,35 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _loads(loads: Sequence[float]) -> str:
+    return " ".join(f"{x:.2f}" for x in loads)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", action="append", help="repeatable; default smollm2 and gemma3-270m")
+    parser.add_argument(
+        "--model", action="append", help="repeatable; default smollm2 and gemma3-270m"
+    )
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8, help="lm-eval batch size")
-    parser.add_argument("--signalling-queries", type=int, default=32)
-    parser.add_argument("--idiom-queries", type=int, default=48)
-    parser.add_argument("--meaning-items", type=int, default=4, help="items × 24 orderings")
+    # sized so both models finish in about ten minutes on two contended cores: the naive loop
+    # (one forward per request) is most of the time, and it grows with the signalling queries
+    parser.add_argument("--signalling-queries", type=int, default=12)
+    parser.add_argument("--idiom-queries", type=int, default=32)
+    parser.add_argument("--meaning-items", type=int, default=3, help="items × 24 orderings")
     parser.add_argument("--prefix-cache-mb", type=float, default=512)
     parser.add_argument("--repeats", type=int, default=2, help="time = best of this many runs")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a few queries, one run each: checks the benchmark runs, measures nothing",
+    )
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.signalling_queries, args.idiom_queries, args.meaning_items = 2, 2, 1
+        args.repeats = 1
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -458,13 +486,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from choiceaudit.scorers._loading import load_causal_lm
 
     torch.set_num_threads(args.threads)
+    started = time.perf_counter()
     gemm = gemm_flops(args.threads)
+    load_before = os.getloadavg()
     rows: list[dict[str, Any]] = []
     header = []
     for model_name in args.model or ["smollm2", "gemma3-270m"]:
         lm = load_causal_lm(model_name, dtype=args.dtype)
-        scorer = HFScorer(lm)
+        # the uncached engine is asked for explicitly, whatever the scorers' default
+        scorer = HFScorer(lm, engine=EngineOptions(prefix_cache_mb=0))
         cached = HFScorer(lm, engine=EngineOptions(prefix_cache_mb=args.prefix_cache_mb))
+        _say(f"{model_name}: loaded; best throughput on one large batch")
         tps_best = best_tokens_per_second(lm.model)
         n_params = sum(p.numel() for p in lm.model.parameters())
         header.append(
@@ -485,7 +517,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{args.dtype}, torch {torch.__version__}, {args.threads} threads, best of "
         f"{args.repeats} runs, {platform.processor() or platform.machine()}, load average "
-        f"{os.getloadavg()[0]:.2f}; measured fp32 GEMM (1024³, same threads) {gemm / 1e9:.1f} "
+        f"(1, 5, 15 min) {_loads(load_before)} at the start, {_loads(os.getloadavg())} at the "
+        f"end; measured fp32 GEMM (1024³, same threads) {gemm / 1e9:.1f} "
         "GFLOP/s; 'of fp32 GEMM' = tokens/s × 2 × parameters ÷ that rate"
     )
     print("\n".join(header))
@@ -498,6 +531,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{r['request_tokens']} request tokens, {r['unique_tokens']} unique tokens"
             )
     print(markdown(rows))
+    print(f"benchmark wall time {(time.perf_counter() - started) / 60:.1f} min")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"rows": rows, "gemm_flops": gemm, "threads": args.threads}, handle, indent=1)

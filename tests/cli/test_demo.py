@@ -27,6 +27,14 @@ def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "signalling coordinates" in text and "accuracy by distractor family" in text
+    # the first table's time, then where the time went, printed and written beside the runs
+    assert text.index("first table after") < text.index("accuracy by distractor family")
+    assert "time by phase" in text and "by kind:" in text
+    timing = json.loads((out / "timing.json").read_text())
+    names = [p["name"] for p in timing["phases"]]
+    assert "signalling · fake: scoring" in names and names[-1] == "report: tables, figures, HTML"
+    scored = {p["name"]: p["rows"] for p in timing["phases"] if p["kind"] == "score"}
+    assert scored["signalling · fake: scoring"] == 128  # 16 items, 8 queries each
     html = (out / "report" / "index.html").read_text()
     assert 'id="signalling' in html and 'id="meaning' in html
     runs = {p.parent.relative_to(out).as_posix() for p in out.glob("*/*/manifest.json")}

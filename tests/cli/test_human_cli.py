@@ -103,7 +103,8 @@ def test_serve_human_refuses_a_study_it_cannot_open_before_claiming_to_serve(
     items = frozen_items(tmp_path)
     toml = study_file(tmp_path, 'seed = 1\nblocks = [{ name = "classification", n_items = 999 }]\n')
     out = tmp_path / "study"
-    r = runner.invoke(app, ["serve-human", str(items), "--out", str(out), "--study", str(toml)])
+    args = ["serve-human", str(items), "--out", str(out), "--study", str(toml), "--port", "0"]
+    r = runner.invoke(app, args)
     assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception
     assert "the classification block asks for 999" in r.output
     assert "answering Host" not in r.output

@@ -171,12 +171,14 @@ def test_cli_import_human_and_serve_human_errors(
     )
     assert r.exit_code == 1 and "not a study directory" in r.output
     # a new study needs a study file; the error is one line, nothing is served
-    r = runner.invoke(app, ["serve-human", str(root / "items"), "--out", str(tmp_path / "s")])
+    # port 0: the address is bound before the study opens, and a fixed port may be taken
+    serve = ["serve-human", str(root / "items"), "--out", str(tmp_path / "s"), "--port", "0"]
+    r = runner.invoke(app, serve)
     assert r.exit_code == 1 and "needs a study file" in r.output
     assert not (tmp_path / "s").exists()
     bad = tmp_path / "bad.toml"
     bad.write_text('seed = 1\nblocks = [{ name = "classification", n_items = 999 }]\n')
     r = runner.invoke(
-        app, ["serve-human", str(root / "items"), "--out", str(tmp_path / "s"), "--study", str(bad)]
+        app, [*serve, "--study", str(bad)]
     )
     assert r.exit_code == 1 and "conflict items of the analysis set" in r.output

@@ -190,10 +190,22 @@ def test_serve_turns_off_uvicorns_own_forwarded_header_handling(
 
     from choiceaudit.human import serve
 
-    seen: dict[str, Any] = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
-    serve(frozen_items(tmp_path), tmp_path / "study", parse_study_file(study_file(tmp_path)))
-    assert seen["proxy_headers"] is False
+    seen: list[uvicorn.Config] = []
+
+    class Recorded:
+        """Stands in for uvicorn's server: records its configuration instead of serving."""
+
+        def __init__(self, config: uvicorn.Config) -> None:
+            seen.append(config)
+
+        def run(self, sockets: object = None) -> None:
+            return None
+
+    monkeypatch.setattr(uvicorn, "Server", Recorded)
+    study = parse_study_file(study_file(tmp_path))
+    serve(frozen_items(tmp_path), tmp_path / "study", study, port=0)
+    (config,) = seen
+    assert config.proxy_headers is False
 
 
 def test_serve_human_passes_its_limits_and_refuses_a_bad_proxy(

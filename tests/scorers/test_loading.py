@@ -9,9 +9,16 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from choiceaudit.scorers import MissingBackendError, ScorerError, load_scorer  # noqa: E402
+from choiceaudit.scorers import (  # noqa: E402
+    MissingBackendError,
+    ScorerError,
+    conversions_this_process,
+    load_scorer,
+)
+from choiceaudit.scorers._gguf_tokenizer import TOKENIZER_REVISION  # noqa: E402
 from choiceaudit.scorers._loading import (  # noqa: E402
     cache_dir,
+    convert_gguf,
     load_causal_lm,
     resolve_causal_lm,
     sha256_file,
@@ -109,6 +116,35 @@ def test_missing_model_package_names_the_pip_command(monkeypatch: pytest.MonkeyP
         resolve_causal_lm("smollm2")
 
 
+def test_a_stored_conversion_is_reused_only_under_its_sha256_and_tokenizer_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # the fast half of the cold conversion below: which directory is reused, without converting
+    import choiceaudit.scorers._loading as loading
+
+    monkeypatch.setenv("CHOICEAUDIT_CACHE", str(tmp_path / "cache"))
+    sha = "ab" * 32
+    stored = tmp_path / "cache" / "converted" / f"{sha}-tok{TOKENIZER_REVISION}"
+    stored.mkdir(parents=True)
+    (stored / "choiceaudit-conversion.json").write_text("{}")
+    old_style = tmp_path / "cache" / "converted" / ("cd" * 32)  # keyed by the sha256 alone
+    old_style.mkdir()
+    (old_style / "choiceaudit-conversion.json").write_text("{}")
+
+    def no_conversion(module: str, hint: str) -> None:
+        raise AssertionError(f"converted again (imported {module})")
+
+    monkeypatch.setattr(loading, "require", no_conversion)
+    before = conversions_this_process()
+    assert convert_gguf(tmp_path / "model.gguf", sha) == stored
+    assert conversions_this_process() == before  # a reuse is not a conversion
+    with pytest.raises(AssertionError, match="converted again"):
+        convert_gguf(tmp_path / "model.gguf", "cd" * 32)
+
+
+# a cold GGUF→safetensors conversion of SmolLM2 (about 40 s on two cores); the reuse rule
+# itself is checked fast above
+@pytest.mark.slow
 @pytest.mark.models
 def test_gguf_conversion_is_cached_by_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("CHOICEAUDIT_CACHE", str(tmp_path / "cache"))

@@ -245,6 +245,22 @@ REGISTRY: list[Metric] = [
         ),
     ),
     Metric(
+        "mean_interval.clustered",
+        "values",
+        lambda values, clusters: S.mean_interval(values, clusters=clusters, n_resamples=50, seed=1),
+    ),
+    Metric(
+        "paired_contrast.clustered",
+        "values",
+        lambda values, clusters: S.paired_contrast(
+            np.clip(np.abs(values), 0.0, 1.0),
+            (np.abs(values) > 0.4).astype(float),
+            clusters=clusters,
+            n_resamples=50,
+            seed=1,
+        ),
+    ),
+    Metric(
         "pearson_r.clustered",
         "xy",
         lambda x, y, clusters: S.pearson_r(x, y, clusters=clusters, n_resamples=50, seed=2),

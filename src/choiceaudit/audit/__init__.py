@@ -9,6 +9,7 @@ function here, so a Python user and a command-line user run the same code.
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
 from choiceaudit.audit._backend import RaySettings, open_scorer
+from choiceaudit.audit._demo_timing import TIMING_FILE, Phase, PhaseTimer
 from choiceaudit.audit._fanout import RayFanout, RestartCounter
 from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
@@ -28,7 +29,15 @@ from choiceaudit.audit._meaning import (
 )
 from choiceaudit.audit._meaning_dry import BlockVolume, MeaningDryRun, dry_run_meaning
 from choiceaudit.audit._registry import INSTRUMENTS, instrument_named, read_config
-from choiceaudit.audit._runs import ReplayScorer, RunJob, loaded, made, model_scorer, run_jobs
+from choiceaudit.audit._runs import (
+    ReplayScorer,
+    RunJob,
+    by_prompt,
+    loaded,
+    made,
+    model_scorer,
+    run_jobs,
+)
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
 from choiceaudit.audit._scoring import ChunkExecutor, ProgressCallback, RunSummary, run_scoring
 from choiceaudit.audit._signalling import (
@@ -47,6 +56,7 @@ __all__ = [
     "DEFAULT_SEED",
     "INSTRUMENTS",
     "QUERIES_FILE",
+    "TIMING_FILE",
     "AnalysisResult",
     "BlockVolume",
     "ChunkExecutor",
@@ -54,6 +64,8 @@ __all__ = [
     "HumanImport",
     "ImportResult",
     "MeaningDryRun",
+    "Phase",
+    "PhaseTimer",
     "ProgressCallback",
     "RayFanout",
     "RaySettings",
@@ -65,6 +77,7 @@ __all__ = [
     "analyse_runs",
     "build_instrument",
     "build_meaning_plan",
+    "by_prompt",
     "check_signalling",
     "dry_run_meaning",
     "gate_runs",

@@ -63,7 +63,10 @@ FIELDS: dict[str, str] = {
 }
 
 #: Fields whose value is a list (a list cell, a JSON list in a CSV cell, or several columns).
-LIST_FIELDS = ("probs", "options", "keys", "perm")
+LIST_FIELDS = (
+    "probs", "options", "keys", "perm", "display_order", "option_order", "chosen", "score_pmi",
+    "score_sum", "score_mean", "means_ids", "clues_ids",
+)  # fmt: skip
 
 DecisionMapping = dict[str, str | list[str]]
 
@@ -75,10 +78,14 @@ def _parse_map_value(field: str, column: str) -> str | list[str]:
 
 
 def load_mapping(
-    pairs: Sequence[str], file: Path | str | None = None
+    pairs: Sequence[str],
+    file: Path | str | None = None,
+    *,
+    fields: Mapping[str, str] = FIELDS,
 ) -> tuple[DecisionMapping, dict[str, dict[str, str]]]:
     """(field → column(s), field → {value → value}) from a mapping file and ``field=column``
-    flags (flags win); unknown fields are an :class:`InputError` naming them."""
+    flags (flags win); a field not in ``fields`` (an instrument's; default the meaning and
+    scoring import's) is an :class:`InputError` naming it."""
     mapping: DecisionMapping = {}
     values: dict[str, dict[str, str]] = {}
     if file is not None:
@@ -101,10 +108,10 @@ def load_mapping(
         if not sep or not field.strip() or not column.strip():
             raise InputError(f"--map {pair!r}: give field=column (e.g. gold_position=gold_pos)")
         mapping[field.strip()] = _parse_map_value(field.strip(), column.strip())
-    unknown = sorted((set(mapping) | set(values)) - set(FIELDS))
+    unknown = sorted((set(mapping) | set(values)) - set(fields))
     if unknown:
         raise InputError(
-            f"unknown field(s) in the mapping: {', '.join(unknown)} (known: {', '.join(FIELDS)})"
+            f"unknown field(s) in the mapping: {', '.join(unknown)} (known: {', '.join(fields)})"
         )
     return mapping, values
 

@@ -23,10 +23,10 @@ run. Attention checks are never rows. A participant who failed one is left out u
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 import numpy as np
 
@@ -53,13 +53,38 @@ class HumanImport:
     manifest: Manifest
 
 
+class _Trial(TypedDict):
+    """The columns of one exported trial (its response joined on) that the import reads; the
+    study database's schema gives their types (``slot`` is null for a trial not answered)."""
+
+    k: int
+    panel_id: str
+    position: int
+    block: str
+    query_id: str | None
+    check_option: int | None
+    slot: int | None
+    rt_ms: int | None
+    server_rt_ms: int | None
+    finished: bool
+
+
+def _answered_slot(t: _Trial) -> int:
+    """The display slot of a trial that was answered (only those are kept)."""
+    slot = t["slot"]
+    if slot is None:
+        raise ValueError(f"trial {t['position']} of participant {t['panel_id']} has no response")
+    return int(slot)
+
+
 def _kept_trials(
     record: StudyRecord, *, keep_failed_attention: bool, finished_only: bool
-) -> tuple[list[dict[str, Any]], int, dict[str, int]]:
+) -> tuple[list[_Trial], int, dict[str, int]]:
     """The answered non-attention trials of the participants kept, how many were kept, and
     how many were left out by reason."""
-    by_participant: dict[str, list[dict[str, Any]]] = {}
-    for t in record.trials:
+    by_participant: dict[str, list[_Trial]] = {}
+    # the export's rows are the database's columns, typed by its schema (see _Trial)
+    for t in cast("tuple[_Trial, ...]", record.trials):
         # the rule the app enrolled by and withdrawal applies: an id it could not have
         # enrolled (a study written by an older version) is refused, never merged or dropped
         panel_id = normalise_panel_id(
@@ -73,7 +98,7 @@ def _kept_trials(
         )
         by_participant.setdefault(panel_id, []).append(t)
     excluded = {"failed an attention check": 0, "not finished": 0, "no response": 0}
-    kept: list[dict[str, Any]] = []
+    kept: list[_Trial] = []
     n_kept = 0
     for trials in by_participant.values():
         answered = [t for t in trials if t["slot"] is not None]
@@ -94,13 +119,13 @@ def _kept_trials(
 
 
 def _decisions(
-    study: Path | str, queries: Sequence[Query], kept: Sequence[Mapping[str, Any]]
+    study: Path | str, queries: Sequence[Query], kept: Sequence[_Trial]
 ) -> list[tuple[Query, Decision]]:
     """One row per rendering people answered, in the frozen order: the share of responses on
     each display slot, every response kept in ``aux``."""
     order = {q.id: n for n, q in enumerate(queries)}
     by_id = {q.id: q for q in queries}
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    grouped: dict[str, list[_Trial]] = {}
     for t in kept:
         if t["query_id"] not in by_id:
             raise InputError(
@@ -114,7 +139,7 @@ def _decisions(
     for qid in sorted(grouped, key=order.__getitem__):
         q = by_id[qid]
         responses = grouped[qid]
-        counts = np.bincount([int(t["slot"]) for t in responses], minlength=q.n_options)
+        counts = np.bincount([_answered_slot(t) for t in responses], minlength=q.n_options)
         aux = {
             "n_responses": len(responses),
             "counts": counts.tolist(),
@@ -122,7 +147,7 @@ def _decisions(
                 {
                     "panel_id": t["panel_id"],
                     "block": t["block"],
-                    "slot": int(t["slot"]),
+                    "slot": _answered_slot(t),
                     "rt_ms": t["rt_ms"],
                     "server_rt_ms": t["server_rt_ms"],
                 }
@@ -135,7 +160,7 @@ def _decisions(
     return rows
 
 
-def _config(record: StudyRecord, study: Path, label: str, human: dict[str, Any]) -> RunConfig:
+def _config(record: StudyRecord, study: Path, label: str, human: dict[str, object]) -> RunConfig:
     frozen = record.items.frozen
     if frozen is None:  # meaning: the configuration of the run the queries came from
         data = {**dict(record.items.source_config), "instrument": "meaning"}

@@ -61,7 +61,7 @@ RETURNED_SUM_TOLERANCE = 0.02
 __all__ = ["DECISION_INSTRUMENTS", "import_decisions"]
 
 #: what ``--instrument`` accepts
-DECISION_INSTRUMENTS = ("meaning", "scoring")
+DECISION_INSTRUMENTS = ("meaning", "scoring", "signalling")
 #: experiments that show one option set under several conditions (its canonical order is shared)
 ONE_OPTION_SET = ("e2", "e3", "e7")
 #: the family of an experiment's rows where the file gives none (the instrument's own choice)
@@ -333,14 +333,28 @@ def import_decisions(
     position_base: int = 0,
     sum_tolerance: float = RETURNED_SUM_TOLERANCE,
     command: Sequence[str] | None = None,
+    items: Path | str | None = None,
+    chooser: str | None = None,
 ) -> ImportResult:
     """Import per-item decision files into the run directory ``out`` as a run of
     ``instrument`` (see the module docstring). ``mapping`` holds ``field=column`` pairs,
     ``mapping_file`` a TOML/JSON mapping; ``language`` is the rows' test language where no
     column gives it; ``corpus_language`` the language the meaning analysis files E4 and the
-    matrix under (default: that of their first row)."""
+    matrix under (default: that of their first row). A signalling import
+    (``_signalling_import``) is checked against and analysed on the frozen item directory
+    ``items``, as a model arm or, with ``chooser``, a reference chooser's released outputs."""
     if instrument not in DECISION_INSTRUMENTS:
         raise InputError(f"--instrument {instrument!r}: use {' or '.join(DECISION_INSTRUMENTS)}")
+    if instrument == "signalling":
+        # imported here: the signalling import builds on this module's row collector
+        from choiceaudit.audit._signalling_import import import_signalling_decisions
+
+        return import_signalling_decisions(
+            files, out, items=items, mapping=mapping, mapping_file=mapping_file, model=model,
+            chooser=chooser, sum_tolerance=sum_tolerance, command=command,
+        )  # fmt: skip
+    if items is not None or chooser is not None:
+        raise InputError("--items and --chooser are for --instrument signalling")
     if position_base not in (0, 1):
         raise InputError(f"--position-base {position_base}: use 0 or 1")
     columns, values = load_mapping(mapping, mapping_file)

@@ -2,7 +2,12 @@
 signalling``, ``score``, ``import human``) describes each directory as a :class:`RunJob` and
 hands the jobs to :func:`run_jobs`, which opens each job's scorer, scores its queries into its
 run directory (:func:`~choiceaudit.audit.run_scoring`: lock, resume, stamps, ``on_accepted``),
-reports progress under the job's label and closes the scorer, one job after another."""
+reports progress under the job's label and closes the scorer, one job after another.
+
+Within each part the scorer sees its queries sorted by prompt (:func:`by_prompt`), so queries
+that share a prompt are scored side by side and the in-process engine computes their shared
+head once; the part's contents, its stored row order and so a resume are exactly as without
+the sort, and the sort is the same whether or not a prefix cache is on."""
 
 from __future__ import annotations
 
@@ -14,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._backend import RaySettings, open_scorer
-from choiceaudit.audit._scoring import ChunkExecutor, RunSummary, run_scoring
-from choiceaudit.scorers import Scorer
+from choiceaudit.audit._scoring import ChunkExecutor, RunSummary, _sequential, run_scoring
+from choiceaudit.scorers import PartialScoreError, Scorer
 from choiceaudit.store import RunStore
 from choiceaudit.types import Decision, Query, RunConfig
 
@@ -23,6 +28,7 @@ __all__ = [
     "JobProgress",
     "ReplayScorer",
     "RunJob",
+    "by_prompt",
     "loaded",
     "made",
     "model_scorer",
@@ -65,6 +71,52 @@ class ReplayScorer:
 
     def describe(self) -> dict[str, Any]:
         return dict(self._description)
+
+
+def _prompt_key(query: Query) -> tuple[str, str]:
+    neutral = query.prompt(neutral=True) if query.neutral_state is not None else ""
+    return query.prompt(), neutral
+
+
+def _order(chunk: Sequence[Query]) -> list[int]:
+    keys = [_prompt_key(q) for q in chunk]
+    return sorted(range(len(chunk)), key=keys.__getitem__)
+
+
+def _unsort(values: list[Decision | None], order: Sequence[int]) -> list[Decision | None]:
+    """Put decisions scored in ``order`` back in the chunk's order (a wrong count is left as
+    it came, for the run loop to refuse)."""
+    if len(values) != len(order):
+        return values
+    out: list[Decision | None] = [None] * len(order)
+    for position, k in enumerate(order):
+        out[k] = values[position]
+    return out
+
+
+def by_prompt(execute: ChunkExecutor) -> ChunkExecutor:
+    """``execute`` with each chunk's queries sorted by prompt (then neutral prompt) and the
+    decisions handed back in the chunk's own order: the sort is stable and a function of the
+    chunk alone, so the stored parts do not change and a resumed run scores the same chunks."""
+
+    def run(
+        chunks: Sequence[Sequence[Query]],
+    ) -> Iterator[tuple[int, list[Decision | None] | PartialScoreError]]:
+        orders = [_order(chunk) for chunk in chunks]
+        inner = execute([[c[k] for k in order] for c, order in zip(chunks, orders, strict=True)])
+        try:
+            for index, outcome in inner:
+                if isinstance(outcome, PartialScoreError):
+                    outcome.completed = _unsort(outcome.completed, orders[index])
+                    yield index, outcome
+                else:
+                    yield index, _unsort(list(outcome), orders[index])
+        finally:
+            close = getattr(inner, "close", None)
+            if close is not None:  # stop the executor's work still in flight
+                close()
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -126,7 +178,7 @@ def _run_each(
                 skipped_lines=job.skipped_lines,
                 on_accepted=job.on_accepted,
                 on_progress=advance,
-                executor=executor,
+                executor=by_prompt(executor or _sequential(scorer)),
                 session_notes=job.notes,
             )
         if job.after is not None:

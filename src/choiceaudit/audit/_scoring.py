@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from choiceaudit.errors import InputError, ScorerError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json
@@ -91,7 +91,7 @@ def _version() -> str:
     return __version__
 
 
-def _stamp(description: dict[str, Any], config: dict[str, Any]) -> PartStamp:
+def _stamp(description: Mapping[str, object], config: Mapping[str, object]) -> PartStamp:
     return PartStamp(
         scorer_identity=canonical_json(resume_identity(description)),
         config_hash=canonical_hash(config),
@@ -124,10 +124,10 @@ def _check_parts(store: RunStore, stamp: PartStamp) -> None:
 
 def _session_manifest(
     store: RunStore,
-    description: dict[str, Any],
+    description: Mapping[str, object],
     *,
     command: Sequence[str] | None,
-    config: dict[str, Any] | None,
+    config: Mapping[str, object] | None,
 ) -> Manifest:
     """The run's manifest as this session starts it: the stored one (after checking that this
     scorer and configuration made it) or a new one, with this session's scorer and platform."""
@@ -177,6 +177,57 @@ def _close_killed_session(manifest: Manifest, rows_now: int) -> Manifest:
     return replace(manifest, sessions=(*sessions[:-1], last))
 
 
+class _SkippedLine(TypedDict):
+    """An input line the caller did not turn into a query, and why."""
+
+    line: int
+    field: str
+    reason: str
+
+
+@dataclass
+class _SessionRecord:
+    """One scoring session as the manifest's ``sessions`` list records it: what was asked and
+    found at the start, what was scored, how it ended, and the caller's notes (an import's
+    source). :meth:`to_json` keeps the stored key order: start facts, input left out (its lines
+    only when there were some), counts, notes, then the ending once there is one."""
+
+    started: str
+    requested: int
+    already_done: int
+    duplicates_in_input: int
+    stale_partial_files_removed: int
+    skipped_input: dict[str, int]
+    skipped_input_lines: list[_SkippedLine]
+    rows_at_start: int
+    notes: dict[str, object]
+    scored: int = 0
+    truncated: int = 0
+    failed: str | None = None
+    outcome: str | None = None
+    ended: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "started": self.started,
+            "requested": self.requested,
+            "already_done": self.already_done,
+            "duplicates_in_input": self.duplicates_in_input,
+            "stale_partial_files_removed": self.stale_partial_files_removed,
+            "skipped_input": dict(self.skipped_input),
+        }
+        if self.skipped_input_lines:
+            out["skipped_input_lines"] = [dict(line) for line in self.skipped_input_lines]
+        out.update(rows_at_start=self.rows_at_start, scored=self.scored, truncated=self.truncated)
+        out.update(self.notes)
+        if self.failed is not None:
+            out["failed"] = self.failed
+        if self.outcome is not None:
+            out["outcome"] = self.outcome
+            out["ended"] = self.ended
+        return out
+
+
 class _Session:
     """One scoring session's changes to the manifest: the session record (``sessions[-1]``),
     the row counts and the status, written to the store after every change."""
@@ -185,34 +236,37 @@ class _Session:
         self.store = store
         self.manifest = manifest
         self.stamp = stamp
-        self.record: dict[str, Any] = {}
+        self.record: _SessionRecord | None = None
         self.parts = 0
 
     def write(self, **changes: Any) -> None:
-        sessions = (*self.manifest.sessions[: self.n_before], dict(self.record))
+        assert self.record is not None, "a session writes only after begin()"
+        sessions = (*self.manifest.sessions[: self.n_before], self.record.to_json())
         self.manifest = replace(self.manifest, sessions=sessions, **changes)
         self.store.write_manifest(self.manifest)
 
-    def begin(self, record: dict[str, Any], rows: int) -> None:
+    def begin(self, record: _SessionRecord, rows: int) -> None:
         self.n_before = len(self.manifest.sessions)
         self.record = record
         self.write(status="running", rows=rows)
 
     def commit(self, rows: list[tuple[int, Query, Decision]]) -> None:
+        assert self.record is not None, "a session commits only after begin()"
         self.store.write_part(rows, stamp=self.stamp)
         n_truncated = sum(1 for _, _, d in rows if d.aux.get("truncated"))
-        self.record["scored"] += len(rows)
-        self.record["truncated"] += n_truncated
+        self.record.scored += len(rows)
+        self.record.truncated += n_truncated
         self.write(
             truncated_rows=int(self.manifest.truncated_rows or 0) + n_truncated,
             rows=int(self.manifest.rows or 0) + len(rows),
         )
 
     def end(self, outcome: str, failed: str | None = None, **changes: Any) -> None:
+        assert self.record is not None, "a session ends only after begin()"
         if failed is not None:
-            self.record["failed"] = failed
-        self.record["outcome"] = outcome
-        self.record["ended"] = _now()
+            self.record.failed = failed
+        self.record.outcome = outcome
+        self.record.ended = _now()
         self.write(**changes)
 
 
@@ -334,18 +388,20 @@ def run_scoring(
         if on_accepted is not None:
             on_accepted(store.path)
         total, duplicates, pending = _pending(queries, done)
-        record = {
-            "started": _now(),
-            "requested": len(queries),
-            "already_done": total - len(pending),
-            "duplicates_in_input": duplicates,
-            "stale_partial_files_removed": stale,
-            **_input_record(skipped, skipped_lines),
-            "rows_at_start": len(done),
-            "scored": 0,
-            "truncated": 0,
-            **dict(session_notes or {}),
-        }
+        record = _SessionRecord(
+            started=_now(),
+            requested=len(queries),
+            already_done=total - len(pending),
+            duplicates_in_input=duplicates,
+            stale_partial_files_removed=stale,
+            skipped_input=dict(skipped or {}),
+            skipped_input_lines=[
+                {"line": line, "field": fld, "reason": reason}
+                for line, fld, reason in skipped_lines
+            ],
+            rows_at_start=len(done),
+            notes=dict(session_notes or {}),
+        )
         session.begin(record, len(done))
         progress = [total - len(pending)]
 
@@ -381,24 +437,12 @@ def run_scoring(
         return RunSummary(
             path=store.path,
             requested=len(queries),
-            already_done=record["already_done"],
-            scored=record["scored"],
+            already_done=record.already_done,
+            scored=record.scored,
             duplicates_in_input=duplicates,
             parts_written=session.parts,
             manifest=session.manifest,
         )
-
-
-def _input_record(
-    skipped: Mapping[str, int] | None, skipped_lines: Sequence[tuple[int, str, str]]
-) -> dict[str, Any]:
-    """The session's record of input the caller did not turn into queries."""
-    out: dict[str, Any] = {"skipped_input": dict(skipped or {})}
-    if skipped_lines:
-        out["skipped_input_lines"] = [
-            {"line": line, "field": fld, "reason": reason} for line, fld, reason in skipped_lines
-        ]
-    return out
 
 
 def _config_json(config: RunConfig | Mapping[str, Any]) -> dict[str, Any]:

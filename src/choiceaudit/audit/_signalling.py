@@ -12,7 +12,6 @@ analysis refuses a run whose hash differs from it.
 from __future__ import annotations
 
 import functools
-import json
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 from choiceaudit.audit._backend import RaySettings
 from choiceaudit.audit._runs import RunJob, ScorerOpener, loaded, made, model_scorer, run_jobs
 from choiceaudit.audit._scoring import check_chunk_size
+from choiceaudit.audit._signalling_templates import default_chat_template
 from choiceaudit.errors import InputError
 from choiceaudit.instruments import run_dir_name
 from choiceaudit.instruments.signalling import (
@@ -47,7 +47,7 @@ from choiceaudit.instruments.signalling.conformance import (
     conformance_over_seeds,
 )
 from choiceaudit.instruments.signalling.frozen import INSTRUMENT_FILE
-from choiceaudit.scorers import Scorer, capabilities_of, causal_lm_of, load_embedder
+from choiceaudit.scorers import Scorer, capabilities_of, load_embedder
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
 
@@ -198,68 +198,6 @@ def make_chooser(
         swow=swow,
         conceptnet=conceptnet,
     )
-
-
-def _has_chat_template(directory: Path) -> bool:
-    if (directory / "chat_template.jinja").is_file() or (
-        directory / "chat_template.json"
-    ).is_file():
-        return True
-    config = directory / "tokenizer_config.json"
-    if not config.is_file():
-        return False
-    try:
-        return bool(json.loads(config.read_text(encoding="utf-8")).get("chat_template"))
-    except (json.JSONDecodeError, OSError):
-        return False
-
-
-#: §I-J for the built-in causal LMs: (chat_template option, why).
-BUILTIN_TEMPLATES: dict[str, tuple[str | None, str]] = {
-    "smollm2": ("own", "instruct model (SmolLM2-135M-Instruct): its own chat template"),
-    "gemma3-270m": (
-        None,
-        "base model; its instruct sibling (gemma-3-270m-it) is not installed offline, so no "
-        "template; pass -o chat_template=<sibling dir> to score with it (§I-J)",
-    ),
-}
-
-
-def default_chat_template(spec: str) -> tuple[str | None, str]:
-    """The paper's scoring environment (§I-J) for a local ``hf:<dir>`` model: an instruct
-    model is scored with its own chat template (``"own"``); a base model (directory name ending
-    ``-Base``) with its instruct sibling's, applied verbatim (the sibling directory beside it,
-    name without ``-Base``). Returns ``(chat_template option or None, why)``; anything else
-    (built-in GGUF models, hub ids, a base model without a sibling on disk) keeps no template,
-    and the reason says so. Always recorded in the run's config. The built-in models:
-    ``smollm2`` (SmolLM2-135M-Instruct) gets its own template, which its GGUF carries;
-    ``gemma3-270m`` is a base model whose instruct sibling is not installed, so it is scored
-    without a template (pass ``-o chat_template=<sibling dir>`` to follow §I-J). A model behind
-    a server (``openai:smollm2``) gets the default of the model it serves (``smollm2``), which
-    the client applies, so it reads the prompt it reads in process."""
-    model = causal_lm_of(spec)
-    if model is None:
-        return None, f"{spec} is not a causal LM; no chat template"
-    template, why = _default_for(model)
-    return template, (why if model == spec else f"served model {model}: {why}")
-
-
-def _default_for(spec: str) -> tuple[str | None, str]:
-    if spec in BUILTIN_TEMPLATES:
-        return BUILTIN_TEMPLATES[spec]
-    if not spec.startswith("hf:"):
-        return None, "not a local hf: directory; no template unless -o chat_template=… is given"
-    path = Path(spec.removeprefix("hf:"))
-    if not path.is_dir():
-        return None, f"{path} is not a local directory; no template unless -o chat_template=…"
-    if path.name.lower().endswith("-base"):
-        sibling = path.with_name(path.name[: -len("-Base")])
-        if sibling.is_dir() and _has_chat_template(sibling):
-            return str(sibling), f"base model: its instruct sibling {sibling}'s template, verbatim"
-        return None, f"base model without an instruct sibling with a template at {sibling}"
-    if _has_chat_template(path):
-        return "own", "instruct model: its own chat template"
-    return None, f"{path} ships no chat template"
 
 
 def _resolve_items(

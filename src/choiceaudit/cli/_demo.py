@@ -8,7 +8,6 @@ own defaults. Every run directory resumes, so an interrupted demo continues wher
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -66,7 +65,8 @@ def demo(
         "runs/demo"
     ),
     size: Annotated[
-        str, typer.Option(help="small (a smoke run), default (≈26 min on 2 cores, measured) or full.")
+        str,
+        typer.Option(help="small (a smoke run), default (≈26 min on 2 cores, measured) or full."),
     ] = "default",
     gemma: Annotated[
         bool, typer.Option(help="Include gemma3-270m when installed (the slowest model).")
@@ -95,7 +95,7 @@ def demo(
     ] = None,
 ) -> None:
     """Audit the embedded default models with both instruments and write the report."""
-    from choiceaudit.audit import analyse_runs, run_meaning, run_signalling
+    from choiceaudit.audit import PhaseTimer, analyse_runs, run_meaning, run_signalling
     from choiceaudit.cli._meaning import print_meaning_summary
     from choiceaudit.cli._signalling import print_signalling_summary
     from choiceaudit.instruments.meaning import MeaningAnalysis
@@ -121,7 +121,7 @@ def demo(
     else:
         decision_models = list(decision_model)
     choosers = ["uniform", "salience", "bayes"] + (["cosine"] if _installed("minilm") else [])
-    started = time.monotonic()
+    timer = PhaseTimer()
     command = ["choiceaudit", *sys.argv[1:]]
     results: list[Any] = []
     with progress_bar() as bar:
@@ -135,12 +135,14 @@ def demo(
             # the demo keeps format L to the bare label form so its timing holds; `run
             # signalling` scores both label forms by default (§IV-H4)
             label_forms=("bare",),
-            progress=_advance_factory(bar, "signalling"),
+            progress=timer.progress("signalling", _advance_factory(bar, "signalling")),
         )
         # each phase's summary as soon as it is done: the first table comes before meaning runs
         results.extend(analyse_runs(signalling))
         console.print(f"signalling variant: {variant}", highlight=False)
         print_signalling_summary([r for r in results if isinstance(r, SignallingAnalysis)])
+        timer.lap("signalling: analysis and summary", "analyse")
+        console.print(f"first table after {timer.elapsed():.0f} s", highlight=False)
         # lm-choice wraps a causal LM loaded in process: the keyed-menu arm of each LM
         marker = [f"lm-choice:{m}" for m in lms if capabilities_of(m).engine]
         meaning_models = list(dict.fromkeys(decision_models + marker + lms))
@@ -152,7 +154,7 @@ def demo(
             n_order_items=plan.meaning_order_items,
             # both bindings, so the demo shows the label component beside the paper's E7
             e7_keys=("slot", "travelling"),
-            progress=_advance_factory(bar, "meaning"),
+            progress=timer.progress("meaning", _advance_factory(bar, "meaning")),
             command=command,
         )
         meaning_results = analyse_runs(meaning)
@@ -160,11 +162,16 @@ def demo(
         print_meaning_summary(
             [rec for r in meaning_results if isinstance(r, MeaningAnalysis) for rec in r.summary()]
         )
+        timer.lap("meaning: analysis and summary", "analyse")
     index = build_report(
         results,
         out_dir / "report",
         title=f"choiceaudit demo: embedded default models; signalling {variant}",
     )
-    minutes = (time.monotonic() - started) / 60
-    console.print(f"finished in {minutes:.1f} min")
+    timer.lap("report: tables, figures, HTML", "report")
+    record = timer.write(out_dir)
+    console.print("time by phase (every phase of a second or more):", highlight=False)
+    for line in timer.lines():
+        console.print(f"  {line}", highlight=False)
+    console.print(f"finished in {timer.elapsed() / 60:.1f} min (per-phase record: {record})")
     out.print(f"report: {index}")

@@ -74,7 +74,7 @@ def decisions(
     files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files, or folders.")],
     out_dir: _OUT,
     instrument: Annotated[
-        str, typer.Option("--instrument", help="meaning or scoring: what the run is.")
+        str, typer.Option("--instrument", help="meaning, scoring or signalling: what the run is.")
     ] = "meaning",
     mapping: Annotated[
         list[str] | None,
@@ -97,14 +97,24 @@ def decisions(
     sum_tolerance: Annotated[
         float, typer.Option("--sum-tolerance", help="Accepted |sum of probs - 1|.")
     ] = 0.02,
+    items: Annotated[
+        Path | None,
+        typer.Option("--items", help="Signalling: the frozen item directory the rows render."),
+    ] = None,
+    chooser: Annotated[
+        str | None,
+        typer.Option("--chooser", help="Signalling: the reference chooser the rows come from."),
+    ] = None,
 ) -> None:
     """Import per-item decision files (one row per item per condition: item id, experiment,
     condition or family, the probability vector, gold key or position, literal key, display
-    order) as a meaning or scoring run; rows that cannot be validated are listed with reasons."""
+    order) as a meaning or scoring run, or (item id, condition, format, display order, vector
+    or chosen option) as a signalling arm on --items; rows that cannot be validated are listed
+    with reasons."""
     result = import_decisions(
         files, out_dir, instrument=instrument, mapping=mapping or [], mapping_file=mapping_file,
         model=model_name, language=language, corpus_language=corpus_language,
-        position_base=position_base, sum_tolerance=sum_tolerance,
+        position_base=position_base, sum_tolerance=sum_tolerance, items=items, chooser=chooser,
         command=["choiceaudit", *sys.argv[1:]],
     )  # fmt: skip
     print_import(result, out_dir)

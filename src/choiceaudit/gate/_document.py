@@ -4,7 +4,7 @@ was fit on, the cut-point, the confidence definition's text and what it delivers
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 from choiceaudit.gate._types import (
     GATE_SCHEMA,
@@ -16,16 +16,46 @@ from choiceaudit.metrics import (
     DEFINITION_TEXT,
 )
 
-__all__ = ["thresholds_document"]
+__all__ = ["IntervalJSON", "SliceJSON", "thresholds_document"]
 
 # -- the thresholds file ------------------------------------------------------------------------
+
+
+class IntervalJSON(TypedDict):
+    """An interval as the thresholds file writes it (a non-finite end as ``null``)."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    n_resamples: int
+    n_undefined: int
+
+
+class SliceJSON(TypedDict):
+    """What the cut-point delivers on one slice, as the thresholds file writes it."""
+
+    slice: str
+    fit: bool
+    n_rows: int
+    n_items: int
+    accuracy_all: float | None
+    coverage: IntervalJSON | None
+    accuracy: IntervalJSON | None
+    cost: IntervalJSON | None
+    coverage_shift: float | None
+    status: str
+    aurc: float | None
+    aurc_random: float | None
+    augrc: float | None
+    augrc_random: float | None
+    advantage: float | None
 
 
 def _num(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def _interval_dict(i: Interval | None) -> dict[str, Any] | None:
+def _interval_dict(i: Interval | None) -> IntervalJSON | None:
     if i is None:
         return None
     return {
@@ -37,7 +67,7 @@ def _interval_dict(i: Interval | None) -> dict[str, Any] | None:
     }
 
 
-def _slice_dict(s: SliceResult) -> dict[str, Any]:
+def _slice_dict(s: SliceResult) -> SliceJSON:
     return {
         "slice": f"{s.key}={s.value}",
         "fit": s.is_fit,

@@ -8,31 +8,49 @@ instruments (they read :class:`~choiceaudit.types.Arm` rows and call :mod:`choic
 * the gold-bearing rows as columns and the four confidence definitions (:func:`gold_rows`,
   :func:`confidence_values`);
 * calibration (ECE, Brier), selective prediction (AURC, AUGRC against the random gate,
-  selective accuracy) and risk–coverage curves (:func:`calibration_cells`).
+  selective accuracy) and risk–coverage curves (:func:`calibration_cells`), and the same
+  per cell on plain arrays under a confidence the caller chooses (:func:`calibration_scores`,
+  :func:`reliability`, :func:`selective_scores`, :func:`risk_coverage`);
+* the order audit of complete permutation sweeps on plain arrays (:func:`sweep_audit`) and the
+  gold option's tie credit (:func:`gold_credit`).
 
-The plain scoring analysis (``choiceaudit.instruments.scoring``) and the confidence gate
-(``choiceaudit.gate``) are built on these.
+The plain scoring analysis (``choiceaudit.instruments.scoring``), the meaning instrument
+(``choiceaudit.instruments.meaning``) and the confidence gate (``choiceaudit.gate``) are built on
+these.
 """
 
 from choiceaudit.metrics._calibration import (
     CELL_FIELDS,
     COVERAGES,
+    MAX_CURVE_POINTS,
     CalibrationCell,
+    CalibrationScores,
+    Reliability,
     ReliabilityCell,
     RiskCoverageCurve,
+    RiskCoveragePoints,
     SelectiveCell,
+    SelectiveScores,
     calibration_cells,
+    calibration_scores,
+    reliability,
+    risk_coverage,
+    selective_scores,
 )
 from choiceaudit.metrics._choices import (
     N_RESAMPLES,
+    RETURNED_SUM_TOLERANCE,
     SEED,
     AccuracyCell,
     ArmInfo,
     OrderAuditCell,
     SlotShareCell,
+    SweepAudit,
     accuracy_cell,
+    gold_credit,
     order_audit_cells,
     slot_share_cells,
+    sweep_audit,
 )
 from choiceaudit.metrics._gold import (
     CONFIDENCE_DEFINITIONS,
@@ -47,21 +65,34 @@ __all__ = [
     "CONFIDENCE_DEFINITIONS",
     "COVERAGES",
     "DEFINITION_TEXT",
+    "MAX_CURVE_POINTS",
     "N_RESAMPLES",
+    "RETURNED_SUM_TOLERANCE",
     "SEED",
     "AccuracyCell",
     "ArmInfo",
     "CalibrationCell",
+    "CalibrationScores",
     "GoldRows",
     "OrderAuditCell",
+    "Reliability",
     "ReliabilityCell",
     "RiskCoverageCurve",
+    "RiskCoveragePoints",
     "SelectiveCell",
+    "SelectiveScores",
     "SlotShareCell",
+    "SweepAudit",
     "accuracy_cell",
     "calibration_cells",
+    "calibration_scores",
     "confidence_values",
+    "gold_credit",
     "gold_rows",
     "order_audit_cells",
+    "reliability",
+    "risk_coverage",
+    "selective_scores",
     "slot_share_cells",
+    "sweep_audit",
 ]

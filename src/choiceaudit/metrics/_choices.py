@@ -10,23 +10,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from choiceaudit import stats
-from choiceaudit.types import Arm, Manifest, Skipped
+from choiceaudit.types import Arm, BoolArray, FloatArray, IntArray, Manifest, Skipped
 
 __all__ = [
     "N_RESAMPLES",
+    "RETURNED_SUM_TOLERANCE",
     "SEED",
     "AccuracyCell",
     "ArmInfo",
     "OrderAuditCell",
     "SlotShareCell",
+    "SweepAudit",
     "accuracy_cell",
+    "gold_credit",
     "order_audit_cells",
     "slot_share_cells",
+    "sweep_audit",
 ]
 
 #: The bootstrap's seed and resample count for plain scoring runs and the gate.
 SEED = 20261129
 N_RESAMPLES = 2000
+#: The accepted |Σp − 1| of a vector read as returned in an order audit: four options rounded
+#: to two decimals.
+RETURNED_SUM_TOLERANCE = 0.02
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,71 @@ class ArmInfo:
     rows: int
 
 
+@dataclass(frozen=True)
+class SweepAudit:
+    """The order audit of items each seen under the same number of orderings (the meaning
+    paper, Appendix Q, Tables 21–22): the summary measures and, per item, the values they
+    summarise. ``gold_prob_range`` is ``None`` when no gold was given."""
+
+    n_items: int
+    orderings: int
+    answer_instability: float
+    mean_distinct_choices: float
+    selection_spread: float
+    slot_shares: tuple[float, ...]
+    travel: stats.PermutationAudit
+    #: per item: distinct canonical options chosen, whether the choice moved, the largest
+    #: |Σp − 1| read, and the range of p(gold)
+    distinct_choices: IntArray
+    unstable: BoolArray
+    max_sum_deviation: FloatArray
+    gold_prob_range: FloatArray | None
+
+    @property
+    def mean_gold_prob_range(self) -> float | None:
+        rng = self.gold_prob_range
+        return None if rng is None else float(np.mean(rng))
+
+
+def sweep_audit(
+    probs: FloatArray,
+    perms: IntArray,
+    gold: IntArray | None = None,
+    *,
+    threshold: float = 1e-4,
+    tolerance: float = RETURNED_SUM_TOLERANCE,
+) -> SweepAudit:
+    """The order audit of ``probs`` and ``perms`` shaped (items, orderings, k), in display
+    order, read as returned (Σp within ``tolerance`` of 1, never renormalised); ``gold`` the
+    canonical gold index per item, where every item has one. A vector off by more than
+    ``tolerance`` raises ``ValueError`` (the caller names its run)."""
+    travel = stats.permutation_audit(probs, perms, threshold=threshold, tolerance=tolerance)
+    ranges = (
+        None if gold is None else stats.gold_prob_range(probs, perms, gold, tolerance=tolerance)
+    )
+    distinct = stats.n_distinct_choices(probs, perms)
+    return SweepAudit(
+        n_items=int(probs.shape[0]),
+        orderings=int(probs.shape[1]),
+        answer_instability=stats.answer_instability(probs, perms),
+        mean_distinct_choices=float(np.mean(distinct)),
+        selection_spread=stats.selection_spread(probs),
+        slot_shares=tuple(stats.slot_shares(probs).tolist()),
+        travel=travel,
+        distinct_choices=distinct,
+        unstable=stats.unstable_items(probs, perms),
+        max_sum_deviation=np.abs(probs.sum(axis=-1) - 1.0).max(axis=1),
+        gold_prob_range=ranges,
+    )
+
+
+def gold_credit(probs: FloatArray, gold_slot: IntArray) -> FloatArray:
+    """Per row, the tie credit of the gold slot: 1 when it is the unique maximum, ``1/t`` when
+    it is among ``t`` exactly tied maxima, 0 otherwise (:func:`choiceaudit.stats.tie_credit`)."""
+    credit = stats.tie_credit(probs)
+    return np.asarray(credit[np.arange(credit.shape[0]), gold_slot], dtype=np.float64)
+
+
 def accuracy_cell(arm: Arm, *, n_resamples: int, seed: int) -> AccuracyCell | None:
     """Accuracy against each row's canonical ``gold`` with tie credit (``1/t`` when gold is
     among ``t`` tied maxima), with its item-clustered percentile bootstrap interval; ``None``
@@ -89,9 +161,8 @@ def accuracy_cell(arm: Arm, *, n_resamples: int, seed: int) -> AccuracyCell | No
         gold = query.meta.get("gold")
         if gold is None:
             continue
-        credit = stats.tie_credit(decision.probs[None, :])[0]
         slot = query.perm.index(int(gold)) if query.perm is not None else int(gold)
-        correct.append(float(credit[slot]))
+        correct.append(float(gold_credit(decision.probs[None, :], np.array([slot]))[0]))
         clusters.append(str(query.meta.get("item_id") or query.id))
     if not correct:
         return None
@@ -177,20 +248,17 @@ def _order_audit_k(arm: Arm, k: int, idx: list[int]) -> OrderAuditCell | None:
     probs = np.array([[rows[j][1].probs for j in group] for group in sweeps.index])
     perms = np.array([[rows[j][0].perm for j in group] for group in sweeps.index])
     golds = [rows[group[0]][0].meta.get("gold") for group in sweeps.index]
-    audit = stats.permutation_audit(probs, perms)
-    gold_range = None
-    if all(g is not None for g in golds):
-        gold = np.array(golds, dtype=np.int64)
-        gold_range = float(np.mean(stats.gold_prob_range(probs, perms, gold)))
+    gold = np.array(golds, dtype=np.int64) if all(g is not None for g in golds) else None
+    audit = sweep_audit(probs, perms, gold)
     return OrderAuditCell(
         model=arm.label,
         k=k,
         items=len(sweeps.items),
-        orderings=int(probs.shape[1]),
-        answer_instability=stats.answer_instability(probs, perms),
-        mean_distinct_choices=float(np.mean(stats.n_distinct_choices(probs, perms))),
-        selection_spread=stats.selection_spread(probs),
-        median_travel=audit.median,
-        share_travel_le_1e_4=audit.share_at_or_below,
-        mean_gold_prob_range=gold_range,
+        orderings=audit.orderings,
+        answer_instability=audit.answer_instability,
+        mean_distinct_choices=audit.mean_distinct_choices,
+        selection_spread=audit.selection_spread,
+        median_travel=audit.travel.median,
+        share_travel_le_1e_4=audit.travel.share_at_or_below,
+        mean_gold_prob_range=audit.mean_gold_prob_range,
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from choiceaudit.gate import DefinitionGate, GateAnalysis, SliceResult
+from choiceaudit.gate import DefinitionGate, GateAnalysis, Interval, SliceResult
 from choiceaudit.metrics import DEFINITION_TEXT
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._html import Section
@@ -24,15 +24,15 @@ from choiceaudit.report._tables import ReportTable
 __all__ = ["gate_section", "risk_coverage_panels"]
 
 
-def _est(i: Any) -> float | None:
+def _est(i: Interval | None) -> float | None:
     return None if i is None else i.estimate
 
 
-def _low(i: Any) -> float | None:
+def _low(i: Interval | None) -> float | None:
     return None if i is None else i.low
 
 
-def _high(i: Any) -> float | None:
+def _high(i: Interval | None) -> float | None:
     return None if i is None else i.high
 
 
@@ -40,8 +40,8 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _threshold_records(analysis: GateAnalysis) -> list[dict[str, Any]]:
-    records = []
+def _threshold_records(analysis: GateAnalysis) -> list[dict[str, object]]:
+    records: list[dict[str, object]] = []
     for g in analysis.gates:
         oos = g.out_of_sample
         records.append(
@@ -68,8 +68,8 @@ def _threshold_records(analysis: GateAnalysis) -> list[dict[str, Any]]:
     return records
 
 
-def _slice_record(g: DefinitionGate, s: SliceResult) -> dict[str, Any]:
-    record: dict[str, Any] = {
+def _slice_record(g: DefinitionGate, s: SliceResult) -> dict[str, object]:
+    record: dict[str, object] = {
         "model": g.model,
         "definition": g.definition,
         "slice": f"{s.value} (fit)" if s.is_fit else s.value,
@@ -99,9 +99,9 @@ def _slice_record(g: DefinitionGate, s: SliceResult) -> dict[str, Any]:
     return record
 
 
-def _side_by_side(analysis: GateAnalysis) -> list[dict[str, Any]]:
+def _side_by_side(analysis: GateAnalysis) -> list[dict[str, object]]:
     """model × slice rows, one coverage and one accuracy column per definition."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    rows: dict[tuple[str, str], dict[str, object]] = {}
     for g in analysis.gates:
         for s in g.slices:
             key = (g.model, s.value)
@@ -163,8 +163,8 @@ def risk_coverage_panels(
     axes[0].legend(fontsize=7)
 
 
-def _curve_records(g: DefinitionGate) -> list[dict[str, Any]]:
-    records = []
+def _curve_records(g: DefinitionGate) -> list[dict[str, object]]:
+    records: list[dict[str, object]] = []
     for n, c in enumerate(g.curves):
         label = f"{c.value} (fit)" if n == 0 else c.value  # the fit slice comes first
         for cov, risk in zip(c.coverage, c.selective_risk, strict=True):

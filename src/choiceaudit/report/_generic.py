@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from choiceaudit.instruments.scoring import COVERAGES, ScoringAnalysis
+from choiceaudit.instruments.scoring import COVERAGES, OrderAuditCell, ScoringAnalysis
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._gate import risk_coverage_panels
 from choiceaudit.report._html import Section
@@ -76,8 +75,8 @@ def _draw_slots(table: ReportTable) -> ReportFigure:
     )
 
 
-def _order_record(cell: Any) -> dict[str, Any]:
-    record = asdict(cell)
+def _order_record(cell: OrderAuditCell) -> dict[str, object]:
+    record: dict[str, object] = asdict(cell)
     record["share_travel_le_1e-4"] = record.pop("share_travel_le_1e_4")
     gold = record.pop("mean_gold_prob_range")
     if gold is not None:

@@ -7,10 +7,9 @@ confidence head where the model has one), laid out from the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from choiceaudit.instruments.meaning import ArmAnalysis, Calibration, MeaningAnalysis
-from choiceaudit.report._meaning_tables import CURVE_FAMILIES, arms, make_table
+from choiceaudit.report._meaning_tables import CURVE_FAMILIES, TableRecord, arms, make_table
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
@@ -35,8 +34,8 @@ def calibration_cells(a: ArmAnalysis) -> list[tuple[str, Calibration]]:
 
 
 def _cell_records(
-    analysis: MeaningAnalysis, fields: Callable[[Calibration], dict[str, Any]]
-) -> list[dict[str, Any]]:
+    analysis: MeaningAnalysis, fields: Callable[[Calibration], TableRecord]
+) -> list[TableRecord]:
     """One record per model and calibration cell: ``model``, ``cell``, then ``fields(cell)``."""
     return [
         {"model": label, "cell": cell_name, **fields(c)}

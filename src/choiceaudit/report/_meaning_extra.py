@@ -7,10 +7,8 @@ item per experiment (Tables 6, 11, 13) and the corpus membership steps. Laid out
 
 from __future__ import annotations
 
-from typing import Any
-
 from choiceaudit.instruments.meaning import MeaningAnalysis
-from choiceaudit.report._meaning_tables import arms, make_table
+from choiceaudit.report._meaning_tables import TableRecord, arms, make_table
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
@@ -27,7 +25,7 @@ __all__ = [
 
 
 def pooled_confidence_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         pooled = None if a.e1 is None else a.e1.literal_pooled
         if pooled is None:
@@ -53,7 +51,7 @@ def pooled_confidence_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def choice_check_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         checks = {} if a.e1 is None else a.e1.choice_check
         for family, c in checks.items():
@@ -92,7 +90,7 @@ def frequency_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def cue_free_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         free = None if a.e1 is None else a.e1.cue_free_d_lit
         if free is None:
@@ -141,7 +139,7 @@ def parenthetical_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def hook_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         hook = None if a.matrix is None else a.matrix.hook
         if hook is None:
@@ -189,7 +187,7 @@ def subset_drift_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def example_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for ex in analysis.examples:
         for key, role, text, prob in ex.options:
             records.append(
@@ -208,7 +206,7 @@ def example_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def loader_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     seen: set[str] = set()
     for arm in analysis.arms:
         config = arm.config

@@ -11,6 +11,7 @@ statistic.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,13 +19,15 @@ from matplotlib.figure import Figure
 
 from choiceaudit.instruments.meaning import MeaningAnalysis
 from choiceaudit.report._figures import ReportFigure
-from choiceaudit.report._meaning_tables import arms, make_table
+from choiceaudit.report._meaning_tables import TableRecord, arms, make_table
 from choiceaudit.report._tables import ReportTable
 
 __all__ = ["descriptives_table", "distinct_figure", "distinct_table", "item_tables"]
 
 
-def _table(name: str, title: str, parts: list[tuple[dict[str, Any], Any]]) -> ReportTable | None:
+def _table(
+    name: str, title: str, parts: Sequence[tuple[Mapping[str, object], Any]]
+) -> ReportTable | None:
     columns: list[str] = []
     rows: list[tuple[Any, ...]] = []
     for lead, values in parts:
@@ -119,7 +122,7 @@ def distinct_figure(table: ReportTable) -> ReportFigure:
 
 def descriptives_table(analysis: MeaningAnalysis) -> ReportTable | None:
     """Appendix H / J descriptives, one record per (model, measure, cell)."""
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         d = a.descriptives
         if d is None:

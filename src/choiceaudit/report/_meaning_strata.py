@@ -6,10 +6,8 @@ of runs, all laid out from the fields of a
 
 from __future__ import annotations
 
-from typing import Any
-
 from choiceaudit.instruments.meaning import MeaningAnalysis
-from choiceaudit.report._meaning_tables import arms, make_table
+from choiceaudit.report._meaning_tables import TableRecord, arms, make_table
 from choiceaudit.report._tables import ReportTable
 
 __all__ = [
@@ -25,7 +23,7 @@ __all__ = [
 
 def model_contrast_table(analysis: MeaningAnalysis) -> ReportTable | None:
     """Per family and pair of models, accuracy (and LAR) of a − b on the items both answered."""
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for m in analysis.model_contrasts:
         c = m.contrast
         records.append(
@@ -60,7 +58,7 @@ def model_contrast_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def cue_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         if a.e1 is None:
             continue
@@ -92,7 +90,7 @@ def cue_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def length_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         if a.e1 is None:
             continue
@@ -116,7 +114,7 @@ def length_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def output_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         if a.e1 is None:
             continue
@@ -140,7 +138,7 @@ def output_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def e4_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for label, a in arms(analysis):
         e4 = a.e4
         if e4 is None:
@@ -217,9 +215,9 @@ def surface_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 
 def pairing_table(analysis: MeaningAnalysis) -> ReportTable | None:
-    records: list[dict[str, Any]] = []
+    records: list[TableRecord] = []
     for p in analysis.pairing:
-        record: dict[str, Any] = {"model_a": p.model_a, "model_b": p.model_b,
+        record: TableRecord = {"model_a": p.model_a, "model_b": p.model_b,
                                   "n_shared": p.n_shared}  # fmt: skip
         if p.n_shared:
             record |= {"gold_slot": p.gold_slot, "literal_slot": p.literal_slot,

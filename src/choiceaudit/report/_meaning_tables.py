@@ -10,17 +10,22 @@ the meaning paper §4.3, Appendix R). Each table's note cites the paper section 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from choiceaudit.instruments.meaning import ArmAnalysis, Interval, MeaningAnalysis
 from choiceaudit.report._tables import ReportTable
+
+#: One row of a meaning table: column name → its cell (a number, a label, a flag or empty),
+#: written as CSV, Markdown and LaTeX by ``ReportTable``.
+TableRecord = dict[str, object]
 
 __all__ = [
     "CHANCE",
     "CURVE_FAMILIES",
     "E3_LABELS",
     "E6_LABELS",
+    "TableRecord",
     "ablation_table",
     "arms",
     "ladder_table",
@@ -64,12 +69,13 @@ def arms(analysis: MeaningAnalysis) -> Iterator[tuple[str, ArmAnalysis]]:
 
 
 def make_table(
-    name: str, title: str, records: list[dict[str, Any]], note: str
+    name: str, title: str, records: Sequence[Mapping[str, object]], note: str
 ) -> ReportTable | None:
-    return ReportTable.from_records(name, title, records, note=note) if records else None
+    rows = [dict(r) for r in records]
+    return ReportTable.from_records(name, title, rows, note=note) if rows else None
 
 
-def _ci_columns(cell: Interval, name: str) -> dict[str, Any]:
+def _ci_columns(cell: Interval, name: str) -> TableRecord:
     """An interval as the columns ``name`` (its estimate), ``ci_low``, ``ci_high``, ``n_items``."""
     return {**cell.to_columns(name, bounds="ci"), "n_items": cell.n_items}
 

@@ -6,7 +6,7 @@ import csv
 import html
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from typing import Any
 __all__ = ["ReportTable", "format_cell"]
 
 
-def format_cell(value: Any, *, digits: int = 3) -> str:
+def format_cell(value: object, *, digits: int = 3) -> str:
     """Human formatting: floats to ``digits`` decimals, NaN/None as an en dash."""
     if value is None:
         return "–"
@@ -52,7 +52,7 @@ class ReportTable:
     name: str
     title: str
     columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
+    rows: tuple[tuple[object, ...], ...]
     note: str = ""
     digits: int = 3
 
@@ -70,7 +70,7 @@ class ReportTable:
         cls,
         name: str,
         title: str,
-        records: Sequence[dict[str, Any]],
+        records: Sequence[Mapping[str, object]],
         *,
         note: str = "",
         digits: int = 3,
@@ -84,6 +84,8 @@ class ReportTable:
         return cls(name, title, tuple(columns), rows, note=note, digits=digits)
 
     def records(self) -> list[dict[str, Any]]:
+        """The rows back as column → value records, for the figures drawn from a table (their
+        drawing code reads each column as the type it wrote)."""
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
     def to_csv(self) -> str:

@@ -20,6 +20,7 @@ from choiceaudit.scorers._backends import (
 )
 from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
+from choiceaudit.scorers._loading import conversions_this_process
 from choiceaudit.scorers._openai import OpenAIScorer
 from choiceaudit.scorers._openai_wire import ConformanceError
 from choiceaudit.scorers._probe import ProbeFailed, ProbeResult
@@ -34,6 +35,7 @@ from choiceaudit.scorers._registry import (
     BUILTIN_MODELS,
     ModelInfo,
     ModelSpec,
+    ModelStatus,
     accepted_options,
     backend_of,
     capabilities_of,
@@ -85,6 +87,7 @@ __all__ = [
     "MissingBackendError",
     "ModelInfo",
     "ModelSpec",
+    "ModelStatus",
     "NextToken",
     "OpenAIScorer",
     "PartialScoreError",
@@ -100,6 +103,7 @@ __all__ = [
     "capabilities_of",
     "causal_lm_of",
     "check_options",
+    "conversions_this_process",
     "hashed_content",
     "load_embedder",
     "load_scorer",

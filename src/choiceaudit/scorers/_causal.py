@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import numpy as np
 
@@ -24,7 +24,14 @@ from choiceaudit.scorers._prefix_cache import prefix_cache_for
 from choiceaudit.scorers._tokenize import InPlace, encode_in_place
 from choiceaudit.types import FloatArray
 
-__all__ = ["CausalLMScorer", "EngineOptions", "PromptRenderer", "softmax"]
+__all__ = [
+    "CausalLMScorer",
+    "ChatTemplateRecord",
+    "EngineOptions",
+    "PromptRenderer",
+    "Prompting",
+    "softmax",
+]
 
 S = TypeVar("S", bound="CausalLMScorer")
 
@@ -33,6 +40,21 @@ def softmax(scores: FloatArray) -> FloatArray:
     """Softmax in float64, shifted by the maximum so it never overflows."""
     z = np.exp(scores - scores.max())
     return z / z.sum()  # type: ignore[no-any-return]
+
+
+class ChatTemplateRecord(TypedDict):
+    """Which chat template renders the prompts and its text."""
+
+    source: str
+    template: str
+
+
+class Prompting(TypedDict):
+    """How an in-process causal LM renders and fits its prompts, as its manifest records it."""
+
+    chat_template: ChatTemplateRecord | None
+    system_prompt: str | None
+    context_window: int | None
 
 
 @dataclass(frozen=True)
@@ -126,7 +148,7 @@ class CausalLMScorer:
             **backend_options,
         )
 
-    def describe_prompting(self) -> dict[str, Any]:
+    def describe_prompting(self) -> Prompting:
         """The manifest entries of how prompts are rendered and batched."""
         return {
             "chat_template": None

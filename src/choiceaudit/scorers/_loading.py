@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ __all__ = [
     "LoadedLM",
     "ModelSource",
     "cache_dir",
+    "conversions_this_process",
     "library_versions",
     "load_causal_lm",
     "require",
@@ -211,6 +213,16 @@ def _cached_sha256(path: Path) -> str:
     return digest
 
 
+#: ``(GGUF file name, seconds)`` of every conversion this process ran, so a caller timing a
+#: model's load (the demo's per-phase record) can tell the one-time conversion apart from it
+_CONVERSIONS: list[tuple[str, float]] = []
+
+
+def conversions_this_process() -> tuple[tuple[str, float], ...]:
+    """``(GGUF file name, seconds)`` of each GGUF→safetensors conversion this process ran."""
+    return tuple(_CONVERSIONS)
+
+
 def convert_gguf(gguf: Path, sha256: str) -> Path:
     """Convert a GGUF once to a safetensors directory in the cache; return that directory.
 
@@ -223,6 +235,7 @@ def convert_gguf(gguf: Path, sha256: str) -> Path:
     target = cache_dir() / "converted" / f"{sha256}-tok{TOKENIZER_REVISION}"
     if (target / "choiceaudit-conversion.json").exists():
         return target
+    started = time.monotonic()
     transformers = require("transformers", HF_EXTRA)
     require("gguf", HF_EXTRA)
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
@@ -259,6 +272,7 @@ def convert_gguf(gguf: Path, sha256: str) -> Path:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+    _CONVERSIONS.append((gguf.name, time.monotonic() - started))
     return target
 
 

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from choiceaudit.scorers._openai_wire import Tokens
@@ -65,7 +63,7 @@ def decision_from_tokens(
     sums = np.array([x.sum() for x in lps[:k]], dtype=np.float64)
     n_tokens = np.array([e.n_scored for e in located[:k]], dtype=np.float64)
     scores = {"sum": sums, "mean": sums / n_tokens}
-    aux: dict[str, Any] = {"crosses_join": [e.crosses_join for e in located[:k]]}
+    aux: dict[str, object] = {"crosses_join": [e.crosses_join for e in located[:k]]}
     if len(located) > k:
         scores["pmi"] = sums - np.array([x.sum() for x in lps[k:]], dtype=np.float64)
         aux["n_tokens_neutral"] = [e.n_scored for e in located[k:]]

@@ -9,7 +9,7 @@ import importlib.util
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from choiceaudit.scorers._backends import BACKENDS, Backend, Capabilities, backend_named
 from choiceaudit.scorers._protocol import (
@@ -23,6 +23,7 @@ __all__ = [
     "BUILTIN_MODELS",
     "ModelInfo",
     "ModelSpec",
+    "ModelStatus",
     "accepted_options",
     "backend_of",
     "capabilities_of",
@@ -116,9 +117,20 @@ BUILTIN_MODELS: dict[str, ModelInfo] = {
 }
 
 
-def model_status() -> list[dict[str, Any]]:
+class ModelStatus(TypedDict):
+    """A built-in model as ``choiceaudit models`` lists it (and prints as JSON)."""
+
+    name: str
+    backend: str
+    description: str
+    installed: bool
+    #: the pip commands that would install what it lacks (empty when installed)
+    missing: list[str]
+
+
+def model_status() -> list[ModelStatus]:
     """One row per built-in model: name, backend, description, installed, pip commands missing."""
-    rows = []
+    rows: list[ModelStatus] = []
     for info in BUILTIN_MODELS.values():
         missing = info.missing()
         rows.append(

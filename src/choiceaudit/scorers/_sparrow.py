@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -39,6 +39,14 @@ __all__ = ["ReadCounts", "SparrowScorer"]
 
 _QUESTION = "q"
 _UNLIMITED = sys.maxsize
+
+
+class _Question(TypedDict):
+    """One ``choice`` question of the /v1/systemone contract, as sparrow-decider reads it."""
+
+    type: Literal["choice"]
+    instructions: str
+    criteria: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -62,8 +70,8 @@ class ReadCounts:
         kv_cut = self.kv_pairs is not None and self.kv_pairs[1] < self.kv_pairs[0]
         return self.tokens_seen < self.tokens_in_input or kv_cut
 
-    def aux(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def aux(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "tokens_in_input": self.tokens_in_input,
             "tokens_seen": self.tokens_seen,
             "truncated": self.truncated,
@@ -134,7 +142,7 @@ class SparrowScorer:
             raise ScorerError(str(exc)) from None
         return cls(sparrow.Decider.load(path), path, truncate=truncate)
 
-    def _question(self, query: Query) -> dict[str, Any]:
+    def _question(self, query: Query) -> _Question:
         return {
             "type": "choice",
             "instructions": query.instruction,
@@ -168,14 +176,14 @@ class SparrowScorer:
         found = len(kv_pairs(query.state.strip(), _UNLIMITED))
         return found, min(found, MAX_PAIRS)
 
-    def _encoder_counts(self, query: Query, question: dict[str, Any]) -> ReadCounts:
+    def _encoder_counts(self, query: Query, question: _Question) -> ReadCounts:
         from sparrow_decider import _options
 
         kind, opts = _options(question)
         whole = copy.copy(self.decider)
         whole.max_len = _UNLIMITED
-        ids_all, _, _ = whole._encode(query.state, question.get("instructions"), kind, opts)
-        ids_read, _, _ = self.decider._encode(query.state, question.get("instructions"), kind, opts)
+        ids_all, _, _ = whole._encode(query.state, question["instructions"], kind, opts)
+        ids_read, _, _ = self.decider._encode(query.state, question["instructions"], kind, opts)
         return ReadCounts((("the state and question", len(ids_all), len(ids_read)),))
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:

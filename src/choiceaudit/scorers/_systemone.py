@@ -282,7 +282,7 @@ class SystemOneScorer(HTTPBackend):
             )
         if answer.choice is not None and answer.choice not in sent:
             raise _InvalidResponse(f"choice {answer.choice!r} is not a key that was sent")
-        aux: dict[str, Any] = {"raw_sum": total}
+        aux: dict[str, object] = {"raw_sum": total}
         if answer.confidence is not None:
             if not (math.isfinite(answer.confidence) and 0.0 <= answer.confidence <= 1.0):
                 raise _InvalidResponse(f"confidence {answer.confidence!r} is not in [0, 1]")

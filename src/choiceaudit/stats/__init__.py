@@ -11,6 +11,11 @@ Exact ties among options are a tied *set* in the toolkit. Functions that take pr
 scores keep ties as sets (fractional credit, split shares); functions that take one choice per row
 (``mcnemar_exact``'s correctness, ``agreement_rate``, ``excess_consistency``) need the caller to
 resolve or exclude tied rows first and count them; ``split_credit_excess`` takes tied sets.
+
+What callers keep of a bootstrap is typed: :class:`BootstrapResult` for the raw interval,
+:class:`Interval` (``mean_interval``: a mean with its row and cluster counts) and
+:class:`PairedContrast` (``paired_contrast``: McNemar plus the paired interval on aligned
+credits), each with ``to_columns`` for the report's flat tables.
 """
 
 from choiceaudit.stats._agreement import agreement_rate, jaccard_similarity
@@ -33,6 +38,7 @@ from choiceaudit.stats._consistency import (
     split_credit_excess,
 )
 from choiceaudit.stats._divergence import js_divergence, normalized_entropy
+from choiceaudit.stats._intervals import Interval, PairedContrast, mean_interval, paired_contrast
 from choiceaudit.stats._order import (
     OrderSensitivity,
     PermutationAudit,
@@ -64,8 +70,10 @@ from choiceaudit.stats._ties import PermutationSweeps, permutation_sweeps, tie_c
 __all__ = [
     "BootstrapResult",
     "ConfidenceByOutcome",
+    "Interval",
     "McNemarResult",
     "OrderSensitivity",
+    "PairedContrast",
     "PermutationAudit",
     "PermutationSweeps",
     "ReliabilityBins",
@@ -88,6 +96,7 @@ __all__ = [
     "js_divergence",
     "marginal_null",
     "mcnemar_exact",
+    "mean_interval",
     "n_distinct_choices",
     "nll",
     "normalized_entropy",
@@ -95,6 +104,7 @@ __all__ = [
     "option_marginal",
     "order_sensitivity",
     "paired_bootstrap_ci",
+    "paired_contrast",
     "pearson_r",
     "permutation_audit",
     "permutation_consistency",

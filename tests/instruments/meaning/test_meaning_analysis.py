@@ -21,6 +21,7 @@ from choiceaudit.instruments.meaning._analysis import (
     overconfidence_gap,
     paired_contrast,
 )
+from choiceaudit.instruments.meaning._analysis_results import PairingCheck
 from choiceaudit.instruments.meaning._audits import (
     cue_flags,
     cue_strata,
@@ -84,16 +85,16 @@ def test_ladder_accuracy_lar_and_decomposition(synthetic: Corpus) -> None:
     acc = accuracy_by(rows, n_resamples=200)
     assert list(acc) == ["d-rand", "d-surf", "d-sem", "d-lit", "d-hard"]
     assert all(type(key) is str for key in acc)  # plain str keys: JSON and report friendly
-    assert acc["d-rand"]["estimate"] == pytest.approx((even + 0.25 * 20) / 40)
+    assert acc["d-rand"].estimate == pytest.approx((even + 0.25 * 20) / 40)
     expected_lit_acc = (even_not_lit + 0.25 * (40 - lit - even_not_lit)) / 40
-    assert acc["d-lit"]["estimate"] == pytest.approx(expected_lit_acc)
-    assert acc["d-rand"]["n_items"] == 40 and acc["d-rand"]["low"] <= acc["d-rand"]["estimate"]
+    assert acc["d-lit"].estimate == pytest.approx(expected_lit_acc)
+    assert acc["d-rand"].n_items == 40 and acc["d-rand"].low <= acc["d-rand"].estimate
     lar = literal_attraction_rate(rows.where(family="d-lit"), n_resamples=200)
     uniform_rows = 40 - lit - even_not_lit
-    assert lar["estimate"] == pytest.approx((lit + 0.25 * uniform_rows) / 40)
+    assert lar.estimate == pytest.approx((lit + 0.25 * uniform_rows) / 40)
     parts = decomposition(rows.where(family="d-lit"))
-    assert parts["gold"] == pytest.approx(expected_lit_acc)
-    assert parts["gold"] + parts["literal"] + parts["other"] == pytest.approx(1.0)
+    assert parts.gold == pytest.approx(expected_lit_acc)
+    assert parts.gold + parts.literal + parts.other == pytest.approx(1.0)
     with pytest.raises(ValueError, match="literal gloss"):
         literal_attraction_rate(rows.where(family="d-rand"))
 
@@ -102,21 +103,21 @@ def test_calibration_and_outcome_confidence(synthetic: Corpus) -> None:
     queries = build_ladder(synthetic, families=("d-lit",)).queries
     rows = MeaningRows.from_decisions(queries, scripted(queries, ladder_rule))
     cal = calibration(rows)
-    assert cal["brier_uniform"] == 0.75
-    by = cal["confidence_by_outcome"]
+    assert cal.brier_uniform == 0.75
+    by = cal.confidence_by_outcome
     # 14 captured rows at 0.9; 13 uniform rows give the literal credit 1/4 at peak 0.25
-    assert by["captured"] == pytest.approx((14 * 0.9 + 13 * 0.25 * 0.25) / (14 + 13 * 0.25))
-    assert by["correct"] < by["captured"]  # … than when correct: the inversion of §5.2
-    assert cal["aurc"] > cal["aurc_random"]  # so a confidence gate is worse than random
-    assert cal["selective_accuracy"]["0.35"] == 0.0  # the 14 captured rows fill the top 35%
-    assert cal["conf_head_rows"] == 0 and "conf_head_by_outcome" not in cal
-    bins = cal["reliability"]
-    assert sum(bins["n_rows"]) == 40 and bins["confidence"][-1] == pytest.approx(0.9)
-    assert bins["accuracy"][-1] == 0.0  # the most confident bin is all captured rows
+    assert by.captured == pytest.approx((14 * 0.9 + 13 * 0.25 * 0.25) / (14 + 13 * 0.25))
+    assert by.correct < by.captured  # … than when correct: the inversion of §5.2
+    assert cal.aurc > cal.aurc_random  # so a confidence gate is worse than random
+    assert cal.selective_accuracy["0.35"] == 0.0  # the 14 captured rows fill the top 35%
+    assert cal.conf_head_rows == 0 and cal.conf_head_by_outcome is None
+    bins = cal.reliability
+    assert sum(bins.n_rows) == 40 and bins.confidence[-1] == pytest.approx(0.9)
+    assert bins.accuracy[-1] == 0.0  # the most confident bin is all captured rows
     uniform = MeaningRows.from_decisions(queries, scripted(queries, lambda q: (None, 0.0)))
     cal_u = calibration(uniform)
-    assert cal_u["brier"] == pytest.approx(0.75) and cal_u["ece"] == pytest.approx(0.0)
-    assert output_distribution(uniform)["mean_normalized_entropy"] == pytest.approx(1.0)
+    assert cal_u.brier == pytest.approx(0.75) and cal_u.ece == pytest.approx(0.0)
+    assert output_distribution(uniform).mean_normalized_entropy == pytest.approx(1.0)
 
 
 def test_paired_contrast_counts_discordant_items(synthetic: Corpus) -> None:
@@ -130,9 +131,9 @@ def test_paired_contrast_counts_discordant_items(synthetic: Corpus) -> None:
     result = paired_contrast(
         rows.where(family="d-rand"), rows.where(family="d-lit"), n_resamples=200
     )
-    assert (result["mcnemar_b"], result["mcnemar_c"]) == (10, 0)  # i % 4 == 0: 10 items
-    assert result["difference"] == pytest.approx(10 / 40)
-    assert result["mcnemar_p"] == pytest.approx(2 * 0.5**10)
+    assert (result.mcnemar_b, result.mcnemar_c) == (10, 0)  # i % 4 == 0: 10 items
+    assert result.difference == pytest.approx(10 / 40)
+    assert result.mcnemar_p == pytest.approx(2 * 0.5**10)
     with pytest.raises(ValueError, match="more than one row"):
         paired_contrast(rows, rows)
 
@@ -144,10 +145,10 @@ def test_o4_overconfidence_and_signal_retention(synthetic: Corpus) -> None:
     o4 = rows.where(condition="o4")
     share_gold_first = float(np.mean(o4.gold_slot == 0))
     gap = overconfidence_gap(o4, n_resamples=200)
-    assert gap["estimate"] == pytest.approx(0.8 - share_gold_first)
+    assert gap.estimate == pytest.approx(0.8 - share_gold_first)
     retention = signal_retention(rows, n_resamples=200)
-    assert retention["o0"]["signal_retained"] == pytest.approx(1.0)
-    assert retention["o4"]["signal_retained"] == pytest.approx((share_gold_first - 0.25) / 0.75)
+    assert retention["o0"].signal_retained == pytest.approx(1.0)
+    assert retention["o4"].signal_retained == pytest.approx((share_gold_first - 0.25) / 0.75)
 
 
 def test_surface_agreement_and_js(synthetic: Corpus) -> None:
@@ -159,11 +160,11 @@ def test_surface_agreement_and_js(synthetic: Corpus) -> None:
     )
     rows = MeaningRows.from_decisions(queries, scripted(queries, rule))
     result = surface_agreement(rows)
-    assert result["n_pairs"] == 20 and result["agreement"] == pytest.approx(0.5)
+    assert result.n_pairs == 20 and result.agreement == pytest.approx(0.5)
     js = jensenshannon([0.7, 0.1, 0.1, 0.1], [0.1, 0.7, 0.1, 0.1], base=2) ** 2
-    assert result["mean_js_divergence"] == pytest.approx(0.5 * js)
-    assert result["accuracy_canonical"] == 1.0 and result["accuracy_alternative"] == 0.5
-    assert (result["mcnemar_b"], result["mcnemar_c"]) == (10, 0)
+    assert result.mean_js_divergence == pytest.approx(0.5 * js)
+    assert result.accuracy_canonical == 1.0 and result.accuracy_alternative == 0.5
+    assert (result.mcnemar_b, result.mcnemar_c) == (10, 0)
 
 
 def test_unit_integrity_agreement_with_intact(synthetic: Corpus) -> None:
@@ -173,9 +174,9 @@ def test_unit_integrity_agreement_with_intact(synthetic: Corpus) -> None:
     )
     rows = MeaningRows.from_decisions(queries, scripted(queries, rule))
     result = unit_integrity(rows, n_resamples=200)
-    agreement = result["agreement_with_intact"]
-    assert agreement["v1"]["agreement"] == 1.0 and agreement["v4"]["agreement"] == 0.0
-    assert result["accuracy"]["v4"]["estimate"] == 0.0 and agreement["v1"]["n_pairs"] == 26
+    agreement = result.agreement_with_intact
+    assert agreement["v1"].agreement == 1.0 and agreement["v4"].agreement == 0.0
+    assert result.accuracy["v4"].estimate == 0.0 and agreement["v1"].n_pairs == 26
 
 
 def test_order_audit_with_the_fake_scorer(synthetic: Corpus) -> None:
@@ -184,42 +185,44 @@ def test_order_audit_with_the_fake_scorer(synthetic: Corpus) -> None:
         queries, FakeScorer(content={}, position_bias=[1.0]).score(queries)
     )
     audit = order_audit(biased)
-    assert audit["n_items"] == 3 and audit["answer_instability"] == 1.0
-    assert audit["slot_shares"] == [1.0, 0.0, 0.0, 0.0] and audit["mean_distinct_choices"] == 4.0
+    assert audit.n_items == 3 and audit.answer_instability == 1.0
+    assert audit.slot_shares == (1.0, 0.0, 0.0, 0.0) and audit.mean_distinct_choices == 4.0
     e = math.e
-    assert audit["permutation_audit"]["median_travel"] == pytest.approx((e - 1) / (e + 3))
+    assert audit.permutation_audit.median_travel == pytest.approx((e - 1) / (e + 3))
     fair = MeaningRows.from_decisions(queries, FakeScorer().score(queries))
     audit = order_audit(fair)
-    assert audit["answer_instability"] == 0.0
+    assert audit.answer_instability == 0.0
     # the softmax sums in slot order, so the canonical vectors differ only at float noise
-    assert audit["permutation_audit"]["share_at_or_below"] == 1.0
-    assert audit["permutation_audit"]["max_travel"] < 1e-12
+    assert audit.permutation_audit.share_at_or_below == 1.0
+    assert audit.permutation_audit.max_travel < 1e-12
     partial = MeaningRows.from_decisions(queries[:30], FakeScorer().score(queries[:30]))
-    assert order_audit(partial)["n_incomplete_items_excluded"] == 1
+    assert order_audit(partial).n_incomplete_items_excluded == 1
 
 
 def test_pairing_check_and_subset_drift(synthetic: Corpus) -> None:
     queries = build_ladder(synthetic, families=("d-rand",)).queries
     rows = MeaningRows.from_decisions(queries, scripted(queries, ladder_rule))
-    assert pairing_check(rows, rows) == {
-        "n_shared": 40,
-        "gold_slot": 1.0,
-        "literal_slot": 1.0,
-        "state": 1.0,
-        "options": 1.0,
-    }
+    assert pairing_check(rows, rows) == PairingCheck(
+        model_a="a",
+        model_b="b",
+        n_shared=40,
+        gold_slot=1.0,
+        literal_slot=1.0,
+        state=1.0,
+        options=1.0,
+    )
     other = MeaningRows.from_decisions(
         build_ladder(synthetic, families=("d-rand",), seed_base=5000).queries[:10],
         scripted(
             build_ladder(synthetic, families=("d-rand",), seed_base=5000).queries[:10], ladder_rule
         ),
     )
-    assert pairing_check(rows, other)["options"] < 1.0
+    assert (pairing_check(rows, other).options or 0.0) < 1.0
     even_items = [str(10 * i + 1) for i in range(0, 40, 2)]
     drift = subset_drift(rows, even_items, n_resamples=200)["d-rand"]
-    assert drift["subset"]["estimate"] == 1.0
-    assert drift["drift"] == pytest.approx(1.0 - (20 + 5) / 40)
-    assert drift["outside_full_interval"] is True
+    assert drift.subset.estimate == 1.0
+    assert drift.drift == pytest.approx(1.0 - (20 + 5) / 40)
+    assert drift.outside_full_interval is True
 
 
 def test_cue_flags_and_strata() -> None:
@@ -255,8 +258,8 @@ def test_cue_flags_and_strata() -> None:
     assert flags["longest"].tolist() == [True, False]
     assert flags["hook"].tolist() == [True, False]
     strata = cue_strata(rows, cues=("verbatim",), n_resamples=50)
-    assert strata["verbatim"]["with"]["estimate"] == 1.0
-    assert strata["verbatim"]["difference"] == 1.0
+    assert strata["verbatim"].lar_with == 1.0
+    assert strata["verbatim"].difference == 1.0
     with pytest.raises(ValueError, match="record 0: missing field 'state'"):
         MeaningRows.from_records([{k: v for k, v in records[0].items() if k != "state"}])
 
@@ -269,8 +272,8 @@ def test_lar_by_stratum_and_length(synthetic: Corpus) -> None:
     by_parity = {str(10 * i + 1): ("even" if i % 2 == 0 else "odd") for i in range(40)}
     strata = lar_by_stratum(rows, by_parity, n_resamples=100)
     # i % 3 == 0 is captured outright (7 even, 7 odd); odd items otherwise tie four ways
-    assert strata["even"]["estimate"] == pytest.approx(7 / 20)
-    assert strata["odd"]["estimate"] == pytest.approx((7 + 0.25 * 13) / 20)
+    assert strata["even"].estimate == pytest.approx(7 / 20)
+    assert strata["odd"].estimate == pytest.approx((7 + 0.25 * 13) / 20)
 
 
 def test_conf_head_gets_its_own_gate(synthetic: Corpus) -> None:
@@ -280,8 +283,10 @@ def test_conf_head_gets_its_own_gate(synthetic: Corpus) -> None:
         for d in scripted(queries, ladder_rule)
     ]
     cal = calibration(MeaningRows.from_decisions(queries, decisions))
-    assert cal["conf_head_rows"] == 40
-    assert cal["conf_head_by_outcome"]["captured"] == pytest.approx(
+    assert cal.conf_head_rows == 40
+    assert cal.conf_head_by_outcome is not None
+    assert cal.conf_head_by_outcome.captured == pytest.approx(
         (14 * 0.1 + 13 * 0.25 * 0.75) / (14 + 13 * 0.25)
     )
-    assert cal["conf_head_aurc"] < cal["aurc"]  # the reversed head ranks the captured rows last
+    # the reversed head ranks the captured rows last
+    assert cal.conf_head_aurc is not None and cal.conf_head_aurc < cal.aurc

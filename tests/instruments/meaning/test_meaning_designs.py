@@ -410,14 +410,14 @@ def test_cue_free_subset_and_cue_intervals() -> None:
     rows = literal_rows(specs)
     free = cue_free(rows, n_resamples=200)
     assert free is not None
-    assert free["lar"]["n_items"] == 3 and free["lar"]["estimate"] == pytest.approx(2 / 3)
-    assert free["accuracy"]["estimate"] == pytest.approx(1 / 3)
-    assert free["longest"]["difference"] == pytest.approx(1.0)
+    assert free.lar.n_items == 3 and free.lar.estimate == pytest.approx(2 / 3)
+    assert free.accuracy.estimate == pytest.approx(1 / 3)
+    assert free.longest is not None and free.longest.difference == pytest.approx(1.0)
     strata = cue_strata(rows, n_resamples=200)
     latin = strata["latin"]  # defined by the English parenthetical, as the paper splits it
-    assert latin["with"]["n_rows"] == 2 and latin["without"]["n_rows"] == 4
-    assert latin["difference"] == pytest.approx(1.0 - 3 / 4)
-    assert latin["difference_low"] <= latin["difference"] <= latin["difference_high"]
+    assert latin.n_with == 2 and latin.n_without == 4
+    assert latin.difference == pytest.approx(1.0 - 3 / 4)
+    assert latin.difference_low <= latin.difference <= latin.difference_high
 
 
 @pytest.mark.models

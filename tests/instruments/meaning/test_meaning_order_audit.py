@@ -54,10 +54,10 @@ def test_gold_at_canonical_two_gives_the_gold_range_not_option_zeros() -> None:
     assert rows.gold_canonical.tolist() == [2] * 48
     audit = order_audit(rows)
     expected = brute_gold_range(2)
-    assert audit["mean_gold_prob_range"] == pytest.approx(expected, abs=1e-12)
+    assert audit.mean_gold_prob_range == pytest.approx(expected, abs=1e-12)
     # the range of canonical option 0, which the audit used to report, is a different number
     assert abs(brute_gold_range(0) - expected) > 0.01
-    assert audit["per_item"]["gold_canonical"] == [2, 2]
+    assert audit.items is not None and audit.items.column("gold_canonical") == (2, 2)
 
 
 def test_relabelling_the_canonical_order_changes_no_number() -> None:

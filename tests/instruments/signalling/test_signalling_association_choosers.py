@@ -112,7 +112,7 @@ def test_conceptnet_uncovered_items_are_flagged_and_excluded() -> None:
     np.testing.assert_allclose(ds[2].probs, 1 / 3)
     rows = coordinate_table([covered, uncovered], queries, ds, rules=["probs"])
     s = cell_summary(rows, seed=0, n_resamples=50)
-    assert s["n_uncovered_rows"] == 2 and s["n_items"] == 1 and s["n_renderings"] == 2
+    assert s.n_uncovered_rows == 2 and s.n_items == 1 and s.n_renderings == 2
     with pytest.raises(ValueError, match="no rows"):
         cell_summary([r for r in rows if r["item_id"] == uncovered.id], seed=0, n_resamples=50)
 

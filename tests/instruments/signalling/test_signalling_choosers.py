@@ -71,14 +71,14 @@ def test_salience_chooser_sits_at_the_salience_pole() -> None:
 def test_bayes_cell_summary_poles_and_consistency() -> None:
     rows = _size_rows(BayesOracleChooser(_items()))
     s = cell_summary(rows, seed=0, n_resamples=500)
-    assert s["n_items"] == 20 and s["n_renderings"] == 40
-    assert s["post_norm"]["mean"] == pytest.approx(1.0)
-    assert s["agree_bayes"]["mean"] == 1.0
-    assert s["post_norm_minus_random"]["excludes_zero"]
-    ex = s["excess_consistency"]
-    assert ex["consistency"] == 1.0 and ex["tied_items"] == 0 and ex["n_items"] == 20
+    assert s.n_items == 20 and s.n_renderings == 40
+    assert s.post_norm.mean == pytest.approx(1.0)
+    assert s.agree_bayes.mean == 1.0
+    assert s.post_norm_minus_random.excludes_zero
+    ex = s.excess_consistency
+    assert ex.consistency == 1.0 and ex.tied_items == 0 and ex.n_items == 20
     a = [r["chosen"][0] for r in rows if r["perm_index"] == 0]
-    assert ex["excess"] == pytest.approx(1.0 - stats.marginal_null(a, a, 6))
+    assert ex.excess == pytest.approx(1.0 - stats.marginal_null(a, a, 6))
 
 
 def test_uniform_chooser_lands_exactly_on_the_random_reference() -> None:
@@ -88,14 +88,14 @@ def test_uniform_chooser_lands_exactly_on_the_random_reference() -> None:
         assert r["post_norm"] == pytest.approx(r["random_post_norm"])
         assert r["agree_bayes"] == pytest.approx(1 / 6)
     s = cell_summary(rows, seed=0, n_resamples=500)
-    assert s["post_norm_minus_random"]["estimate"] == pytest.approx(0.0, abs=1e-12)
-    assert not s["post_norm_minus_random"]["excludes_zero"]
+    assert s.post_norm_minus_random.estimate == pytest.approx(0.0, abs=1e-12)
+    assert not s.post_norm_minus_random.excludes_zero
     # every rendering is the whole menu tied: split credit keeps all 20 items and gives an
     # indifferent chooser an excess of exactly 0 (§I-H), where leaving ties out gave none
-    ex = s["excess_consistency"]
-    assert (ex["n_items"], ex["tied_items"], ex["excluded_unpaired"]) == (20, 20, 0)
-    assert ex["excess"] == 0.0
-    assert ex["consistency"] == pytest.approx(1 / 6) and ex["marginal_null"] == pytest.approx(1 / 6)
+    ex = s.excess_consistency
+    assert (ex.n_items, ex.tied_items, ex.excluded_unpaired) == (20, 20, 0)
+    assert ex.excess == 0.0
+    assert ex.consistency == pytest.approx(1 / 6) and ex.marginal_null == pytest.approx(1 / 6)
 
 
 def test_random_reference_is_mean_coordinate_over_options() -> None:
@@ -103,10 +103,10 @@ def test_random_reference_is_mean_coordinate_over_options() -> None:
     ref = item_references(item)
     post = np.asarray(item.meta["posterior"])
     expected = np.mean((post - post.min()) / (post.max() - post.min()))
-    assert ref["random_post_norm"] == pytest.approx(expected)
-    assert ref["bayes_post_norm"] == pytest.approx(1.0)
+    assert ref.random_post_norm == pytest.approx(expected)
+    assert ref.bayes_post_norm == pytest.approx(1.0)
     gauss = item_references(item, "gaussian")
-    assert gauss["o_bayes"] == item.meta["o_bayes_gaussian"]
+    assert gauss.o_bayes == item.meta["o_bayes_gaussian"]
 
 
 def test_position_biased_chooser_maps_slots_through_the_permutation() -> None:
@@ -120,7 +120,7 @@ def test_position_biased_chooser_maps_slots_through_the_permutation() -> None:
         assert r["chosen"] == [int(perm[0])]
     s = cell_summary(rows, seed=0, n_resamples=200)
     same = np.mean([i.meta["perms"][0][0] == i.meta["perms"][1][0] for i in items.values()])
-    assert s["excess_consistency"]["consistency"] == pytest.approx(same)
+    assert s.excess_consistency.consistency == pytest.approx(same)
 
 
 def test_summarise_cells_groups_by_rule_and_tile() -> None:
@@ -132,7 +132,7 @@ def test_summarise_cells_groups_by_rule_and_tile() -> None:
         for rule in ("probs", "fit", "posterior")
         for t in ("hold", "manmade", "moves", "size")
     }
-    assert cells[("probs", "size")]["fit_norm"]["mean"] == 1.0
+    assert cells[("probs", "size")].fit_norm.mean == 1.0
     with pytest.raises(ValueError, match="rule"):
         summarise_cells(rows, by=("tile",), seed=1)
 

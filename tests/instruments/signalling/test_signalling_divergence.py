@@ -21,6 +21,12 @@ from choiceaudit.instruments.signalling._divergence import (
 from choiceaudit.instruments.signalling._render import (
     render_queries,
 )
+from choiceaudit.instruments.signalling._results import (
+    CellSummary,
+    MeanMedianSD,
+    PairedExcess,
+    RandomDifference,
+)
 from choiceaudit.instruments.signalling.choosers import (
     BayesOracleChooser,
     SalienceChooser,
@@ -68,38 +74,42 @@ def test_condition_agreement_identical_choosers() -> None:
     sal = SalienceChooser(_items())
     rows4 = _rows(sal, "4")
     out = condition_agreement(rows4, _rows(sal, "5"))
-    assert out["n_matched"] == 80 and out["unmatched"] == 0
+    assert out.n_matched == 80 and out.unmatched == 0
     # identical tied sets A agree with probability 1/|A| (two independent indifferent draws)
-    assert out["agreement"] == pytest.approx(np.mean([1 / len(r["chosen"]) for r in rows4]))
-    assert out["tvd"] == pytest.approx(0.0)
+    assert out.agreement == pytest.approx(np.mean([1 / len(r["chosen"]) for r in rows4]))
+    assert out.tvd == pytest.approx(0.0)
 
 
 def test_condition_agreement_uniform_vs_bayes() -> None:
     a, b = _rows(UniformChooser(), "4"), _rows(BayesOracleChooser(_items()), "5")
     out = condition_agreement(a, b)
-    assert out["agreement"] == pytest.approx(1 / 6)
+    assert out.agreement == pytest.approx(1 / 6)
     chosen = np.bincount([r["chosen"][0] for r in b], minlength=6) / len(b)
-    assert out["tvd"] == pytest.approx(0.5 * np.abs(chosen - 1 / 6).sum())
+    assert out.tvd == pytest.approx(0.5 * np.abs(chosen - 1 / 6).sum())
 
 
 def test_tied_sets_agree_by_independent_indifferent_draws() -> None:
     base = {"item_id": "i", "perm_index": 0, "rule": "probs", "format": "V", "n_options": 3}
     out = condition_agreement([{**base, "chosen": [0, 1]}], [{**base, "chosen": [1, 2]}])
-    assert out["agreement"] == pytest.approx(0.25)
-    assert out["tvd"] == pytest.approx(0.5)
+    assert out.agreement == pytest.approx(0.25)
+    assert out.tvd == pytest.approx(0.5)
+
+
+def _cell(excess: PairedExcess, distance: float) -> CellSummary:
+    # only the excess and the difference from random enter the correlation
+    m = MeanMedianSD(0.0, 0.0, 0.0)
+    d = RandomDifference(distance, distance, distance, 0.95, False)
+    return CellSummary("probs", 1, 2, 0, 0, 0, *[m] * 10, d, d, excess, None)
 
 
 def test_excess_distance_correlation_matches_numpy() -> None:
     excess = [0.05, 0.10, 0.20, 0.26, 0.02]
     dist = [0.01, 0.08, 0.03, 0.20, 0.00]
     cells = {
-        i: {
-            "excess_consistency": {"available": True, "excess": e},
-            "post_norm_minus_random": {"estimate": -d if i % 2 else d},
-        }
+        i: _cell(PairedExcess(True, 1, 0, 0, excess=e), -d if i % 2 else d)
         for i, (e, d) in enumerate(zip(excess, dist, strict=True))
     }
-    cells[99] = {"excess_consistency": {"available": False}, "post_norm_minus_random": {}}
+    cells[99] = _cell(PairedExcess(False, 0, 0, 0), 0.0)
     out = excess_distance_correlation(cells, seed=0, n_resamples=300)
     assert out["estimate"] == pytest.approx(np.corrcoef(excess, dist)[0, 1])
     assert out["n_cells"] == 5 and out["skipped"] == 1
@@ -110,9 +120,10 @@ def test_bonferroni_interval_is_wider_and_recorded() -> None:
     rows = coordinate_table(_items(), qs, SalienceChooser(_items()).score(qs), rules=["probs"])
     cells = summarise_cells(rows, by=("rule", "tile"), seed=0, n_resamples=400)
     cell = cells[("probs", "size")]
-    plain, bonf = cell["post_norm_minus_random"], cell["post_norm_minus_random_bonferroni"]
-    assert bonf["level"] == pytest.approx(1 - 0.05 / 4)
-    assert bonf["low"] <= plain["low"] and bonf["high"] >= plain["high"]
+    plain, bonf = cell.post_norm_minus_random, cell.post_norm_minus_random_bonferroni
+    assert bonf is not None
+    assert bonf.level == pytest.approx(1 - 0.05 / 4)
+    assert bonf.low <= plain.low and bonf.high >= plain.high
 
 
 def test_letter_prior_shows_in_slots_not_in_canonical_options() -> None:

@@ -32,14 +32,14 @@ def test_equals_todays_value_when_nothing_ties() -> None:
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 6, 50), rng.integers(0, 6, 50)
     ex = paired_excess(_rows([[int(x)] for x in a], [[int(x)] for x in b], 6))
-    assert ex["excess"] == stats.excess_consistency(a, b, 6)
-    assert (ex["n_items"], ex["tied_items"], ex["excluded_unpaired"]) == (50, 0, 0)
+    assert ex.excess == stats.excess_consistency(a, b, 6)
+    assert (ex.n_items, ex.tied_items, ex.excluded_unpaired) == (50, 0, 0)
 
 
 def test_uniform_is_exactly_zero_and_keeps_every_item() -> None:
     menu = list(range(6))
     ex = paired_excess(_rows([menu] * 20, [menu] * 20, 6))
-    assert ex["excess"] == 0.0 and (ex["n_items"], ex["tied_items"]) == (20, 20)
+    assert ex.excess == 0.0 and (ex.n_items, ex.tied_items) == (20, 20)
 
 
 def test_a_hedging_chooser_gets_its_monte_carlo_value() -> None:
@@ -63,12 +63,13 @@ def test_a_hedging_chooser_gets_its_monte_carlo_value() -> None:
         ]
     )
     se = draws.std(ddof=1) / np.sqrt(draws.size)
-    assert abs(ex["excess"] - draws.mean()) < 1 / (2 * n) + 4 * se
-    assert ex["consistency"] == pytest.approx(0.5) and ex["tied_items"] == n
+    assert ex.excess is not None
+    assert abs(ex.excess - draws.mean()) < 1 / (2 * n) + 4 * se
+    assert ex.consistency == pytest.approx(0.5) and ex.tied_items == n
 
 
 def test_an_unpaired_item_is_the_only_one_left_out() -> None:
     lone = {"item_id": "lone", "perm_index": 0, "n_options": 3, "chosen": [1], "n_tied": 1}
     rows = [*_rows([[0], [1, 2]], [[0], [2]], 3), lone]
     ex = paired_excess(rows)
-    assert (ex["n_items"], ex["tied_items"], ex["excluded_unpaired"]) == (2, 1, 1)
+    assert (ex.n_items, ex.tied_items, ex.excluded_unpaired) == (2, 1, 1)

@@ -10,12 +10,14 @@ analyses such as ``paired_contrast``) live in the private modules, listed in REA
 every choice the paper leaves open.
 """
 
+from choiceaudit.instruments.meaning._analysis_results import MeaningAnalysis
 from choiceaudit.instruments.meaning._arms import analyse_meaning_runs, meaning_rows
 from choiceaudit.instruments.meaning._bagdhara import load_bagdhara
 from choiceaudit.instruments.meaning._config import MeaningConfig
 from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._corpus import Corpus, CorpusError, IdiomEntry
 from choiceaudit.instruments.meaning._declaration import INSTRUMENT
+from choiceaudit.instruments.meaning._experiment_results import ArmAnalysis
 from choiceaudit.instruments.meaning._idioms_en import load_idioms_en
 from choiceaudit.instruments.meaning._plan import (
     DEFAULT_EXPERIMENTS,
@@ -23,12 +25,7 @@ from choiceaudit.instruments.meaning._plan import (
     MeaningPlan,
     plan_meaning,
 )
-from choiceaudit.instruments.meaning._results import (
-    ArmAnalysis,
-    Calibration,
-    Interval,
-    MeaningAnalysis,
-)
+from choiceaudit.instruments.meaning._results import Calibration, Interval
 from choiceaudit.instruments.meaning._rows import MeaningRows
 from choiceaudit.instruments.meaning._summary import analyse_meaning
 

@@ -3,7 +3,10 @@ Appendices E, F, H).
 
 Every interval is a 95% percentile bootstrap over items, 2,000 resamples, seed 0 (§4.3, Appendix
 R, "Statistics"): rows of one item are resampled together (``clusters=item_id``). Outcomes use
-tied-set credit (:func:`~choiceaudit.instruments.meaning._rows.choice_credit`).
+tied-set credit (:func:`~choiceaudit.instruments.meaning._rows.choice_credit`). The calibration
+and selective-prediction measures are the shared ones of :mod:`choiceaudit.metrics`, read with
+the maximum of the vector as returned as the confidence (Appendix A). Every function returns the
+frozen result type the analysis keeps (:mod:`._results`).
 
 * accuracy — credit on the gold option; chance is 1/k = 0.250.
 * ``literal_attraction_rate`` (LAR, §4.2) — credit on the expression's own literal gloss, over
@@ -25,14 +28,23 @@ tied-set credit (:func:`~choiceaudit.instruments.meaning._rows.choice_credit`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from choiceaudit import stats
+from choiceaudit import metrics, stats
 from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._results import (
+    Calibration,
+    Decomposition,
+    Interval,
+    OutcomeConfidence,
+    OutputDistribution,
+    PairedContrast,
+)
 from choiceaudit.instruments.meaning._rows import MeaningRows
 
 # The coverages of the selective-accuracy table (Appendix F quotes 5%, 10% and 35%) are the
@@ -62,22 +74,16 @@ BOOTSTRAP_SEED = 0
 
 def interval(
     values: FloatArray,
-    clusters: Any,
+    clusters: npt.ArrayLike,
     *,
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> dict[str, float | int]:
+) -> Interval:
     """Mean of ``values`` with its item-clustered percentile bootstrap interval."""
     result = stats.bootstrap_ci(
         values, statistic="mean", n_resamples=n_resamples, clusters=clusters, seed=seed
     )
-    return {
-        "estimate": result.estimate,
-        "low": result.low,
-        "high": result.high,
-        "n_rows": len(values),
-        "n_items": result.n_clusters,
-    }
+    return Interval.of(result, n_rows=len(values))
 
 
 def _order(values: Sequence[str]) -> list[str]:
@@ -91,7 +97,7 @@ def accuracy_by(
     *,
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> dict[str, dict[str, float | int]]:
+) -> dict[str, Interval]:
     """Accuracy with its interval for each value of ``column`` (the ladder: ``family``)."""
     values = getattr(rows, column)
     out = {}
@@ -110,71 +116,67 @@ def _literal_rows(rows: MeaningRows) -> MeaningRows:
 
 def literal_attraction_rate(
     rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
-) -> dict[str, float | int]:
+) -> Interval:
     """LAR = (1/N) Σ 1[argmax_o p_i(o) = ℓ_i] over rows carrying the literal gloss (§4.2)."""
     sub = _literal_rows(rows)
     return interval(sub.captured, sub.item_id, n_resamples=n_resamples, seed=seed)
 
 
-def decomposition(rows: MeaningRows) -> dict[str, float | int]:
+def decomposition(rows: MeaningRows) -> Decomposition:
     """Gold / literal / other shares of the choices on literal-bearing rows (sum to 1)."""
     sub = _literal_rows(rows)
     gold = float(sub.correct.mean())
     literal = float(sub.captured.mean())
-    return {"gold": gold, "literal": literal, "other": 1.0 - gold - literal, "n_rows": len(sub)}
+    return Decomposition(gold=gold, literal=literal, other=1.0 - gold - literal, n_rows=len(sub))
 
 
-def _by_outcome(confidence: FloatArray, rows: MeaningRows) -> dict[str, float]:
-    split = stats.confidence_by_outcome(confidence, rows.correct)
+def _by_outcome(
+    split: metrics.SelectiveScores, confidence: FloatArray, rows: MeaningRows
+) -> OutcomeConfidence:
+    """The shared correct / incorrect split, with the mean confidence on literal choices beside
+    it (§5.2, Table 2: the literal capture is the meaning paper's third outcome)."""
     captured = rows.captured
     weight = float(captured.sum())
-    return {
-        "correct": split.mean_correct,
-        "incorrect": split.mean_incorrect,
-        "captured": float((confidence * captured).sum() / weight) if weight > 0 else float("nan"),
-    }
+    return OutcomeConfidence(
+        correct=split.mean_confidence_correct,
+        incorrect=split.mean_confidence_incorrect,
+        captured=float((confidence * captured).sum() / weight) if weight > 0 else math.nan,
+    )
 
 
 def calibration(
     rows: MeaningRows, *, n_bins: int = 15, coverages: Sequence[float] = COVERAGES
-) -> dict[str, Any]:
+) -> Calibration:
     """Calibration and selective prediction of one cell (Appendix F; see the module docstring)."""
-    k = rows.k
     correct = rows.correct
     peak = rows.peak
-    out: dict[str, Any] = {
-        "n_rows": len(rows),
-        "accuracy": float(correct.mean()),
-        "ece": stats.ece(rows.probs, rows.gold_slot, n_bins=n_bins, strategy="width"),
-        "ece_mass": stats.ece(rows.probs, rows.gold_slot, n_bins=n_bins, strategy="mass"),
-        "brier": stats.brier(rows.probs, rows.gold_slot),
-        "brier_uniform": 1.0 - 1.0 / k,
-        "aurc": stats.aurc(peak, correct),
-        "aurc_random": stats.random_gate_aurc(correct),
-        "augrc": stats.augrc(peak, correct),
-        "augrc_random": stats.random_gate_augrc(correct),
-        "selective_accuracy": dict(
-            zip(
-                [f"{c:.2f}" for c in coverages],
-                stats.selective_accuracy(peak, correct, list(coverages)).tolist(),
-                strict=True,
-            )
-        ),
-        "confidence_by_outcome": _by_outcome(peak, rows),
-    }
-    bins = stats.reliability_bins(rows.probs, rows.gold_slot, n_bins=n_bins, strategy="width")
-    out["reliability"] = {
-        "n_rows": bins.n_rows.tolist(),
-        "confidence": bins.confidence.tolist(),
-        "accuracy": bins.accuracy.tolist(),
-    }
+    scores = metrics.calibration_scores(rows.probs, rows.gold_slot, n_bins=n_bins)
+    selective = metrics.selective_scores(peak, correct, coverages=coverages)
     has_head = ~np.isnan(rows.conf_head)
-    if has_head.all():
-        out["conf_head_by_outcome"] = _by_outcome(rows.conf_head, rows)
-        out["conf_head_aurc"] = stats.aurc(rows.conf_head, correct)
-        out["conf_head_augrc"] = stats.augrc(rows.conf_head, correct)
-    out["conf_head_rows"] = int(has_head.sum())
-    return out
+    head = (
+        metrics.selective_scores(rows.conf_head, correct, coverages=coverages)
+        if has_head.all()
+        else None
+    )
+    return Calibration(
+        n_rows=len(rows),
+        accuracy=float(correct.mean()),
+        ece=scores.ece,
+        ece_mass=scores.ece_mass,
+        brier=scores.brier,
+        brier_uniform=1.0 - 1.0 / rows.k,
+        aurc=selective.aurc,
+        aurc_random=selective.aurc_random,
+        augrc=selective.augrc,
+        augrc_random=selective.augrc_random,
+        selective_accuracy=selective.selective_accuracy,
+        confidence_by_outcome=_by_outcome(selective, peak, rows),
+        reliability=metrics.reliability(rows.probs, rows.gold_slot, n_bins=n_bins),
+        conf_head_rows=int(has_head.sum()),
+        conf_head_by_outcome=None if head is None else _by_outcome(head, rows.conf_head, rows),
+        conf_head_aurc=None if head is None else head.aurc,
+        conf_head_augrc=None if head is None else head.augrc,
+    )
 
 
 def lar_by_stratum(
@@ -183,7 +185,7 @@ def lar_by_stratum(
     *,
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> dict[str, dict[str, float | int]]:
+) -> dict[str, Interval]:
     """LAR per item-level stratum (Appendix G: the corpus's frequency label; Appendix J: idiom
     length), ``strata`` mapping item id to its label; items without a label are counted under
     ``"(none)"``."""
@@ -205,19 +207,19 @@ def length_strata(rows: MeaningRows, *, top: int = 4) -> dict[str, str]:
     return out
 
 
-def output_distribution(rows: MeaningRows) -> dict[str, float]:
+def output_distribution(rows: MeaningRows) -> OutputDistribution:
     """Shape of the returned vectors (Appendix H, Table 12)."""
     entropy = np.atleast_1d(stats.normalized_entropy(rows.probs))
-    return {
-        "mean_peak": float(rows.peak.mean()),
-        "share_peak_over_0_95": float((rows.peak > 0.95).mean()),
-        "mean_normalized_entropy": float(np.mean(entropy)),
-    }
+    return OutputDistribution(
+        mean_peak=float(rows.peak.mean()),
+        share_peak_over_0_95=float((rows.peak > 0.95).mean()),
+        mean_normalized_entropy=float(np.mean(entropy)),
+    )
 
 
 def overconfidence_gap(
     rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
-) -> dict[str, float | int]:
+) -> Interval:
     """Mean peak probability minus accuracy (§5.3, the o4 control): a lower bound on ECE."""
     return interval(rows.peak - rows.correct, rows.item_id, n_resamples=n_resamples, seed=seed)
 
@@ -229,7 +231,7 @@ def paired_contrast(
     outcome: str = "correct",
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> dict[str, Any]:
+) -> PairedContrast:
     """``a − b`` on the items both share (one row per item each): exact McNemar on the items
     whose outcome is whole on both sides (credit 0 or 1; a tie that shares the credited option
     is left out and counted in ``n_tied_excluded``) and a paired bootstrap interval on the
@@ -249,18 +251,18 @@ def paired_contrast(
     unique &= (vb == 0) | (vb == 1)
     test = stats.mcnemar_exact(va[unique] == 1, vb[unique] == 1)
     diff = stats.paired_bootstrap_ci(va, vb, n_resamples=n_resamples, seed=seed)
-    return {
-        "n_items": len(shared),
-        "a": float(va.mean()),
-        "b": float(vb.mean()),
-        "difference": diff.estimate,
-        "low": diff.low,
-        "high": diff.high,
-        "mcnemar_b": test.b,
-        "mcnemar_c": test.c,
-        "mcnemar_p": test.p,
-        "n_tied_excluded": int((~unique).sum()),
-    }
+    return PairedContrast(
+        n_items=len(shared),
+        a=float(va.mean()),
+        b=float(vb.mean()),
+        difference=float(diff.estimate),
+        low=float(diff.low),
+        high=float(diff.high),
+        mcnemar_b=int(test.b),
+        mcnemar_c=int(test.c),
+        mcnemar_p=float(test.p),
+        n_tied_excluded=int((~unique).sum()),
+    )
 
 
 def _one_row_per_item(rows: MeaningRows, name: str) -> dict[str, int]:

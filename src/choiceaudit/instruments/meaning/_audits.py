@@ -18,14 +18,17 @@
   longest option and content-word hook.
 * :func:`subset_drift` (Appendix O) — a model's accuracy on a subset against its own full set.
 
-Agreement is computed on rows with a unique argmax; tied rows are excluded and counted.
+Agreement is computed on rows with a unique argmax; tied rows are excluded and counted. Every
+function returns the frozen result type the analysis keeps (``_results``, ``_experiment_results``,
+``_analysis_results``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -38,8 +41,17 @@ from choiceaudit.instruments.meaning._analysis import (
     accuracy_by,
     interval,
 )
+from choiceaudit.instruments.meaning._analysis_results import PairingCheck, SubsetDrift
 from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._experiment_results import SurfaceAgreement, UnitIntegrity
 from choiceaudit.instruments.meaning._order_audit import order_audit
+from choiceaudit.instruments.meaning._results import (
+    Agreement,
+    CueFree,
+    CueStratum,
+    Interval,
+    Retention,
+)
 from choiceaudit.instruments.meaning._rows import MeaningRows
 from choiceaudit.instruments.meaning._text import content_words, english_parenthetical
 from choiceaudit.types import FloatArray
@@ -70,115 +82,148 @@ def _index(rows: MeaningRows) -> dict[tuple[str, str], int]:
     return out
 
 
-def _agreement(rows: MeaningRows, pairs: list[tuple[int, int]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Pairs:
+    """Agreement of the canonical choices over row pairs, and the untied pairs' values."""
+
+    agreement: Agreement
+    agree: FloatArray
+    items: npt.NDArray[np.str_]
+
+
+def _agreement(rows: MeaningRows, pairs: list[tuple[int, int]]) -> _Pairs:
     if not pairs:
-        return {"n_pairs": 0, "agreement": math.nan, "n_tied_excluded": 0}
+        empty = Agreement(n_pairs=0, agreement=math.nan, n_tied_excluded=0)
+        return _Pairs(empty, np.zeros(0), np.zeros(0, dtype=np.str_))
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     choice = rows.canonical_choice
     ok = (choice[a] >= 0) & (choice[b] >= 0)
     agree = (choice[a] == choice[b])[ok].astype(float)
-    return {
-        "n_pairs": len(pairs),
-        "agreement": float(agree.mean()) if agree.size else math.nan,
-        "n_tied_excluded": int((~ok).sum()),
-        "_agree": agree,
-        "_items": rows.item_id[a][ok],
-    }
+    return _Pairs(
+        Agreement(
+            n_pairs=len(pairs),
+            agreement=float(agree.mean()) if agree.size else math.nan,
+            n_tied_excluded=int((~ok).sum()),
+        ),
+        agree,
+        rows.item_id[a][ok],
+    )
 
 
-def surface_agreement(rows: MeaningRows) -> dict[str, Any]:
-    """E2: agreement and JS divergence between each item's canonical form and its alternatives."""
+def _mcnemar_whole(ca: FloatArray, cb: FloatArray) -> stats.McNemarResult:
+    """Exact McNemar on the pairs whose credit is whole (0 or 1) on both sides."""
+    unique = ((ca == 0) | (ca == 1)) & ((cb == 0) | (cb == 1))
+    return stats.mcnemar_exact(ca[unique] == 1, cb[unique] == 1)
+
+
+def surface_agreement(rows: MeaningRows) -> SurfaceAgreement:
+    """E2: agreement and JS divergence between each item's canonical form and its alternatives
+    (``items`` left ``None``: the per-pair values are :func:`._item_audits.surface_items`)."""
     index = _index(rows)
     pairs = [
         (index[(item, "canonical")], i)
         for (item, condition), i in index.items()
         if condition.startswith("alt") and (item, "canonical") in index
     ]
-    result = _agreement(rows, pairs)
-    agree, items = result.pop("_agree", None), result.pop("_items", None)
-    if pairs:
-        canon = rows.canonical_probs
-        js = np.atleast_1d(
-            stats.js_divergence(canon[[p[0] for p in pairs]], canon[[p[1] for p in pairs]])
-        )
-        result["mean_js_divergence"] = float(js.mean())
-        result["n_items"] = len({rows.item_id[p[0]] for p in pairs})
-        if agree is not None and agree.size:
-            per_item = [float(agree[items == it].mean()) for it in np.unique(items)]
-            result["agreement_item_mean"] = float(np.mean(per_item))
-        # accuracy on the two members of each pair, and exact McNemar on the pairs (Appendix N)
-        correct = rows.correct
-        ca = correct[[p[0] for p in pairs]]
-        cb = correct[[p[1] for p in pairs]]
-        unique = ((ca == 0) | (ca == 1)) & ((cb == 0) | (cb == 1))
-        test = stats.mcnemar_exact(ca[unique] == 1, cb[unique] == 1)
-        result["accuracy_canonical"] = float(ca.mean())
-        result["accuracy_alternative"] = float(cb.mean())
-        result["mcnemar_b"], result["mcnemar_c"], result["mcnemar_p"] = test.b, test.c, test.p
-        # item level, beside the pair level the paper prints: one canonical row per item against
-        # its first alternative form (alt1), so no canonical row is counted twice (the project's
-        # addition, for readers who want each item weighted once)
-        firsts = [p for p in pairs if str(rows.condition[p[1]]) == "alt1"]
-        if firsts:
-            ia = correct[[p[0] for p in firsts]]
-            ib = correct[[p[1] for p in firsts]]
-            ok = ((ia == 0) | (ia == 1)) & ((ib == 0) | (ib == 1))
-            item_test = stats.mcnemar_exact(ia[ok] == 1, ib[ok] == 1)
-            result["items_paired"] = len(firsts)
-            result["accuracy_canonical_items"] = float(ia.mean())
-            result["accuracy_alternative_items"] = float(ib.mean())
-            result["mcnemar_p_items"] = item_test.p
-    return result
+    found = _agreement(rows, pairs)
+    base = SurfaceAgreement(
+        n_pairs=found.agreement.n_pairs,
+        agreement=found.agreement.agreement,
+        n_tied_excluded=found.agreement.n_tied_excluded,
+    )
+    if not pairs:
+        return base
+    first, second = [p[0] for p in pairs], [p[1] for p in pairs]
+    canon = rows.canonical_probs
+    js = np.atleast_1d(stats.js_divergence(canon[first], canon[second]))
+    item_mean = None
+    if found.agree.size:
+        per_item = [float(found.agree[found.items == it].mean()) for it in np.unique(found.items)]
+        item_mean = float(np.mean(per_item))
+    # accuracy on the two members of each pair, and exact McNemar on the pairs (Appendix N)
+    correct = rows.correct
+    ca, cb = correct[first], correct[second]
+    test = _mcnemar_whole(ca, cb)
+    result = dataclasses.replace(
+        base,
+        n_items=len({rows.item_id[p] for p in first}),
+        agreement_item_mean=item_mean,
+        mean_js_divergence=float(js.mean()),
+        accuracy_canonical=float(ca.mean()),
+        accuracy_alternative=float(cb.mean()),
+        mcnemar_b=test.b,
+        mcnemar_c=test.c,
+        mcnemar_p=test.p,
+    )
+    # item level, beside the pair level the paper prints: one canonical row per item against
+    # its first alternative form (alt1), so no canonical row is counted twice (the project's
+    # addition, for readers who want each item weighted once)
+    firsts = [p for p in pairs if str(rows.condition[p[1]]) == "alt1"]
+    if not firsts:
+        return result
+    ia = correct[[p[0] for p in firsts]]
+    ib = correct[[p[1] for p in firsts]]
+    return dataclasses.replace(
+        result,
+        items_paired=len(firsts),
+        accuracy_canonical_items=float(ia.mean()),
+        accuracy_alternative_items=float(ib.mean()),
+        mcnemar_p_items=_mcnemar_whole(ia, ib).p,
+    )
 
 
 def unit_integrity(
     rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
-) -> dict[str, Any]:
-    """E3: accuracy per variant and agreement with the intact (v0) answer."""
+) -> UnitIntegrity:
+    """E3: accuracy per variant and agreement with the intact (v0) answer (the contrasts and
+    per-item values are added by the experiment's analysis)."""
     index = _index(rows)
-    out: dict[str, Any] = {
-        "accuracy": accuracy_by(rows, "condition", n_resamples=n_resamples, seed=seed)
-    }
-    agreement: dict[str, Any] = {}
+    agreement: dict[str, Agreement] = {}
     for variant in sorted({c for _, c in index if c != "v0"}):
         pairs = [
             (index[(item, "v0")], i)
             for (item, c), i in index.items()
             if c == variant and (item, "v0") in index
         ]
-        result = _agreement(rows, pairs)
-        agree = result.pop("_agree", None)
-        items = result.pop("_items", None)
-        if agree is not None and agree.size:
-            result["interval"] = interval(agree, items, n_resamples=n_resamples, seed=seed)
-        agreement[variant] = result
-    out["agreement_with_intact"] = agreement
-    return out
+        found = _agreement(rows, pairs)
+        cell = found.agreement
+        if found.agree.size:
+            cell = dataclasses.replace(
+                cell,
+                interval=interval(found.agree, found.items, n_resamples=n_resamples, seed=seed),
+            )
+        agreement[variant] = cell
+    return UnitIntegrity(
+        accuracy=accuracy_by(rows, "condition", n_resamples=n_resamples, seed=seed),
+        agreement_with_intact=agreement,
+    )
 
 
 def signal_retention(
     rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
-) -> dict[str, Any]:
+) -> dict[str, Retention]:
     """E6: accuracy per option form and signal retained relative to ``o0``."""
     acc = accuracy_by(rows, "condition", n_resamples=n_resamples, seed=seed)
     chance = 1.0 / rows.k
-    base = acc.get("o0", {}).get("estimate")
-    out: dict[str, Any] = {}
+    base = acc["o0"].estimate if "o0" in acc else None
+    out: dict[str, Retention] = {}
     for variant, cell in acc.items():
         retained = math.nan
-        if base is not None and float(base) != chance:
-            retained = (float(cell["estimate"]) - chance) / (float(base) - chance)
-        out[variant] = {**cell, "signal_retained": retained}
+        if base is not None and base != chance:
+            retained = (cell.estimate - chance) / (base - chance)
+        out[variant] = Retention(cell, retained)
     return out
 
 
-def pairing_check(rows_a: MeaningRows, rows_b: MeaningRows) -> dict[str, Any]:
+def pairing_check(
+    rows_a: MeaningRows, rows_b: MeaningRows, *, model_a: str = "a", model_b: str = "b"
+) -> PairingCheck:
     """Agreement of the question itself on the rows two runs share (by experiment, block,
     language, condition and item: rows that claim to be the same question): gold slot, literal
     slot, state string and option list."""
 
-    def keyed(rows: MeaningRows) -> dict[tuple[Any, ...], int]:
+    def keyed(rows: MeaningRows) -> dict[tuple[str, ...], int]:
         keys = zip(
             rows.experiment.tolist(),
             rows.blocks.tolist(),
@@ -192,18 +237,20 @@ def pairing_check(rows_a: MeaningRows, rows_b: MeaningRows) -> dict[str, Any]:
     ka, kb = keyed(rows_a), keyed(rows_b)
     shared = sorted(set(ka) & set(kb))
     if not shared:
-        return {"n_shared": 0}
+        return PairingCheck(model_a=model_a, model_b=model_b, n_shared=0)
     a = np.array([ka[s] for s in shared])
     b = np.array([kb[s] for s in shared])
-    return {
-        "n_shared": len(shared),
-        "gold_slot": float((rows_a.gold_slot[a] == rows_b.gold_slot[b]).mean()),
-        "literal_slot": float((rows_a.literal_slot[a] == rows_b.literal_slot[b]).mean()),
-        "state": float((rows_a.state[a] == rows_b.state[b]).mean()),
-        "options": float(
+    return PairingCheck(
+        model_a=model_a,
+        model_b=model_b,
+        n_shared=len(shared),
+        gold_slot=float((rows_a.gold_slot[a] == rows_b.gold_slot[b]).mean()),
+        literal_slot=float((rows_a.literal_slot[a] == rows_b.literal_slot[b]).mean()),
+        state=float((rows_a.state[a] == rows_b.state[b]).mean()),
+        options=float(
             np.mean([rows_a.options[i] == rows_b.options[j] for i, j in zip(a, b, strict=True)])
         ),
-    }
+    )
 
 
 #: §5.6 / Appendix J: the four construction cues of a literal-bearing row.
@@ -283,18 +330,20 @@ def split_by(
     *,
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> dict[str, Any]:
+) -> CueStratum:
     """``outcome`` (``captured`` or ``correct``) on the rows with and without ``mask``, the
-    difference (with − without) and its interval (:func:`difference_interval`)."""
-    cell: dict[str, Any] = {}
+    difference (with − without) and its interval (:func:`difference_interval`); a side with
+    no row has the estimate NaN and no interval."""
     parts = {"with": rows.select(mask), "without": rows.select(~mask)}
-    for label, part in parts.items():
-        cell[label] = (
-            interval(getattr(part, outcome), part.item_id, n_resamples=n_resamples, seed=seed)
-            if len(part)
-            else {"estimate": math.nan, "n_rows": 0}
-        )
-    cell["difference"] = float(cell["with"]["estimate"]) - float(cell["without"]["estimate"])
+    sides: dict[str, Interval | None] = {
+        label: interval(getattr(part, outcome), part.item_id, n_resamples=n_resamples, seed=seed)
+        if len(part)
+        else None
+        for label, part in parts.items()
+    }
+    with_side, without_side = sides["with"], sides["without"]
+    estimate_with = math.nan if with_side is None else with_side.estimate
+    estimate_without = math.nan if without_side is None else without_side.estimate
     low, high = difference_interval(
         getattr(parts["with"], outcome),
         parts["with"].item_id,
@@ -303,8 +352,17 @@ def split_by(
         n_resamples=n_resamples,
         seed=seed,
     )
-    cell["difference_low"], cell["difference_high"] = low, high
-    return cell
+    return CueStratum(
+        lar_with=estimate_with,
+        n_with=len(parts["with"]),
+        lar_without=estimate_without,
+        n_without=len(parts["without"]),
+        difference=estimate_with - estimate_without,
+        with_interval=with_side,
+        without_interval=without_side,
+        difference_low=low,
+        difference_high=high,
+    )
 
 
 def cue_strata(
@@ -314,7 +372,7 @@ def cue_strata(
     hook_stopwords: Mapping[str, frozenset[str]] | None = None,
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> dict[str, Any]:
+) -> dict[str, CueStratum]:
     """LAR with and without each cue, the difference (with − without) and its interval."""
     sub = rows.select(rows.literal_slot >= 0)
     flags = cue_flags(sub, hook_stopwords=hook_stopwords)
@@ -330,7 +388,7 @@ def cue_free(
     hook_stopwords: Mapping[str, frozenset[str]] | None = None,
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> dict[str, Any] | None:
+) -> CueFree | None:
     """§5.6, Table 3 last block: d-lit rows whose idiom is multi-word (two or more whitespace
     words), whose literal gloss does not contain it and carries no English parenthetical; LAR,
     accuracy, mean characters of the literal against the other options, and the split on
@@ -352,18 +410,18 @@ def cue_free(
         if j != free.literal_slot[i]
     ]
     longest = flags["longest"][keep]
-    return {
-        "lar": interval(free.captured, free.item_id, n_resamples=n_resamples, seed=seed),
-        "accuracy": interval(free.correct, free.item_id, n_resamples=n_resamples, seed=seed),
-        "mean_literal_chars": float(np.mean(literal_chars)),
-        "mean_other_chars": float(np.mean(other_chars)),
-        "longest": split_by(free, longest, "captured", n_resamples=n_resamples, seed=seed),
-    }
+    return CueFree(
+        lar=interval(free.captured, free.item_id, n_resamples=n_resamples, seed=seed),
+        accuracy=interval(free.correct, free.item_id, n_resamples=n_resamples, seed=seed),
+        mean_literal_chars=float(np.mean(literal_chars)),
+        mean_other_chars=float(np.mean(other_chars)),
+        longest=split_by(free, longest, "captured", n_resamples=n_resamples, seed=seed),
+    )
 
 
 def parenthetical_accuracy(
     rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
-) -> dict[str, Any]:
+) -> dict[str, CueStratum]:
     """Table 17 lower block: on each ladder family without a literal option, accuracy on items
     whose literal gloss (read from the item's literal-bearing rows) carries an English
     parenthetical against the rest, with the difference and its interval."""
@@ -372,7 +430,7 @@ def parenthetical_accuracy(
     for i in range(len(literal_rows)):
         text = literal_rows.options[i][int(literal_rows.literal_slot[i])]
         has_paren[str(literal_rows.item_id[i])] = english_parenthetical(text) is not None
-    out: dict[str, Any] = {}
+    out: dict[str, CueStratum] = {}
     for family in [f for f in FAMILIES if f not in ("d-lit", "d-hard")]:
         cell = rows.where(family=family)
         known = np.array([str(i) in has_paren for i in cell.item_id.tolist()], dtype=bool)
@@ -389,25 +447,31 @@ def subset_drift(
     subset_items: Sequence[str | int],
     *,
     column: str = "family",
+    arm: str = "",
+    subset_of: str = "",
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> dict[str, Any]:
+) -> dict[str, SubsetDrift]:
     """Appendix O: per ``column`` value, accuracy on the subset minus accuracy on the full set,
-    with both intervals and whether the subset estimate leaves the full-set interval."""
+    with both intervals and whether the subset estimate leaves the full-set interval (``arm``
+    and ``subset_of`` name the two arms in the result)."""
     wanted = {str(i) for i in subset_items}
     full = accuracy_by(rows, column, n_resamples=n_resamples, seed=seed)
     part = accuracy_by(
         rows.select(np.isin(rows.item_id, list(wanted))), column, n_resamples=n_resamples, seed=seed
     )
-    out: dict[str, Any] = {}
+    out: dict[str, SubsetDrift] = {}
     for value, cell in full.items():
         if value not in part:
             continue
         sub = part[value]
-        out[value] = {
-            "full": cell,
-            "subset": sub,
-            "drift": float(sub["estimate"]) - float(cell["estimate"]),
-            "outside_full_interval": not (cell["low"] <= sub["estimate"] <= cell["high"]),
-        }
+        out[value] = SubsetDrift(
+            arm=arm,
+            subset_of=subset_of,
+            family=value,
+            full=cell,
+            subset=sub,
+            drift=sub.estimate - cell.estimate,
+            outside_full_interval=bool(not (cell.low <= sub.estimate <= cell.high)),
+        )
     return out

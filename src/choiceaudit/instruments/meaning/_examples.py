@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from choiceaudit.instruments.meaning._results import ExampleRow
+from choiceaudit.instruments.meaning._analysis_results import ExampleRow
 from choiceaudit.instruments.meaning._rows import MeaningRows
 
 __all__ = ["EXAMPLE_CONDITIONS", "examples"]

@@ -2,7 +2,7 @@
 
 :func:`order_audit` reads the items seen under every one of the k! orderings of their option
 set and computes, on the vectors **as returned** (never renormalised; Σp must lie within
-``tolerance`` of 1, default :data:`choiceaudit.RETURNED_SUM_TOLERANCE`, and the largest
+``tolerance`` of 1, default :data:`choiceaudit.metrics.RETURNED_SUM_TOLERANCE`, and the largest
 |Σp − 1| read is reported):
 
 * Table 21 — answer instability, distinct glosses chosen per item (their mean, and the
@@ -11,30 +11,33 @@ set and computes, on the vectors **as returned** (never renormalised; Σp must l
 * Table 22 — the permutation audit: how far one option's own probability travels;
 * per item — every one of those values, so a reader can compare item by item.
 
+The measures are the shared order audit of :func:`choiceaudit.metrics.sweep_audit`; what is the
+meaning paper's own here is the sweep (every item under all k! orderings, Appendix Q, not the
+most common count a plain scoring run accepts), the vectors as returned, and the two key
+bindings.
+
 The gold option's canonical index is read from each row (``perm[gold_slot]``), never assumed:
 a run whose canonical order keeps gold at another index (a re-imported released file, say) gets
 the right p(gold) range, and an item whose renderings disagree on it is refused, named.
-:func:`order_items` freezes the per-item values; :func:`order_result` the whole audit.
+:func:`order_audit` returns one binding's audit as an :class:`OrderAudit`; :func:`order_result` the
+slot-bound audit with the travelling-key one beside it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import numpy as np
 
-from choiceaudit import stats
+from choiceaudit import metrics, stats
 from choiceaudit.errors import AnalysisError
+from choiceaudit.instruments.meaning._experiment_results import OrderAudit
 from choiceaudit.instruments.meaning._item_results import ItemValues
-from choiceaudit.instruments.meaning._results import OrderAudit, PermutationTravel
+from choiceaudit.instruments.meaning._results import PermutationTravel
 from choiceaudit.instruments.meaning._rows import MeaningRows
+from choiceaudit.metrics import RETURNED_SUM_TOLERANCE
 from choiceaudit.types import IntArray
-
-#: the order statistics' default sum tolerance (``choiceaudit.stats``: four options rounded
-#: to two decimals)
-RETURNED_SUM_TOLERANCE = 0.02
 
 __all__ = ["ORDER_ITEM_COLUMNS", "order_audit", "order_result", "sweep_gold"]
 
@@ -71,9 +74,10 @@ def order_audit(
     *,
     threshold: float = 1e-4,
     tolerance: float = RETURNED_SUM_TOLERANCE,
-) -> dict[str, Any]:
+    binding: str = "slot",
+) -> OrderAudit:
     """Tables 21 and 22 and the per-item values over the items seen under every ordering, on
-    rows of one key binding (see the module docstring)."""
+    rows of one key binding (``binding`` names it in the result; see the module docstring)."""
     k = rows.k
     n_perms = math.factorial(k)
     sweeps = stats.permutation_sweeps(
@@ -85,72 +89,49 @@ def order_audit(
     items = [str(i) for i in sweeps.items]
     idx = np.array(sweeps.index)  # (n_items, n_perms), each item's renderings by permutation
     raw = rows.raw_probs[idx]
-    perms = rows.perm[idx]
     gold = sweep_gold(rows, idx, items)
     try:
-        summary = stats.order_sensitivity(raw, perms, gold, tolerance=tolerance)
-        travel = stats.permutation_audit(raw, perms, threshold=threshold, tolerance=tolerance)
-        ranges = stats.gold_prob_range(raw, perms, gold, tolerance=tolerance)
+        audit = metrics.sweep_audit(
+            raw, rows.perm[idx], gold, threshold=threshold, tolerance=tolerance
+        )
     except ValueError as exc:
         raise AnalysisError(f"order audit: {exc}") from None
-    distinct = stats.n_distinct_choices(raw, perms)
-    unstable = stats.unstable_items(raw, perms)
-    deviation = np.abs(raw.sum(axis=-1) - 1.0).max(axis=1)
-    return {
-        "n_items": summary.n_items,
-        "n_incomplete_items_excluded": sweeps.n_excluded,
-        "answer_instability": summary.answer_instability,
-        "mean_distinct_choices": summary.mean_distinct_choices,
-        "distinct_choice_counts": [int((distinct == n).sum()) for n in range(1, k + 1)],
-        "mean_gold_prob_range": summary.mean_gold_prob_range,
-        "selection_spread": summary.selection_spread,
-        "slot_shares": summary.slot_shares.tolist(),
-        "sum_tolerance": float(tolerance),
-        "max_sum_deviation": summary.max_sum_deviation,
-        "permutation_audit": {
-            "median_travel": travel.median,
-            "mean_travel": travel.mean,
-            "max_travel": travel.max,
-            "threshold": travel.threshold,
-            "share_at_or_below": travel.share_at_or_below,
-            "share_identical": travel.share_identical,
-        },
-        "per_item": {
-            "item_id": items,
-            "gold_canonical": gold.tolist(),
-            "distinct_choices": distinct.tolist(),
-            "unstable": unstable.tolist(),
-            "gold_prob_range": ranges.tolist(),
-            "travel": travel.travel.tolist(),
-            "max_sum_deviation": deviation.tolist(),
-        },
-    }
-
-
-def order_items(per_item: dict[str, list[Any]]) -> ItemValues:
-    """The per-item columns of :func:`order_audit` as one row per item."""
-    columns = [per_item[name] for name in ORDER_ITEM_COLUMNS]
-    return ItemValues(ORDER_ITEM_COLUMNS, tuple(zip(*columns, strict=True)))
-
-
-def _binding(rows: MeaningRows, binding: str, tolerance: float) -> OrderAudit:
-    audit = order_audit(rows, tolerance=tolerance)
+    assert audit.gold_prob_range is not None  # a gold was given
+    travel = audit.travel
+    per_item = (
+        items,
+        gold.tolist(),
+        audit.distinct_choices.tolist(),
+        audit.unstable.tolist(),
+        audit.gold_prob_range.tolist(),
+        travel.travel.tolist(),
+        audit.max_sum_deviation.tolist(),
+    )
     return OrderAudit(
-        n_items=audit["n_items"],
-        n_incomplete_items_excluded=audit["n_incomplete_items_excluded"],
-        answer_instability=audit["answer_instability"],
-        mean_distinct_choices=audit["mean_distinct_choices"],
-        mean_gold_prob_range=audit["mean_gold_prob_range"],
-        selection_spread=audit["selection_spread"],
-        slot_shares=tuple(audit["slot_shares"]),
-        permutation_audit=PermutationTravel(**audit["permutation_audit"]),
+        n_items=audit.n_items,
+        n_incomplete_items_excluded=sweeps.n_excluded,
+        answer_instability=audit.answer_instability,
+        mean_distinct_choices=audit.mean_distinct_choices,
+        mean_gold_prob_range=float(np.mean(audit.gold_prob_range)),
+        selection_spread=audit.selection_spread,
+        slot_shares=audit.slot_shares,
+        permutation_audit=PermutationTravel(
+            median_travel=travel.median,
+            mean_travel=travel.mean,
+            max_travel=travel.max,
+            threshold=travel.threshold,
+            share_at_or_below=travel.share_at_or_below,
+            share_identical=travel.share_identical,
+        ),
         key_binding=binding,
         language=str(rows.language[0]),
         block=str(rows.blocks[0]),
-        distinct_choice_counts=tuple(audit["distinct_choice_counts"]),
-        sum_tolerance=audit["sum_tolerance"],
-        max_sum_deviation=audit["max_sum_deviation"],
-        items=order_items(audit["per_item"]),
+        distinct_choice_counts=tuple(
+            int((audit.distinct_choices == n).sum()) for n in range(1, k + 1)
+        ),
+        sum_tolerance=float(tolerance),
+        max_sum_deviation=travel.max_sum_deviation,
+        items=ItemValues(ORDER_ITEM_COLUMNS, tuple(zip(*per_item, strict=True))),
     )
 
 
@@ -160,10 +141,10 @@ def order_result(rows: MeaningRows, *, tolerance: float = RETURNED_SUM_TOLERANCE
     travelling = np.char.startswith(rows.condition.astype(str), "t")
     slot_rows, travel_rows = rows.select(~travelling), rows.select(travelling)
     if not len(slot_rows):
-        return _binding(travel_rows, "travelling", tolerance)
-    audit = _binding(slot_rows, "slot", tolerance)
+        return order_audit(travel_rows, tolerance=tolerance, binding="travelling")
+    audit = order_audit(slot_rows, tolerance=tolerance, binding="slot")
     if len(travel_rows):
         audit = dataclasses.replace(
-            audit, travelling=_binding(travel_rows, "travelling", tolerance)
+            audit, travelling=order_audit(travel_rows, tolerance=tolerance, binding="travelling")
         )
     return audit

@@ -121,15 +121,10 @@ def plan_meaning(
         left_out = ["d-sem", "d-hard"]
     two_languages = corpus.other_language is not None
     if design is not None:
-        blocks = [b for b in design_blocks(design) if b.experiment in experiments]
-        ids_of = {
-            b.name: block_items(corpus, b, n_items=None if b.experiment == "matrix" else n_items)
-            for b in blocks
-        }
-        if matrix_items is not None:
-            for b in blocks:
-                if b.experiment == "matrix":
-                    ids_of[b.name] = sample_ids(ids_of[b.name], matrix_items, sample_seed)
+        blocks, ids_of = _design_blocks(
+            corpus, design, experiments, n_items=n_items, matrix_items=matrix_items,
+            sample_seed=sample_seed,
+        )  # fmt: skip
         n_sampled = None
     else:
         blocks, ids_of = _generic_blocks(
@@ -150,8 +145,57 @@ def plan_meaning(
             skipped.append(block.name)
             continue
         builds[block.name] = _build(pools, block, ids_of[block.name], families, e7_keys)
-    pool_counts = capture_pool(corpus)[1] if two_languages else {}
-    config = {
+    config = _plan_config(
+        corpus, blocks, ids_of, builds, skipped, experiments, design=design,
+        n_sampled=n_sampled, sample_seed=sample_seed, families=families, left_out=left_out,
+        sem_source=pools.sem_source, e7_keys=e7_keys, split_seed=split_seed,
+    )  # fmt: skip
+    return MeaningPlan(builds, config)
+
+
+def _design_blocks(
+    corpus: Corpus,
+    design: str,
+    experiments: Sequence[str],
+    *,
+    n_items: int | None,
+    matrix_items: int | None,
+    sample_seed: int,
+) -> tuple[list[Block], dict[str, list[int]]]:
+    """A design's blocks among ``experiments`` and each block's item ids (the matrix's whole
+    pool unless ``matrix_items`` samples it)."""
+    blocks = [b for b in design_blocks(design) if b.experiment in experiments]
+    ids_of = {
+        b.name: block_items(corpus, b, n_items=None if b.experiment == "matrix" else n_items)
+        for b in blocks
+    }
+    if matrix_items is not None:
+        for b in blocks:
+            if b.experiment == "matrix":
+                ids_of[b.name] = sample_ids(ids_of[b.name], matrix_items, sample_seed)
+    return blocks, ids_of
+
+
+def _plan_config(
+    corpus: Corpus,
+    blocks: Sequence[Block],
+    ids_of: Mapping[str, Sequence[int]],
+    builds: Mapping[str, ItemBuild],
+    skipped: Sequence[str],
+    experiments: Sequence[str],
+    *,
+    design: str | None,
+    n_sampled: int | None,
+    sample_seed: int,
+    families: Sequence[str],
+    left_out: Sequence[str],
+    sem_source: str,
+    e7_keys: Sequence[str],
+    split_seed: int,
+) -> dict[str, Any]:
+    """The plan's configuration as the run stores it (JSON: read back as a ``MeaningConfig``)."""
+    pool_counts = capture_pool(corpus)[1] if corpus.other_language is not None else {}
+    return {
         "corpus": corpus.name,
         "corpus_language": corpus.language,
         "other_language": corpus.other_language,
@@ -184,13 +228,12 @@ def plan_meaning(
         "n_order_items": next((len(ids_of[b.name]) for b in blocks if b.experiment == "e7"), 0),
         "sample_seed": sample_seed,
         "families": list(families),
-        "families_left_out": left_out,
-        "sem_source": pools.sem_source,
+        "families_left_out": list(left_out),
+        "sem_source": sem_source,
         "e7_keys": list(e7_keys),
         "seeds": {**SEEDS_BN, "matrix": MATRIX_SEED, **SEEDS_EN},
         "split_seed": split_seed,
     }
-    return MeaningPlan(builds, config)
 
 
 def loader_steps(corpus: Corpus, pool: Mapping[str, int]) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from choiceaudit import stats
+from choiceaudit import metrics, stats
 from choiceaudit.types import Decision, FloatArray, IntArray, Query, parse_perm
 
 __all__ = ["MeaningRows", "choice_credit", "decision_fields"]
@@ -68,7 +68,7 @@ class MeaningRows:
 
     def __post_init__(self) -> None:
         n = self.probs.shape[0]
-        defaults: dict[str, Any] = {
+        defaults: dict[str, object] = {
             "raw": self.probs,
             "block": self.experiment,
             "identity": np.zeros(n, dtype=bool),
@@ -273,8 +273,9 @@ class MeaningRows:
 
     @property
     def correct(self) -> FloatArray:
-        """Credit on the gold option (1, 0, or 1/t under a t-way tie)."""
-        return self.credit[np.arange(len(self)), self.gold_slot]
+        """Credit on the gold option (1, 0, or 1/t under a t-way tie): the shared metrics' gold
+        credit, on the vector as returned."""
+        return metrics.gold_credit(self.raw_probs, self.gold_slot)
 
     @property
     def captured(self) -> FloatArray:

@@ -14,21 +14,22 @@
 * ``matrix`` — accuracy, LAR and calibration per language, and the paired language contrast on
   LAR (Appendix I, Table 15).
 
-The computations live in ``_analysis`` and ``_audits`` (plain-dict results, tested one by one);
-this module runs them per experiment and freezes their output into ``_results`` types. An order
+The computations live in ``_analysis``, ``_audits`` and ``_order_audit`` (each returning the
+frozen result type it defines, tested one by one); this module runs them per experiment and
+puts them together into the experiment's result (``_experiment_results``). An order
 audit without a complete item raises :class:`~choiceaudit.errors.AnalysisError`; the caller
 (:func:`~choiceaudit.instruments.meaning.analyse_meaning_runs`) turns it into a skip.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from choiceaudit import stats
+from choiceaudit import metrics, stats
 from choiceaudit.errors import AnalysisError
 from choiceaudit.instruments.meaning._analysis import (
     BOOTSTRAP_SEED,
@@ -53,6 +54,16 @@ from choiceaudit.instruments.meaning._audits import (
     unit_integrity,
 )
 from choiceaudit.instruments.meaning._descriptives import descriptives
+from choiceaudit.instruments.meaning._experiment_results import (
+    ArmAnalysis,
+    HookSplit,
+    LadderAnalysis,
+    LanguageAnalysis,
+    O4Control,
+    OptionAblation,
+    SurfaceAgreement,
+    UnitIntegrity,
+)
 from choiceaudit.instruments.meaning._item_audits import (
     ablation_items,
     surface_items,
@@ -60,25 +71,11 @@ from choiceaudit.instruments.meaning._item_audits import (
 )
 from choiceaudit.instruments.meaning._order_audit import order_result
 from choiceaudit.instruments.meaning._results import (
-    Agreement,
-    ArmAnalysis,
-    Calibration,
     ChoiceCheck,
     CueFree,
     CueStratum,
-    Decomposition,
-    HookSplit,
     Interval,
-    LadderAnalysis,
-    LanguageAnalysis,
-    O4Control,
-    OptionAblation,
-    OutputDistribution,
     PairedContrast,
-    Retention,
-    RiskCoverage,
-    SurfaceAgreement,
-    UnitIntegrity,
 )
 from choiceaudit.instruments.meaning._rows import MeaningRows
 
@@ -87,7 +84,7 @@ __all__ = ["CURVE_FAMILIES", "MAX_CURVE_POINTS", "analyse_meaning", "language_an
 #: the two families the reliability and risk–coverage figures compare (Figure 4)
 CURVE_FAMILIES = ("d-rand", "d-lit")
 #: risk–coverage points kept per curve (evenly spaced indices over the full curve)
-MAX_CURVE_POINTS = 101
+MAX_CURVE_POINTS = metrics.MAX_CURVE_POINTS
 
 
 @dataclass(frozen=True)
@@ -143,48 +140,6 @@ def analyse_meaning(
     )
 
 
-def _intervals(cells: Mapping[str, Mapping[str, Any]]) -> dict[str, Interval]:
-    return {key: Interval.from_dict(cell) for key, cell in cells.items()}
-
-
-def _decomposition(rows: MeaningRows) -> Decomposition:
-    parts = decomposition(rows)
-    return Decomposition(
-        gold=float(parts["gold"]),
-        literal=float(parts["literal"]),
-        other=float(parts["other"]),
-        n_rows=int(parts["n_rows"]),
-    )
-
-
-def _risk_coverage(rows: MeaningRows, max_points: int = MAX_CURVE_POINTS) -> RiskCoverage:
-    curve = stats.risk_coverage_curve(rows.peak, rows.correct)
-    n = curve.coverage.size
-    keep = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
-    return RiskCoverage(
-        coverage=tuple(float(curve.coverage[i]) for i in keep),
-        selective_risk=tuple(float(curve.selective_risk[i]) for i in keep),
-        random_gate=stats.random_gate_aurc(rows.correct),
-    )
-
-
-def _cue(cell: Mapping[str, Any]) -> CueStratum:
-    def side(d: Mapping[str, Any]) -> Interval | None:
-        return Interval.from_dict(d) if d["n_rows"] else None
-
-    return CueStratum(
-        lar_with=cell["with"]["estimate"],
-        n_with=cell["with"]["n_rows"],
-        lar_without=cell["without"]["estimate"],
-        n_without=cell["without"]["n_rows"],
-        difference=cell["difference"],
-        with_interval=side(cell["with"]),
-        without_interval=side(cell["without"]),
-        difference_low=cell.get("difference_low", float("nan")),
-        difference_high=cell.get("difference_high", float("nan")),
-    )
-
-
 def _bonferroni(contrasts: Mapping[str, PairedContrast]) -> dict[str, PairedContrast]:
     """Each contrast with its p-value adjusted for the number tested together."""
     return {key: c.adjusted(len(contrasts)) for key, c in contrasts.items()}
@@ -203,94 +158,71 @@ def _choice_check(rows: MeaningRows) -> ChoiceCheck:
     )
 
 
+def _d_lit_strata(
+    rows: MeaningRows, opts: _Opts
+) -> tuple[dict[str, Interval], dict[str, Interval], dict[str, CueStratum], CueFree | None]:
+    """The d-lit strata of E1: LAR by idiom length and by frequency label, the cue strata and
+    the cue-free subset (§5.6, Appendices G, J); all empty without d-lit."""
+    if "d-lit" not in set(rows.family.tolist()):
+        return {}, {}, {}, None
+    d_lit = rows.where(family="d-lit")
+    n, seed = opts.n_resamples, opts.seed
+    labels = {
+        str(i): str(f)
+        for i, f in zip(d_lit.item_id.tolist(), d_lit.frequencies.tolist(), strict=True)
+        if f
+    }
+    return (
+        lar_by_stratum(d_lit, length_strata(d_lit), n_resamples=n, seed=seed),
+        lar_by_stratum(d_lit, labels, n_resamples=n, seed=seed) if labels else {},
+        cue_strata(d_lit, hook_stopwords=opts.hook_stopwords, n_resamples=n, seed=seed),
+        cue_free(d_lit, hook_stopwords=opts.hook_stopwords, n_resamples=n, seed=seed),
+    )
+
+
 def _ladder(rows: MeaningRows, opts: _Opts) -> LadderAnalysis:
-    accuracy = accuracy_by(rows, n_resamples=opts.n_resamples, seed=opts.seed)
+    n, seed = opts.n_resamples, opts.seed
+    accuracy = accuracy_by(rows, n_resamples=n, seed=seed)
     families = list(accuracy)
     literal = [f for f in families if (rows.where(family=f).literal_slot >= 0).any()]
-    lar = {
-        f: literal_attraction_rate(
-            rows.where(family=f), n_resamples=opts.n_resamples, seed=opts.seed
-        )
-        for f in literal
-    }
-    by_length: dict[str, Interval] = {}
-    by_frequency: dict[str, Interval] = {}
-    cues: dict[str, CueStratum] = {}
-    free: CueFree | None = None
-    if "d-lit" in families:
-        d_lit = rows.where(family="d-lit")
-        by_length = _intervals(
-            lar_by_stratum(
-                d_lit, length_strata(d_lit), n_resamples=opts.n_resamples, seed=opts.seed
-            )
-        )
-        labels = {
-            str(i): str(f)
-            for i, f in zip(d_lit.item_id.tolist(), d_lit.frequencies.tolist(), strict=True)
-            if f
-        }
-        if labels:
-            by_frequency = _intervals(
-                lar_by_stratum(d_lit, labels, n_resamples=opts.n_resamples, seed=opts.seed)
-            )
-        strata = cue_strata(
-            d_lit, hook_stopwords=opts.hook_stopwords, n_resamples=opts.n_resamples, seed=opts.seed
-        )
-        cues = {cue: _cue(cell) for cue, cell in strata.items()}
-        free_cell = cue_free(
-            d_lit, hook_stopwords=opts.hook_stopwords, n_resamples=opts.n_resamples, seed=opts.seed
-        )
-        if free_cell is not None:
-            free = CueFree(
-                lar=Interval.from_dict(free_cell["lar"]),
-                accuracy=Interval.from_dict(free_cell["accuracy"]),
-                mean_literal_chars=free_cell["mean_literal_chars"],
-                mean_other_chars=free_cell["mean_other_chars"],
-                longest=_cue(free_cell["longest"]),
-            )
     pooled_rows = rows.select(np.isin(rows.family, ["d-lit", "d-hard"]))
     has_choice = bool(rows.has_reported_choice.any())
     contrasts: dict[str, PairedContrast] = {}
     if "d-rand" in families:
         base = rows.where(family="d-rand")
-        contrasts = {
-            f: PairedContrast.from_dict(
-                paired_contrast(
-                    base, rows.where(family=f), n_resamples=opts.n_resamples, seed=opts.seed
-                )
-            )
-            for f in families
-            if f != "d-rand"
-        }
-        contrasts = _bonferroni(contrasts)
+        contrasts = _bonferroni(
+            {
+                f: paired_contrast(base, rows.where(family=f), n_resamples=n, seed=seed)
+                for f in families
+                if f != "d-rand"
+            }
+        )
+    by_length, by_frequency, cues, free = _d_lit_strata(rows, opts)
     return LadderAnalysis(
-        accuracy=_intervals(accuracy),
-        lar=_intervals(lar),
-        decomposition={f: _decomposition(rows.where(family=f)) for f in literal},
-        calibration={f: Calibration.from_dict(calibration(rows.where(family=f))) for f in families},
-        output_distribution={
-            f: OutputDistribution(**output_distribution(rows.where(family=f))) for f in families
+        accuracy=accuracy,
+        lar={
+            f: literal_attraction_rate(rows.where(family=f), n_resamples=n, seed=seed)
+            for f in literal
         },
+        decomposition={f: decomposition(rows.where(family=f)) for f in literal},
+        calibration={f: calibration(rows.where(family=f)) for f in families},
+        output_distribution={f: output_distribution(rows.where(family=f)) for f in families},
         contrast_vs_d_rand=contrasts,
         slot_shares=tuple(stats.slot_shares(rows.probs).tolist()),
         risk_coverage={
-            f: _risk_coverage(rows.where(family=f)) for f in CURVE_FAMILIES if f in families
+            f: metrics.risk_coverage(part.peak, part.correct, max_points=MAX_CURVE_POINTS)
+            for f in CURVE_FAMILIES
+            if f in families
+            for part in [rows.where(family=f)]
         },
         lar_by_length_d_lit=by_length,
         cue_strata_d_lit=cues,
         mean_p_gold={f: float(rows.where(family=f).p_gold.mean()) for f in families},
         mean_p_literal={f: float(np.nanmean(rows.where(family=f).p_literal)) for f in literal},
-        literal_pooled=Calibration.from_dict(calibration(pooled_rows))
-        if len(pooled_rows)
-        else None,
+        literal_pooled=calibration(pooled_rows) if len(pooled_rows) else None,
         lar_by_frequency_d_lit=by_frequency,
         cue_free_d_lit=free,
-        parenthetical_accuracy={
-            f: _cue(cell)
-            for f, cell in parenthetical_accuracy(
-                rows, n_resamples=opts.n_resamples, seed=opts.seed
-            ).items()
-        },
+        parenthetical_accuracy=parenthetical_accuracy(rows, n_resamples=n, seed=seed),
         choice_check={f: _choice_check(rows.where(family=f)) for f in families}
         if has_choice
         else {},
@@ -300,7 +232,7 @@ def _ladder(rows: MeaningRows, opts: _Opts) -> LadderAnalysis:
 
 
 def _surface(rows: MeaningRows) -> SurfaceAgreement:
-    return SurfaceAgreement(**surface_agreement(rows), items=surface_items(rows))
+    return dataclasses.replace(surface_agreement(rows), items=surface_items(rows))
 
 
 def _unit(rows: MeaningRows, opts: _Opts) -> UnitIntegrity:
@@ -317,13 +249,11 @@ def _unit(rows: MeaningRows, opts: _Opts) -> UnitIntegrity:
         intact = rows.where(condition="v0")
         for variant in sorted(set(rows.condition.tolist()) - {"v0"}):
             try:
-                contrasts[variant] = PairedContrast.from_dict(
-                    paired_contrast(
-                        rows.where(condition=variant),
-                        intact,
-                        n_resamples=opts.n_resamples,
-                        seed=opts.seed,
-                    )
+                contrasts[variant] = paired_contrast(
+                    rows.where(condition=variant),
+                    intact,
+                    n_resamples=opts.n_resamples,
+                    seed=opts.seed,
                 )
             except AnalysisError as exc:
                 not_contrasted[variant] = str(exc)
@@ -332,20 +262,9 @@ def _unit(rows: MeaningRows, opts: _Opts) -> UnitIntegrity:
             str(v): "no intact (v0) rows to contrast with"
             for v in sorted(set(rows.condition.tolist()))
         }
-    contrasts = _bonferroni(contrasts)
-    agreement = {}
-    for variant, cell in result["agreement_with_intact"].items():
-        interval = cell.get("interval")
-        agreement[variant] = Agreement(
-            n_pairs=cell["n_pairs"],
-            agreement=cell["agreement"],
-            n_tied_excluded=cell["n_tied_excluded"],
-            interval=None if interval is None else Interval.from_dict(interval),
-        )
-    return UnitIntegrity(
-        accuracy=_intervals(result["accuracy"]),
-        agreement_with_intact=agreement,
-        contrast_vs_intact=contrasts,
+    return dataclasses.replace(
+        result,
+        contrast_vs_intact=_bonferroni(contrasts),
         n_identity_excluded=excluded,
         not_contrasted=not_contrasted,
         items=unit_items(rows),
@@ -365,23 +284,15 @@ def _ablation(rows: MeaningRows, opts: _Opts) -> OptionAblation:
         values = rows.where(condition=variant).conf_head
         if len(values) and not np.isnan(values).any():
             head[variant] = float(values.mean())
-    retention = {
-        variant: Retention(Interval.from_dict(cell), cell["signal_retained"])
-        for variant, cell in signal_retention(
-            rows, n_resamples=opts.n_resamples, seed=opts.seed
-        ).items()
-    }
     o4 = rows.where(condition="o4")
     control = None
     if len(o4):
         control = O4Control(
-            calibration=Calibration.from_dict(calibration(o4)),
-            overconfidence_gap=Interval.from_dict(
-                overconfidence_gap(o4, n_resamples=opts.n_resamples, seed=opts.seed)
-            ),
+            calibration=calibration(o4),
+            overconfidence_gap=overconfidence_gap(o4, n_resamples=opts.n_resamples, seed=opts.seed),
         )
     return OptionAblation(
-        signal_retention=retention,
+        signal_retention=signal_retention(rows, n_resamples=opts.n_resamples, seed=opts.seed),
         o4=control,
         mean_conf_head=head,
         n_identity_excluded=excluded,
@@ -415,10 +326,9 @@ def _hook_split(rows: MeaningRows, languages: list[str], opts: _Opts) -> HookSpl
             a = a.select(np.isin(a.item_id, list(keep)))
             b = b.select(np.isin(b.item_id, list(keep)))
         try:
-            return PairedContrast.from_dict(
-                paired_contrast(a, b, outcome="captured", n_resamples=opts.n_resamples,
-                                seed=opts.seed)
-            )  # fmt: skip
+            return paired_contrast(
+                a, b, outcome="captured", n_resamples=opts.n_resamples, seed=opts.seed
+            )
         except AnalysisError:
             return None
 
@@ -453,10 +363,8 @@ def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnaly
     lar: dict[str, Interval] = {}
     if outcome == "captured":
         lar = {
-            lang: Interval.from_dict(
-                literal_attraction_rate(
-                    rows.where(condition=lang), n_resamples=opts.n_resamples, seed=opts.seed
-                )
+            lang: literal_attraction_rate(
+                rows.where(condition=lang), n_resamples=opts.n_resamples, seed=opts.seed
             )
             for lang in languages
         }
@@ -465,14 +373,12 @@ def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnaly
     if len(languages) == 2:
         a, b = languages
         pair = (a, b)
-        contrast = PairedContrast.from_dict(
-            paired_contrast(
-                rows.where(condition=a),
-                rows.where(condition=b),
-                outcome=outcome,
-                n_resamples=opts.n_resamples,
-                seed=opts.seed,
-            )
+        contrast = paired_contrast(
+            rows.where(condition=a),
+            rows.where(condition=b),
+            outcome=outcome,
+            n_resamples=opts.n_resamples,
+            seed=opts.seed,
         )
     hook = (
         _hook_split(rows, languages, opts)
@@ -481,12 +387,9 @@ def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnaly
     )
     return LanguageAnalysis(
         hook=hook,
-        accuracy=_intervals(accuracy),
+        accuracy=accuracy,
         lar=lar,
-        calibration={
-            lang: Calibration.from_dict(calibration(rows.where(condition=lang)))
-            for lang in languages
-        },
+        calibration={lang: calibration(rows.where(condition=lang)) for lang in languages},
         contrast_languages=pair,
         contrast=contrast,
     )

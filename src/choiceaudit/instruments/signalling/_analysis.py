@@ -24,6 +24,13 @@ import numpy as np
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._fit import DECAY_FAMILIES, DecayFamily
+from choiceaudit.instruments.signalling._results import (
+    CellSummary,
+    ItemReferences,
+    MeanMedianSD,
+    PairedExcess,
+    RandomDifference,
+)
 from choiceaudit.types import Decision, FloatArray, Item, Query
 
 __all__ = [
@@ -42,7 +49,7 @@ def _minmax(x: FloatArray) -> FloatArray:
     return np.asarray((x - x.min()) / span, dtype=np.float64)
 
 
-def item_references(item: Item, decay: DecayFamily = "exponential") -> dict[str, Any]:
+def item_references(item: Item, decay: DecayFamily = "exponential") -> ItemReferences:
     """Canonical per-option ``fit_norm``/``post_norm`` of an item and its three references."""
     if decay not in DECAY_FAMILIES:
         raise ValueError(f"unknown decay family {decay!r}")
@@ -52,18 +59,18 @@ def item_references(item: Item, decay: DecayFamily = "exponential") -> dict[str,
     fit_norm, post_norm = _minmax(fit), _minmax(post)
     fit_set = fit == fit.max()
     o_bayes = int(item.meta[f"o_bayes{sfx}"])
-    return {
-        "fit_norm": fit_norm,
-        "post_norm": post_norm,
-        "fit_set": fit_set,
-        "o_bayes": o_bayes,
-        "random_fit_norm": float(fit_norm.mean()),
-        "random_post_norm": float(post_norm.mean()),
-        "salience_fit_norm": float(fit_norm[fit_set].mean()),
-        "salience_post_norm": float(post_norm[fit_set].mean()),
-        "bayes_fit_norm": float(fit_norm[o_bayes]),
-        "bayes_post_norm": float(post_norm[o_bayes]),
-    }
+    return ItemReferences(
+        fit_norm=fit_norm,
+        post_norm=post_norm,
+        fit_set=fit_set,
+        o_bayes=o_bayes,
+        random_fit_norm=float(fit_norm.mean()),
+        random_post_norm=float(post_norm.mean()),
+        salience_fit_norm=float(fit_norm[fit_set].mean()),
+        salience_post_norm=float(post_norm[fit_set].mean()),
+        bayes_fit_norm=float(fit_norm[o_bayes]),
+        bayes_post_norm=float(post_norm[o_bayes]),
+    )
 
 
 def coordinate_table(
@@ -82,7 +89,7 @@ def coordinate_table(
     if len(queries) != len(decisions):
         raise ValueError(f"{len(queries)} queries but {len(decisions)} decisions")
     by_id = {item.id: item for item in items}
-    refs: dict[str, dict[str, Any]] = {}
+    refs: dict[str, ItemReferences] = {}
     rows: list[dict[str, Any]] = []
     for q, d in zip(queries, decisions, strict=True):
         d.check_against(q)
@@ -113,16 +120,16 @@ def coordinate_table(
                     "chosen_slots": slots,
                     "covered": bool(d.aux.get("covered", True)),
                     "n_tied": len(chosen),
-                    "fit_norm": float(np.mean(ref["fit_norm"][chosen])),
-                    "post_norm": float(np.mean(ref["post_norm"][chosen])),
-                    "agree_fit": float(np.mean(ref["fit_set"][chosen])),
-                    "agree_bayes": float(np.mean([c == ref["o_bayes"] for c in chosen])),
-                    "random_fit_norm": ref["random_fit_norm"],
-                    "random_post_norm": ref["random_post_norm"],
-                    "random_agree_fit": float(ref["fit_set"].mean()),
+                    "fit_norm": float(np.mean(ref.fit_norm[chosen])),
+                    "post_norm": float(np.mean(ref.post_norm[chosen])),
+                    "agree_fit": float(np.mean(ref.fit_set[chosen])),
+                    "agree_bayes": float(np.mean([c == ref.o_bayes for c in chosen])),
+                    "random_fit_norm": ref.random_fit_norm,
+                    "random_post_norm": ref.random_post_norm,
+                    "random_agree_fit": float(ref.fit_set.mean()),
                     "random_agree_bayes": 1.0 / k,
-                    "salience_post_norm": ref["salience_post_norm"],
-                    "bayes_fit_norm": ref["bayes_fit_norm"],
+                    "salience_post_norm": ref.salience_post_norm,
+                    "bayes_fit_norm": ref.bayes_fit_norm,
                 }
             )
     return rows
@@ -142,12 +149,12 @@ _ITEM_FIELDS = (
 )
 
 
-def _mean_sd(x: FloatArray) -> dict[str, float]:
-    return {
-        "mean": float(np.mean(x)),
-        "median": float(np.median(x)),
-        "sd": float(np.std(x, ddof=1)) if x.size > 1 else float("nan"),
-    }
+def _mean_sd(x: FloatArray) -> MeanMedianSD:
+    return MeanMedianSD(
+        mean=float(np.mean(x)),
+        median=float(np.median(x)),
+        sd=float(np.std(x, ddof=1)) if x.size > 1 else float("nan"),
+    )
 
 
 def cell_summary(
@@ -157,7 +164,7 @@ def cell_summary(
     n_resamples: int = 4000,
     level: float = 0.95,
     bonferroni_cells: int | None = None,
-) -> dict[str, Any]:
+) -> CellSummary:
     """Summary of one cell (rows of a single rule; see module docstring).
 
     Intervals are percentile bootstrap at ``level`` over items. With ``bonferroni_cells = n``
@@ -188,21 +195,12 @@ def cell_summary(
             per_item[f][j] += r[f]
     for f in _ITEM_FIELDS:
         per_item[f] /= counts
-    out: dict[str, Any] = {
-        "rule": rules.pop(),
-        "n_items": len(item_ids),
-        "n_renderings": len(use),
-        "n_flat_rows": n_flat,
-        "n_uncovered_rows": len(rows) - len(covered),
-        "n_tied_renderings": sum(r["n_tied"] > 1 for r in use),
-    }
-    for f in _ITEM_FIELDS:
-        out[f] = _mean_sd(per_item[f])
     levels = {"": level}
     if bonferroni_cells is not None:
         if bonferroni_cells < 1:
             raise ValueError(f"bonferroni_cells must be at least 1, got {bonferroni_cells}")
         levels["_bonferroni"] = 1.0 - (1.0 - level) / bonferroni_cells
+    differences: dict[str, RandomDifference] = {}
     for axis in ("post_norm", "fit_norm"):
         for suffix, lvl in levels.items():
             diff = stats.paired_bootstrap_ci(
@@ -212,16 +210,37 @@ def cell_summary(
                 level=lvl,
                 seed=seed,
             )
-            out[f"{axis}_minus_random{suffix}"] = {
-                "estimate": diff.estimate,
-                "low": diff.low,
-                "high": diff.high,
-                "level": lvl,
-                "excludes_zero": bool(diff.low > 0 or diff.high < 0),
-            }
-    out["excess_consistency"] = paired_excess(use)
-    out["share_o_fit_both"] = _o_fit_both(use)
-    return out
+            differences[f"{axis}_minus_random{suffix}"] = RandomDifference(
+                estimate=diff.estimate,
+                low=diff.low,
+                high=diff.high,
+                level=lvl,
+                excludes_zero=bool(diff.low > 0 or diff.high < 0),
+            )
+    return CellSummary(
+        rule=rules.pop(),
+        n_items=len(item_ids),
+        n_renderings=len(use),
+        n_flat_rows=n_flat,
+        n_uncovered_rows=len(rows) - len(covered),
+        n_tied_renderings=sum(r["n_tied"] > 1 for r in use),
+        fit_norm=_mean_sd(per_item["fit_norm"]),
+        post_norm=_mean_sd(per_item["post_norm"]),
+        agree_fit=_mean_sd(per_item["agree_fit"]),
+        agree_bayes=_mean_sd(per_item["agree_bayes"]),
+        random_fit_norm=_mean_sd(per_item["random_fit_norm"]),
+        random_post_norm=_mean_sd(per_item["random_post_norm"]),
+        random_agree_fit=_mean_sd(per_item["random_agree_fit"]),
+        random_agree_bayes=_mean_sd(per_item["random_agree_bayes"]),
+        salience_post_norm=_mean_sd(per_item["salience_post_norm"]),
+        bayes_fit_norm=_mean_sd(per_item["bayes_fit_norm"]),
+        post_norm_minus_random=differences["post_norm_minus_random"],
+        fit_norm_minus_random=differences["fit_norm_minus_random"],
+        post_norm_minus_random_bonferroni=differences.get("post_norm_minus_random_bonferroni"),
+        fit_norm_minus_random_bonferroni=differences.get("fit_norm_minus_random_bonferroni"),
+        excess_consistency=paired_excess(use),
+        share_o_fit_both=_o_fit_both(use),
+    )
 
 
 def _o_fit_both(rows: Sequence[Mapping[str, Any]]) -> float | None:
@@ -236,42 +255,43 @@ def _o_fit_both(rows: Sequence[Mapping[str, Any]]) -> float | None:
     return float(np.mean([p[0] == 1.0 and p[1] == 1.0 for p in both]))
 
 
-def paired_excess(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def paired_excess(rows: Sequence[Mapping[str, Any]]) -> PairedExcess:
     """Excess over the marginal null from renderings 0 and 1 of each item (§IV-A), every tie
     scored by split credit (§I-H: the expectation under indifference; see
-    :func:`choiceaudit.stats.split_credit_excess`), so no item is left out for a tie.
-
-    Returns ``available``, ``n_items`` (items holding both renderings), ``tied_items`` (those
-    with a tied rendering, scored by split credit), ``excluded_unpaired`` (items missing a
-    rendering) and, when available, ``consistency``, ``marginal_null`` and ``excess``; menus of
+    :func:`choiceaudit.stats.split_credit_excess`), so no item is left out for a tie. Menus of
     different sizes have no common marginal and come back unavailable with the reason."""
     ks = {r["n_options"] for r in rows}
     if len(ks) > 1:
-        return {
-            "available": False,
-            "reason": f"menus of different sizes {sorted(ks)}: group by tile",
-            "n_items": 0,
-            "tied_items": 0,
-            "excluded_unpaired": 0,
-        }
+        return PairedExcess(
+            available=False,
+            n_items=0,
+            tied_items=0,
+            excluded_unpaired=0,
+            reason=f"menus of different sizes {sorted(ks)}: group by tile",
+        )
     pairs: dict[str, dict[int, Mapping[str, Any]]] = {}
     for r in rows:
         pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = r
     both = [p for p in pairs.values() if 0 in p and 1 in p]
-    result: dict[str, Any] = {
-        "available": bool(both),
+    counts = {
         "n_items": len(both),
         "tied_items": sum(p[0]["n_tied"] > 1 or p[1]["n_tied"] > 1 for p in both),
         "excluded_unpaired": len(pairs) - len(both),
     }
     if not both:
-        result["reason"] = "no item holds both stored permutations"
-        return result
+        return PairedExcess(
+            available=False, reason="no item holds both stored permutations", **counts
+        )
     ex = stats.split_credit_excess(
         [p[0]["chosen"] for p in both], [p[1]["chosen"] for p in both], ks.pop()
     )
-    result.update(consistency=ex.consistency, marginal_null=ex.marginal_null, excess=ex.excess)
-    return result
+    return PairedExcess(
+        available=True,
+        consistency=ex.consistency,
+        marginal_null=ex.marginal_null,
+        excess=ex.excess,
+        **counts,
+    )
 
 
 def summarise_cells(
@@ -282,7 +302,7 @@ def summarise_cells(
     n_resamples: int = 4000,
     level: float = 0.95,
     bonferroni_cells: int | None = None,
-) -> dict[tuple[Any, ...], dict[str, Any]]:
+) -> dict[tuple[Any, ...], CellSummary]:
     """:func:`cell_summary` for every group of rows sharing the ``by`` fields (rule required),
     with the Bonferroni interval across ``bonferroni_cells`` cells (default: all the groups
     returned; the battery passes the number of model x rule cells, §I-H2)."""

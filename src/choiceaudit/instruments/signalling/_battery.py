@@ -114,56 +114,57 @@ def battery_cells(
     )
     out = []
     for (chooser, rule), c in cells.items():
-        d = c["post_norm_minus_random"]
-        db = c["post_norm_minus_random_bonferroni"]
-        df = c["fit_norm_minus_random"]
-        dfb = c["fit_norm_minus_random_bonferroni"]
-        ex = c["excess_consistency"]
-        post, rand = c["post_norm"]["mean"], c["random_post_norm"]["mean"]
-        sal = c["salience_post_norm"]["mean"]
+        d, df = c.post_norm_minus_random, c.fit_norm_minus_random
+        # summarise_cells always passes a cell count, so the Bonferroni intervals are there
+        db, dfb = c.post_norm_minus_random_bonferroni, c.fit_norm_minus_random_bonferroni
+        if db is None or dfb is None:
+            raise ValueError(f"cell {chooser}/{rule} has no Bonferroni interval")
+        ex = c.excess_consistency
+        post, rand = c.post_norm.mean, c.random_post_norm.mean
+        sal = c.salience_post_norm.mean
         out.append(
             CoordinateCell(
                 chooser=chooser,
                 kind=kinds[chooser],
                 rule=rule,
-                n_items=c["n_items"],
-                post_norm_mean=c["post_norm"]["mean"],
-                post_norm_median=c["post_norm"]["median"],
-                fit_norm_mean=c["fit_norm"]["mean"],
-                fit_norm_median=c["fit_norm"]["median"],
-                delta_post_vs_random=d["estimate"],
-                delta_low=d["low"],
-                delta_high=d["high"],
-                delta_excludes_zero=d["excludes_zero"],
-                delta_excludes_zero_bonferroni=db["excludes_zero"],
-                bonferroni_level=db["level"],
-                excess=ex.get("excess") if ex.get("available") else None,
-                consistency=ex.get("consistency") if ex.get("available") else None,
-                agree_o_fit=c["agree_fit"]["mean"],
-                agree_o_bayes=c["agree_bayes"]["mean"],
-                random_post_norm=c["random_post_norm"]["mean"],
-                random_post_norm_sd=c["random_post_norm"]["sd"],
-                random_fit_norm=c["random_fit_norm"]["mean"],
-                random_fit_norm_sd=c["random_fit_norm"]["sd"],
-                salience_post_norm=c["salience_post_norm"]["mean"],
-                bayes_fit_norm=c["bayes_fit_norm"]["mean"],
-                n_tied_renderings=c["n_tied_renderings"],
-                n_uncovered_rows=c["n_uncovered_rows"],
+                n_items=c.n_items,
+                post_norm_mean=c.post_norm.mean,
+                post_norm_median=c.post_norm.median,
+                fit_norm_mean=c.fit_norm.mean,
+                fit_norm_median=c.fit_norm.median,
+                delta_post_vs_random=d.estimate,
+                delta_low=d.low,
+                delta_high=d.high,
+                delta_excludes_zero=d.excludes_zero,
+                delta_excludes_zero_bonferroni=db.excludes_zero,
+                bonferroni_level=db.level,
+                excess=ex.excess if ex.available else None,
+                consistency=ex.consistency if ex.available else None,
+                agree_o_fit=c.agree_fit.mean,
+                agree_o_bayes=c.agree_bayes.mean,
+                random_post_norm=c.random_post_norm.mean,
+                random_post_norm_sd=c.random_post_norm.sd,
+                random_fit_norm=c.random_fit_norm.mean,
+                random_fit_norm_sd=c.random_fit_norm.sd,
+                salience_post_norm=c.salience_post_norm.mean,
+                bayes_fit_norm=c.bayes_fit_norm.mean,
+                n_tied_renderings=c.n_tied_renderings,
+                n_uncovered_rows=c.n_uncovered_rows,
                 condition=conditions[chooser],
-                delta_fit_vs_random=df["estimate"],
-                delta_fit_low=df["low"],
-                delta_fit_high=df["high"],
-                delta_fit_excludes_zero=df["excludes_zero"],
-                delta_fit_excludes_zero_bonferroni=dfb["excludes_zero"],
+                delta_fit_vs_random=df.estimate,
+                delta_fit_low=df.low,
+                delta_fit_high=df.high,
+                delta_fit_excludes_zero=df.excludes_zero,
+                delta_fit_excludes_zero_bonferroni=dfb.excludes_zero,
                 random_to_salience=(post - rand) / (sal - rand) if sal != rand else float("nan"),
                 salience_to_bayes=(post - sal) / (1.0 - sal) if sal != 1.0 else float("nan"),
-                share_o_fit_both=c["share_o_fit_both"],
-                n_covered_items=c["n_items"],
+                share_o_fit_both=c.share_o_fit_both,
+                n_covered_items=c.n_items,
                 n_analysis_items=n_set[chooser],
                 partial_coverage=partial[chooser],
-                excess_n_items=int(ex["n_items"]),
-                excess_tied_items=int(ex["tied_items"]),
-                excess_excluded_unpaired=int(ex["excluded_unpaired"]),
+                excess_n_items=ex.n_items,
+                excess_tied_items=ex.tied_items,
+                excess_excluded_unpaired=ex.excluded_unpaired,
             )
         )
     return out
@@ -260,11 +261,11 @@ def tile_excess_records(choosers: Sequence[ChooserRows]) -> list[TileExcess]:
                         a.label,
                         rule,
                         tile,
-                        int(ex["n_items"]),
-                        ex.get("consistency"),
-                        ex.get("marginal_null"),
-                        ex.get("excess"),
-                        tied=int(ex["tied_items"]),
+                        ex.n_items,
+                        ex.consistency,
+                        ex.marginal_null,
+                        ex.excess,
+                        tied=ex.tied_items,
                     )
                 )
     return out
@@ -439,9 +440,9 @@ def condition_records(choosers: Sequence[ChooserRows]) -> list[ConditionAgreemen
                         chooser=a.label,
                         rule=rule,
                         tile=tile,
-                        n_matched=res["n_matched"],
-                        agreement=res["agreement"],
-                        tvd=res.get("tvd"),
+                        n_matched=res.n_matched,
+                        agreement=res.agreement,
+                        tvd=res.tvd,
                     )
                 )
     return records
@@ -470,11 +471,11 @@ def format_l_records(choosers: Sequence[ChooserRows]) -> list[FormatLRecord]:
                 rule=rule,
                 tile=tile,
                 label_form=form,
-                n=int(ex["n_items"]),
-                tied=int(ex["tied_items"]),
-                consistency=ex.get("consistency"),
-                null=ex.get("marginal_null"),
-                excess=ex.get("excess"),
+                n=ex.n_items,
+                tied=ex.tied_items,
+                consistency=ex.consistency,
+                null=ex.marginal_null,
+                excess=ex.excess,
                 chance=1.0 / k,
                 top_letter=chr(ord("A") + dist["top_slot"]),
                 top_share=dist["top_slot_share"],

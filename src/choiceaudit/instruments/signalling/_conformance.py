@@ -334,22 +334,22 @@ def _references(result: BuildResult, *, seed: int, n_resamples: int) -> list[Con
     uniform = coordinate_table(items, queries, UniformChooser().score(queries), rules=["probs"])
     s = cell_summary(uniform, seed=seed, n_resamples=n_resamples)
     rows += [
-        _row("random fit_norm mean", s["random_fit_norm"]["mean"]),
-        _row("random fit_norm SD", s["random_fit_norm"]["sd"]),
-        _row("random post_norm mean", s["random_post_norm"]["mean"]),
-        _row("random post_norm SD", s["random_post_norm"]["sd"]),
-        _row("salience pole post_norm", s["salience_post_norm"]["mean"]),
+        _row("random fit_norm mean", s.random_fit_norm.mean),
+        _row("random fit_norm SD", s.random_fit_norm.sd),
+        _row("random post_norm mean", s.random_post_norm.mean),
+        _row("random post_norm SD", s.random_post_norm.sd),
+        _row("salience pole post_norm", s.salience_post_norm.mean),
     ]
     bayes_rows = coordinate_table(
         items, queries, BayesOracleChooser(items).score(queries), rules=["probs"]
     )
     b = cell_summary(bayes_rows, seed=seed, n_resamples=n_resamples)
-    rows.append(_row("Bayes pole post_norm", b["post_norm"]["mean"]))
-    sal = s["salience_post_norm"]["mean"]
+    rows.append(_row("Bayes pole post_norm", b.post_norm.mean))
+    sal = s.salience_post_norm.mean
     rows.append(
         _row(
             "random on the salience-to-Bayes scale",
-            (s["random_post_norm"]["mean"] - sal) / (1.0 - sal),
+            (s.random_post_norm.mean - sal) / (1.0 - sal),
             "(random post_norm - salience) / (1 - salience)",
         )
     )

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from choiceaudit import stats
+from choiceaudit.instruments.signalling._results import CellSummary, ConditionMatch
 from choiceaudit.types import Item
 
 __all__ = [
@@ -150,7 +151,7 @@ def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def condition_agreement(
     rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
+) -> ConditionMatch:
     """Agreement and total-variation distance between two conditions' choices (see module
     docstring). Renderings are matched on (item, permutation, rule, format); unmatched rows are
     counted. The TVD is computed per menu size and reported overall only when every matched
@@ -177,19 +178,17 @@ def condition_agreement(
     tvd = {
         k: float(0.5 * np.abs(pa / pa.sum() - pb / pb.sum()).sum()) for k, (pa, pb) in mass.items()
     }
-    out: dict[str, Any] = {
-        "n_matched": len(agree),
-        "unmatched": unmatched + (len(rows_b) - len(agree)),
-        "agreement": float(np.mean(agree)),
-        "tvd_by_menu_size": tvd,
-    }
-    if len(tvd) == 1:
-        out["tvd"] = next(iter(tvd.values()))
-    return out
+    return ConditionMatch(
+        n_matched=len(agree),
+        unmatched=unmatched + (len(rows_b) - len(agree)),
+        agreement=float(np.mean(agree)),
+        tvd_by_menu_size=tvd,
+        tvd=next(iter(tvd.values())) if len(tvd) == 1 else None,
+    )
 
 
 def excess_distance_correlation(
-    cells: Mapping[Any, Mapping[str, Any]], *, seed: int, n_resamples: int = 4000
+    cells: Mapping[Any, CellSummary], *, seed: int, n_resamples: int = 4000
 ) -> dict[str, Any]:
     """Pearson r across cells between excess consistency and |post_norm − random| (§IV-C).
 
@@ -198,12 +197,12 @@ def excess_distance_correlation(
     """
     xs, ys, skipped = [], [], 0
     for cell in cells.values():
-        ex = cell["excess_consistency"]
-        if not ex.get("available"):
+        ex = cell.excess_consistency
+        if not ex.available or ex.excess is None:
             skipped += 1
             continue
-        xs.append(float(ex["excess"]))
-        ys.append(abs(float(cell["post_norm_minus_random"]["estimate"])))
+        xs.append(float(ex.excess))
+        ys.append(abs(float(cell.post_norm_minus_random.estimate)))
     if len(xs) < 3:
         raise ValueError(f"need at least 3 cells with an excess, got {len(xs)}")
     r = stats.pearson_r(xs, ys, n_resamples=n_resamples, seed=seed)

@@ -229,7 +229,7 @@ def _population(
     seed = int(battery["seed"])
     n_resamples = int(battery["bootstrap"]["n_resamples"])
     s = cell_summary(use, seed=seed, n_resamples=n_resamples, level=level)
-    n_items = int(s["n_items"])
+    n_items = s.n_items
     n_bins = min(int(battery["fit_cost_bins"]), n_items // 2)
     bins: list[PopulationBin] = []
     slope = (None, None, None)
@@ -248,19 +248,19 @@ def _population(
         slope = (res["slope"]["estimate"], res["slope"]["low"], res["slope"]["high"])
     else:
         skipped.append(Skipped("population fit_cost bins", f"{n_items} items (at least 4 needed)"))
-    d, dfit = s["post_norm_minus_random"], s["fit_norm_minus_random"]
+    d, dfit = s.post_norm_minus_random, s.fit_norm_minus_random
     return PopulationCurve(
         n_items=n_items,
         n_responses=len(use),
-        fit_norm_mean=s["fit_norm"]["mean"],
-        post_norm_mean=s["post_norm"]["mean"],
-        random_post_norm=s["random_post_norm"]["mean"],
-        delta_post_vs_random=d["estimate"],
-        delta_low=d["low"],
-        delta_high=d["high"],
-        delta_fit_vs_random=dfit["estimate"],
-        delta_fit_low=dfit["low"],
-        delta_fit_high=dfit["high"],
+        fit_norm_mean=s.fit_norm.mean,
+        post_norm_mean=s.post_norm.mean,
+        random_post_norm=s.random_post_norm.mean,
+        delta_post_vs_random=d.estimate,
+        delta_low=d.low,
+        delta_high=d.high,
+        delta_fit_vs_random=dfit.estimate,
+        delta_fit_low=dfit.low,
+        delta_fit_high=dfit.high,
         bins=tuple(bins),
         slope=slope[0],
         slope_low=slope[1],

@@ -7,14 +7,17 @@ so a record is :func:`dataclasses.asdict` of its object."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from choiceaudit.types import Manifest, Skipped
+from choiceaudit.types import BoolArray, FloatArray, Manifest, Skipped
 
 __all__ = [
     "ArmSummary",
     "BatchFlip",
+    "CellSummary",
     "ConditionAgreement",
+    "ConditionMatch",
     "CoordinateCell",
     "CoordinatePoint",
     "CosineSign",
@@ -25,8 +28,12 @@ __all__ = [
     "FitCostSlope",
     "FormatLRecord",
     "InertParameter",
+    "ItemReferences",
     "LabelFormAgreement",
+    "MeanMedianSD",
+    "PairedExcess",
     "RandomComparison",
+    "RandomDifference",
     "ReferencePoint",
     "RuleAgreement",
     "SignallingAnalysis",
@@ -88,6 +95,107 @@ class CoordinateCell:
     excess_excluded_unpaired: int = 0
     n_analysis_items: int = 0
     partial_coverage: bool = False
+
+
+@dataclass(frozen=True)
+class PairedExcess:
+    """Excess consistency over the marginal null from an item's two stored renderings
+    (§IV-A), ties by split credit: ``n_items`` items hold both renderings (``tied_items`` of them
+    with a tied one), ``excluded_unpaired`` miss one. Unavailable (no value, ``reason`` says
+    why) when no item holds both or the menus differ in size."""
+
+    available: bool
+    n_items: int
+    tied_items: int
+    excluded_unpaired: int
+    consistency: float | None = None
+    marginal_null: float | None = None
+    excess: float | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ConditionMatch:
+    """Two conditions' choices over the renderings they share (§IV-G): ``n_matched``
+    renderings matched, ``unmatched`` in either set alone, the mean agreement of the chosen
+    (tied) sets, the total-variation distance of the canonical choice distributions per menu
+    size, and overall (``tvd``) only when every matched rendering has one menu size."""
+
+    n_matched: int
+    unmatched: int
+    agreement: float
+    tvd_by_menu_size: Mapping[int, float]
+    tvd: float | None = None
+
+
+@dataclass(frozen=True)
+class ItemReferences:
+    """One item's canonical per-option ``fit_norm`` / ``post_norm`` (eq. 5, 6), its ``o_fit``
+    set and ``o_bayes``, and the coordinates of its three references: random (the mean over the
+    option set, §I-H1), the salience pole (``o_fit``, a tie averaged) and the Bayes pole."""
+
+    fit_norm: FloatArray
+    post_norm: FloatArray
+    fit_set: BoolArray
+    o_bayes: int
+    random_fit_norm: float
+    random_post_norm: float
+    salience_fit_norm: float
+    salience_post_norm: float
+    bayes_fit_norm: float
+    bayes_post_norm: float
+
+
+@dataclass(frozen=True)
+class MeanMedianSD:
+    """A per-item quantity over a cell's items: mean, median and SD (ddof 1; NaN for one)."""
+
+    mean: float
+    median: float
+    sd: float
+
+
+@dataclass(frozen=True)
+class RandomDifference:
+    """The paired, item-clustered bootstrap of a coordinate minus the random reference
+    (§I-H2) at ``level``, and whether the interval excludes zero."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    excludes_zero: bool
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """One cell (one rule over the rows given; the caller's grouping): counts, each per-item
+    quantity over items, the differences from random (also at the Bonferroni level when a cell
+    count is given), the excess consistency and §IV-B's share of items at ``o_fit`` under both
+    permutations. Table I's :class:`CoordinateCell` is built from it."""
+
+    rule: str
+    n_items: int
+    n_renderings: int
+    n_flat_rows: int
+    n_uncovered_rows: int
+    n_tied_renderings: int
+    fit_norm: MeanMedianSD
+    post_norm: MeanMedianSD
+    agree_fit: MeanMedianSD
+    agree_bayes: MeanMedianSD
+    random_fit_norm: MeanMedianSD
+    random_post_norm: MeanMedianSD
+    random_agree_fit: MeanMedianSD
+    random_agree_bayes: MeanMedianSD
+    salience_post_norm: MeanMedianSD
+    bayes_fit_norm: MeanMedianSD
+    post_norm_minus_random: RandomDifference
+    fit_norm_minus_random: RandomDifference
+    excess_consistency: PairedExcess
+    share_o_fit_both: float | None
+    post_norm_minus_random_bonferroni: RandomDifference | None = None
+    fit_norm_minus_random_bonferroni: RandomDifference | None = None
 
 
 @dataclass(frozen=True)

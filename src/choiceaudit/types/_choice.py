@@ -1,8 +1,8 @@
-"""Core types: what a scorer sees (`Query`), what comes back (`Decision`), and the items
-instruments build (`Item`, `ItemSet`).
+"""The choice itself: what a scorer sees (`Query`), what comes back (`Decision`), the items
+instruments build (`Item`, `ItemSet`), and the array aliases every package annotates with.
 
 Every type is a frozen dataclass validated at construction, so a malformed value fails where it
-is made, not three stages later in an analysis. See DESIGN.md, "Core types".
+is made, not three stages later in an analysis.
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ import json
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any, Generic, Literal, Self
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import TypeVar
 
 from choiceaudit.files import canonical_hash
 
@@ -24,17 +23,13 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "PROB_TOLERANCE",
     "AnswerFormat",
-    "Arm",
     "BoolArray",
     "Decision",
     "FloatArray",
     "IntArray",
     "Item",
     "ItemSet",
-    "Manifest",
     "Query",
-    "RunConfig",
-    "Skipped",
     "format_perm",
     "parse_perm",
     "tied_argmax",
@@ -403,130 +398,3 @@ class ItemSet:
             if item.id == item_id:
                 return item
         raise KeyError(item_id)
-
-
-def _thaw(value: Any) -> Any:
-    return [_thaw(v) for v in value] if isinstance(value, tuple) else value
-
-
-@dataclass(frozen=True)
-class _Record:
-    """A JSON object as typed fields (a top-level list as a tuple, unknown keys in ``extra``);
-    :meth:`to_json` gives back exactly what was read (a stored null too), so it hashes the same."""
-
-    extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True)
-    stored_keys: frozenset[str] = field(
-        default=frozenset(), compare=False, repr=False, kw_only=True
-    )
-
-    @classmethod
-    def _known(cls) -> list[str]:
-        return [f.name for f in fields(cls) if f.name not in ("extra", "stored_keys")]
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Self:
-        known = cls._known()
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
-        extra = {k: v for k, v in data.items() if k not in known}
-        return cls(**values, extra=extra, stored_keys=frozenset(data))
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.extra)
-        for name in self._known():
-            value = getattr(self, name)
-            if value is not None or name in self.stored_keys:
-                out[name] = _thaw(value)
-        return out
-
-
-@dataclass(frozen=True)
-class RunConfig(_Record):
-    """A run's configuration (the manifest's ``config``); each instrument subclasses it with its
-    fields. ``instrument`` is absent for plain scoring runs and imports."""
-
-    instrument: str | None = None
-    chooser: str | None = None  # a reference chooser's or imported population's name
-    human: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class Manifest(_Record):
-    """``manifest.json``: what made the run (command, scorer, versions, ``config`` as stored
-    JSON, typed by :attr:`Arm.config`) and what each scoring session did."""
-
-    config: Mapping[str, Any] = field(default_factory=dict)
-    scorer: Mapping[str, Any] = field(default_factory=dict)
-    status: str | None = None
-    rows: int | None = None
-    parts: int | None = None
-    sessions: tuple[Mapping[str, Any], ...] = ()
-    command: tuple[str, ...] = ()
-    created: str | None = None
-    updated: str | None = None
-    choiceaudit_version: str | None = None
-    git_commit: str | None = None
-    python: str | None = None
-    platform: str | None = None
-    failure: str | None = None
-    truncated_rows: int | None = None
-    rows_with_choice: int | None = None
-    choice_not_argmax_rows: int | None = None
-
-    @property
-    def instrument(self) -> str:
-        """The instrument that made the run (``score`` for plain query files)."""
-        return str(self.config.get("instrument", "score"))
-
-    @property
-    def model_label(self) -> str | None:
-        """The scorer's model name, else its backend name (``None`` if neither is recorded)."""
-        name = self.scorer.get("model") or self.scorer.get("name")
-        return None if name is None else str(name)
-
-
-ConfigT = TypeVar("ConfigT", bound=RunConfig, default=RunConfig, covariant=True)
-OtherConfigT = TypeVar("OtherConfigT", bound=RunConfig)
-
-
-@dataclass(frozen=True)
-class Arm(Generic[ConfigT]):
-    """One scored run as an analysis reads it: a label for tables, its source (the run
-    directory), its manifest, its ``(Query, Decision)`` rows in input order and its
-    configuration as the instrument's type (``Arm[MeaningConfig]``). The audit layer builds arms
-    from run directories; instruments analyse arms and never read Parquet. A mapping given as
-    ``manifest`` is read as a :class:`Manifest`, and without ``config`` its config as the base
-    :class:`RunConfig` (:meth:`with_config` re-reads it as an instrument's)."""
-
-    label: str
-    source: str
-    manifest: Manifest
-    rows: tuple[tuple[Query, Decision], ...]
-    config: ConfigT = field(default=None, kw_only=True)  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.manifest, Manifest):
-            object.__setattr__(self, "manifest", Manifest.from_json(self.manifest))
-        if self.config is None:
-            object.__setattr__(self, "config", RunConfig.from_json(self.manifest.config))
-
-    def with_config(self, config_type: type[OtherConfigT]) -> Arm[OtherConfigT]:
-        """This arm with its configuration read as ``config_type`` (itself when it already is)."""
-        if isinstance(self.config, config_type):
-            return self  # type: ignore[return-value]
-        config = config_type.from_json(self.config.to_json())
-        return Arm(self.label, self.source, self.manifest, self.rows, config=config)
-
-    @property
-    def status(self) -> str | None:
-        return self.manifest.status
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """An analysis that was not computed, and why (the report lists every one)."""
-
-    analysis: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.analysis}: {self.reason}" if self.analysis else self.reason

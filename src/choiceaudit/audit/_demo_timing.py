@@ -1,0 +1,144 @@
+"""Where the demo's minutes go: a per-phase timing record.
+
+The demo is the first thing a new user runs, and its length is set by a handful of phases whose
+shares change with the machine: opening each model (the one-time GGUF conversion apart from the
+load itself), scoring each model, each instrument's analysis and the report. :class:`PhaseTimer`
+sees them through the run loop's own progress callback, so no backend or instrument has to know
+it is timed: a job's first progress report comes once its scorer is open (so everything since
+the previous phase is the open), and its report of ``total`` rows ends its scoring.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from choiceaudit.audit._runs import JobProgress
+from choiceaudit.files import atomic_write_text
+from choiceaudit.scorers import conversions_this_process
+
+__all__ = ["TIMING_FILE", "Phase", "PhaseTimer"]
+
+#: The file the demo writes its record to, beside the runs.
+TIMING_FILE = "timing.json"
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One timed phase: ``name`` (e.g. ``signalling · smollm2: scoring``), its ``kind``
+    (``convert``, ``load``, ``score``, ``analyse``, ``report``), its wall-clock ``seconds``,
+    the seconds since the timer started when it ended (``ended_at``) and the rows it scored."""
+
+    name: str
+    kind: str
+    seconds: float
+    ended_at: float
+    rows: int | None = None
+
+
+class PhaseTimer:
+    """Records phases in the order they end; ``clock`` is injectable so tests need no sleep."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._start = clock()
+        self._mark = self._start
+        self._open: set[str] = set()
+        self._scored: set[str] = set()
+        self._conversions = len(conversions_this_process())
+        self.phases: list[Phase] = []
+
+    def elapsed(self) -> float:
+        """Seconds since the timer started."""
+        return self._clock() - self._start
+
+    def _end(self, name: str, kind: str, rows: int | None = None) -> None:
+        now = self._clock()
+        self.phases.append(Phase(name, kind, now - self._mark, now - self._start, rows))
+        self._mark = now
+
+    def lap(self, name: str, kind: str) -> None:
+        """End the phase ``name``: everything since the previous phase ended."""
+        self._end(name, kind)
+
+    @contextmanager
+    def phase(self, name: str, kind: str) -> Iterator[None]:
+        """Time the block as the phase ``name`` (what ran before it is not counted in it)."""
+        self._mark = self._clock()
+        yield
+        self._end(name, kind)
+
+    def _opened(self, name: str) -> None:
+        """A scorer is open: split the time since the last phase into conversion and load."""
+        now = self._clock()
+        done = conversions_this_process()[self._conversions :]
+        self._conversions += len(done)
+        converting = min(sum(seconds for _, seconds in done), now - self._mark)
+        if converting > 0:
+            ended = self._mark + converting - self._start
+            self.phases.append(Phase(f"{name}: convert GGUF", "convert", converting, ended))
+            self._mark += converting
+        self._end(f"{name}: open", "load")
+
+    def progress(self, prefix: str, inner: JobProgress | None = None) -> JobProgress:
+        """A run-loop progress callback that times each job under ``prefix`` and passes every
+        report on to ``inner`` (the progress bar)."""
+
+        def advance(label: str, done: int, total: int) -> None:
+            name = f"{prefix} · {label}"
+            if name not in self._open:
+                self._open.add(name)
+                self._opened(name)
+            if done >= total and name not in self._scored:
+                self._scored.add(name)
+                self._end(f"{name}: scoring", "score", total)
+            if inner is not None:
+                inner(label, done, total)
+
+        return advance
+
+    def totals(self) -> dict[str, float]:
+        """Seconds by kind, in the order kinds first occur."""
+        out: dict[str, float] = {}
+        for p in self.phases:
+            out[p.kind] = out.get(p.kind, 0.0) + p.seconds
+        return out
+
+    def lines(self) -> list[str]:
+        """The record as printed: each phase of a second or more, then the totals by kind."""
+        out = [
+            f"{p.seconds:7.1f} s  {p.name}" + (f" ({p.rows} rows)" if p.rows else "")
+            for p in self.phases
+            if p.seconds >= 1
+        ]
+        totals = ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in self.totals().items())
+        out.append(f"by kind: {totals}; total {self.elapsed():.0f} s")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total_seconds": self.elapsed(),
+            "by_kind": self.totals(),
+            "phases": [
+                {
+                    "name": p.name,
+                    "kind": p.kind,
+                    "seconds": p.seconds,
+                    "ended_at": p.ended_at,
+                    **({"rows": p.rows} if p.rows is not None else {}),
+                }
+                for p in self.phases
+            ],
+        }
+
+    def write(self, directory: Path) -> Path:
+        """Write the record as ``timing.json`` in ``directory``; return its path."""
+        path = directory / TIMING_FILE
+        directory.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(self.to_json(), indent=1) + "\n")
+        return path
