@@ -61,7 +61,9 @@ def _text(tok: str | int) -> str:
 @dataclass
 class FakeServer:
     """Serves ``model`` at ``/v1/completions`` and ``/v1/models``. ``faults`` ⊆ {"shifted",
-    "generates", "one_prompt", "partial_utf8"}; ``requests`` keeps every completions body."""
+    "generates", "one_prompt", "partial_utf8", "unlimited"}; ``requests`` keeps every completions
+    body. "unlimited" times out on an echo with ``max_tokens: 0`` (generating until the context is
+    full, as llama-cpp-python's server does on a slow machine) and answers ``max_tokens: 1``."""
 
     model: str = "toy"
     faults: frozenset[str] = frozenset()
@@ -76,6 +78,8 @@ class FakeServer:
         if isinstance(prompts, list) and "one_prompt" in self.faults:
             message = "Traceback ... AssertionError: prompt must be a string"
             return httpx.Response(500, json={"error": {"message": message}})
+        if body.get("max_tokens") == 0 and "unlimited" in self.faults:
+            raise httpx.ReadTimeout("timed out", request=request)
         texts = [prompts] if isinstance(prompts, str) else prompts
         if body.get("echo"):
             choices = [self._echo(i, t, body.get("max_tokens")) for i, t in enumerate(texts)]

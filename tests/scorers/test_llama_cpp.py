@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from choiceaudit.scorers import backend_of, load_scorer
-from choiceaudit.scorers._llama_cpp import LlamaCppScorer, token_spans
+from choiceaudit.scorers._llama_cpp import LlamaCppScorer, shared_prefix, token_spans
 from choiceaudit.types import Query
 
 BOS = 1
@@ -20,10 +20,16 @@ VOCAB = 512
 
 
 class FakeLlama:
-    """Byte-level tokens (id = 256 + byte), a BOS, and logits that depend on the whole prefix."""
+    """Byte-level tokens (id = 256 + byte), a BOS, and logits that depend on the whole prefix;
+    ``eval`` appends at ``n_tokens`` as llama-cpp-python's does, and a token evaluated on top
+    of a stale cache entry gets logits that show it (so a wrongly kept prefix changes scores)."""
 
     def __init__(self) -> None:
-        self._ids: list[int] = []
+        self.n_tokens = 0
+        self.input_ids = np.zeros(256, dtype=np.intc)
+        self._rows: list[np.ndarray] = []
+        self.cache_end = 0  # how far the "KV cache" holds entries
+        self.evaluated: list[int] = []  # how many tokens each eval call took
 
     def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return [BOS] * add_bos + [256 + b for b in data]
@@ -38,14 +44,32 @@ class FakeLlama:
         return 256
 
     def reset(self) -> None:
-        self._ids = []
+        self.n_tokens = 0
+        self.cache_end = 0
 
     def eval(self, ids: list[int]) -> None:
-        self._ids = list(ids)
+        stale = self.cache_end > self.n_tokens
+        del self._rows[self.n_tokens :]
+        for t in ids:
+            self.input_ids[self.n_tokens] = t
+            self.n_tokens += 1
+            row = row_logits(self.input_ids[: self.n_tokens].tolist())
+            self._rows.append(row[::-1] if stale else row)  # wrong logits, not just shifted
+        self.cache_end = self.n_tokens
+        self.evaluated.append(len(ids))
 
     @property
     def scores(self) -> np.ndarray:
-        return np.array([row_logits(self._ids[: j + 1]) for j in range(len(self._ids))])
+        return np.array(self._rows)
+
+
+def forget(llm: FakeLlama, keep: int) -> bool:
+    llm.cache_end = keep
+    return True
+
+
+def refuse(llm: FakeLlama, keep: int) -> bool:
+    return False
 
 
 def row_logits(prefix: list[int]) -> np.ndarray:
@@ -64,8 +88,13 @@ def test_token_spans_give_byte_tokens_their_characters_span() -> None:
     assert token_spans(text, pieces) == ((0, 0), (0, 1), (1, 2), (1, 2), (2, 3))
 
 
-def test_scores_are_the_previous_positions_log_softmax() -> None:
-    scorer = LlamaCppScorer(FakeLlama(), name="llama-cpp:fake")
+@pytest.mark.parametrize(
+    ("reuse", "cut"),
+    [(True, forget), (True, refuse), (False, forget)],
+    ids=["reuse", "refused", "whole"],
+)
+def test_scores_are_the_previous_positions_log_softmax(reuse: bool, cut: Any) -> None:
+    scorer = LlamaCppScorer(FakeLlama(), name="llama-cpp:fake", reuse_prefix=reuse, forget=cut)
     q = Query(state="x", options=("yes", "日"), instruction="", template="{state} A:")
     (decision,) = scorer.score([q])
     for i, option in enumerate(q.options):
@@ -75,6 +104,25 @@ def test_scores_are_the_previous_positions_log_softmax() -> None:
         expected = sum(logprob(ids[:j], ids[j]) for j in range(first, len(ids)))
         assert decision.scores["sum"][i] == pytest.approx(expected, abs=1e-9)
     assert decision.n_tokens == (4, 4)  # " yes": 4 bytes; " 日": 1 + 3 bytes
+
+
+def test_a_shared_prompt_is_evaluated_once_and_a_refused_cut_evaluates_whole() -> None:
+    q = Query(state="x", options=("yes", "no"), instruction="", template="{state} A:")
+    n_prompt = 1 + len(q.prompt() + " ")  # BOS + bytes, up to where the options differ
+    kept = LlamaCppScorer(FakeLlama(), name="llama-cpp:fake", forget=forget)
+    kept.score([q])
+    assert kept.llm.evaluated == [n_prompt + 3, 2]  # " no" only from its first differing byte
+    assert (kept.reused_tokens, kept.evaluated_tokens) == (n_prompt, n_prompt + 5)
+    whole = LlamaCppScorer(FakeLlama(), name="llama-cpp:fake", forget=refuse)
+    whole.score([q])
+    assert whole.llm.evaluated == [n_prompt + 3, n_prompt + 2]
+    assert whole.reused_tokens == 0
+
+
+def test_shared_prefix_leaves_the_last_token_to_evaluate() -> None:
+    assert shared_prefix([1, 5, 6, 7], [1, 5, 6, 7]) == 3
+    assert shared_prefix([1, 5, 6], [1, 5, 9, 9]) == 2
+    assert shared_prefix([], [1, 2]) == 0
 
 
 def test_the_registry_knows_the_backend() -> None:

@@ -72,6 +72,26 @@ def test_generation_after_the_echo_is_refused_without_retries() -> None:
     assert len(server.requests) == 1 and sleeps == []
 
 
+def test_an_echo_that_never_ends_is_refused_as_generation_not_as_a_timeout() -> None:
+    server = FakeServer(faults=frozenset({"unlimited"}))
+    scorer, _ = scorer_for(server)
+    with pytest.raises(ProbeFailed, match="nothing generated after the echo") as info:
+        scorer.prepare()
+    assert "reads max_tokens 0 as 'no limit'" in str(info.value)
+    # two timed-out echoes (one retry), then the echo with max_tokens 1 that answered
+    assert [b["max_tokens"] for b in server.requests] == [0, 0, 1]
+
+
+def test_an_unlimited_one_prompt_server_is_refused_as_generation_too() -> None:
+    server = FakeServer(faults=frozenset({"unlimited", "one_prompt"}))
+    scorer, _ = scorer_for(server)
+    with pytest.raises(ProbeFailed, match="nothing generated after the echo"):
+        scorer.prepare()
+    # the list is refused (500, one retry), the single prompt times out twice, then max_tokens 1
+    assert [isinstance(b["prompt"], list) for b in server.requests] == [True, True, False, False, False]
+    assert server.requests[-1]["max_tokens"] == 1
+
+
 def test_a_one_prompt_server_is_adapted_to_after_one_retry() -> None:
     server = FakeServer(faults=frozenset({"one_prompt"}))
     scorer, _ = scorer_for(server)

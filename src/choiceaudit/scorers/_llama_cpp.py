@@ -10,6 +10,13 @@ comes from its detokenized bytes (a byte token inside a multi-byte character get
 character's span), and the scored tokens, ``sum``, ``mean``, ``pmi`` and ``probs`` follow by the
 in-place rule of :mod:`._openai_rows`, the same as for ``hf`` and ``openai``.
 
+Consecutive strings of a query share its prompt, so by default (``reuse_prefix=True``) a string
+is evaluated only from the first token where it differs from the string evaluated before it:
+the logits of the shared tokens and their KV-cache entries are kept, the rest of the cache is
+removed first (``llama_memory_seq_rm``), and where llama.cpp cannot remove that part of the cache
+(a sliding-window or recurrent cache may refuse) the string is evaluated whole instead, so a
+stale cache never scores a token. ``reuse_prefix=False`` evaluates every string whole.
+
 This is the CPU path for GGUF files as they are quantized: ``hf`` dequantizes a GGUF to
 float32, llama.cpp executes the quantized types. The optional extra is ``llama-cpp``
 (``pip install 'choiceaudit[llama-cpp]'``; llama-cpp-python builds llama.cpp from source where
@@ -19,7 +26,7 @@ no wheel matches the platform).
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +38,11 @@ from choiceaudit.scorers._openai_wire import Tokens
 from choiceaudit.scorers._protocol import MissingBackendError, ScorerError
 from choiceaudit.types import Decision, Query
 
-__all__ = ["LlamaCppScorer", "token_spans"]
+__all__ = ["LlamaCppScorer", "forget_after", "shared_prefix", "token_spans"]
 
 PIP = "pip install 'choiceaudit[llama-cpp]'"
+#: ggml's type numbers for the KV cache types offered
+KV_TYPES = {"f32": 0, "f16": 1}
 
 
 def token_spans(text: str, pieces: Sequence[bytes]) -> tuple[tuple[int, int], ...]:
@@ -63,30 +72,88 @@ def token_spans(text: str, pieces: Sequence[bytes]) -> tuple[tuple[int, int], ..
     return tuple(spans)
 
 
+def forget_after(llm: Any, keep: int) -> bool:
+    """Remove ``llm``'s KV-cache entries from position ``keep`` on; whether llama.cpp could."""
+    import llama_cpp
+
+    # releases before llama.cpp's memory API have neither function: evaluate whole there
+    get_memory = getattr(llama_cpp, "llama_get_memory", None)
+    seq_rm = getattr(llama_cpp, "llama_memory_seq_rm", None)
+    if get_memory is None or seq_rm is None:
+        return False
+    memory = get_memory(llm.ctx)
+    return memory is not None and bool(seq_rm(memory, -1, keep, -1))
+
+
+def shared_prefix(done: Sequence[int], ids: Sequence[int]) -> int:
+    """How many leading tokens of ``ids`` were evaluated already (``done``), leaving at least
+    the last token of ``ids`` to evaluate."""
+    n = 0
+    for a, b in zip(done, ids[:-1], strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
 class LlamaCppScorer:
     """Causal LM option scorer over llama.cpp in process (rules ``sum``, ``mean``, ``pmi``);
     see the module docstring. ``llm`` is a ``llama_cpp.Llama`` made with ``logits_all=True``
-    (or anything with its ``tokenize``, ``detokenize``, ``reset``, ``eval``, ``scores`` and
-    ``n_ctx``)."""
+    (or anything with its ``tokenize``, ``detokenize``, ``reset``, ``eval``, ``scores``,
+    ``n_ctx``, ``n_tokens`` and ``input_ids``); ``forget`` removes its KV cache from a position
+    on and says whether it could (:func:`forget_after` for a real ``Llama``)."""
 
-    def __init__(self, llm: Any, *, name: str, path: str | None = None) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        *,
+        name: str,
+        path: str | None = None,
+        reuse_prefix: bool = True,
+        forget: Callable[[Any, int], bool] = forget_after,
+    ) -> None:
         self.llm = llm
         self.name = name
         self.path = path
+        self.reuse_prefix = reuse_prefix
+        self._forget = forget
         self._sha256: str | None = None
+        self.kv_type: str | None = None  # set by load(); unknown for a Llama passed in
+        #: tokens evaluated from a kept prefix and whole, over this scorer's life
+        self.reused_tokens = 0
+        self.evaluated_tokens = 0
 
     @classmethod
-    def load(cls, path: str, *, n_ctx: int = 2048, n_threads: int | None = None) -> LlamaCppScorer:
-        """Load the GGUF file ``path`` (``llama-cpp:<path>``)."""
+    def load(
+        cls,
+        path: str,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        reuse_prefix: bool = True,
+        kv_type: str = "f32",
+    ) -> LlamaCppScorer:
+        """Load the GGUF file ``path`` (``llama-cpp:<path>``). ``kv_type`` is the KV cache's
+        type: llama.cpp's default is f16, which rounds every key and value and moves an F32
+        model's log-probabilities by ~1e-2, so choiceaudit keeps it in f32 unless asked."""
         try:
             from llama_cpp import Llama
         except ImportError:
             raise MissingBackendError(f"llama-cpp needs llama-cpp-python; run: {PIP}") from None
         if not Path(path).is_file():
             raise ScorerError(f"llama-cpp:{path}: no such GGUF file")
+        # prompt evaluation runs on n_threads_batch (llama-cpp-python defaults it to every
+        # core), so one n_threads sets both: more threads than cores spin and run ~4x slower
+        if kv_type not in KV_TYPES:
+            raise ScorerError(f"kv_type must be one of {sorted(KV_TYPES)}, got {kv_type!r}")
         llm = Llama(model_path=path, logits_all=True, n_ctx=n_ctx, n_threads=n_threads,
-                    verbose=False)  # fmt: skip
-        return cls(llm, name=f"llama-cpp:{path}", path=path)
+                    n_threads_batch=n_threads, type_k=KV_TYPES[kv_type],
+                    type_v=KV_TYPES[kv_type], verbose=False)  # fmt: skip
+        if not isinstance(reuse_prefix, bool):
+            raise ScorerError(f"reuse_prefix must be true or false, got {reuse_prefix!r}")
+        scorer = cls(llm, name=f"llama-cpp:{path}", path=path, reuse_prefix=reuse_prefix)
+        scorer.kv_type = kv_type
+        return scorer
 
     def describe(self) -> dict[str, Any]:
         if self.path is not None and self._sha256 is None:
@@ -106,6 +173,8 @@ class LlamaCppScorer:
             "scored_tokens": "in place: first token ending after the prompt, to the end",
             "logprobs": "log_softmax(logits[i-1]) of token i, float64",
             "context_window": int(self.llm.n_ctx()),
+            "reuse_prefix": self.reuse_prefix,
+            "kv_type": self.kv_type,
             "libraries": {"llama-cpp-python": version},
         }
 
@@ -120,14 +189,29 @@ class LlamaCppScorer:
         if ids and ids[0] == self.llm.token_bos() and not text.encode().startswith(pieces[0]):
             pieces[0] = b""  # the BOS is not in the text
         spans = token_spans(text, pieces)
-        self.llm.reset()
-        self.llm.eval(ids)
+        self._evaluate(ids)
         logits = np.asarray(self.llm.scores[: len(ids)], dtype=np.float64)
         shifted = logits[:-1]
         top = shifted.max(axis=1, keepdims=True)
         lse = (top + np.log(np.exp(shifted - top).sum(axis=1, keepdims=True)))[:, 0]
         values = shifted[np.arange(len(ids) - 1), ids[1:]] - lse
         return Tokens(spans, (None, *(float(v) for v in values)), "offsets")
+
+    def _evaluate(self, ids: list[int]) -> None:
+        """Leave the logits of every position of ``ids`` in ``llm.scores``, evaluating only
+        what differs from the previous string when the cache can be cut there."""
+        keep = 0
+        if self.reuse_prefix:
+            keep = shared_prefix(self.llm.input_ids[: self.llm.n_tokens].tolist(), ids)
+            if keep and not self._forget(self.llm, keep):
+                keep = 0
+        if keep:
+            self.llm.n_tokens = keep
+        else:
+            self.llm.reset()
+        self.llm.eval(ids[keep:])
+        self.reused_tokens += keep
+        self.evaluated_tokens += len(ids) - keep
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
         out = []

@@ -146,19 +146,58 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
         raise _conformance(exc) from None
     except ScorerError as exc:
         answer = str(exc)
+        if "timeout" in answer:
+            _unlimited_generation(scorer, texts[0], answer)
     try:
         for text in texts:
             scorer.scored([text], as_list=False, max_retries=1)
     except ConformanceError as exc:
         raise _conformance(exc) from None
     except ScorerError as exc:
+        cause = ""
+        if "timeout" in str(exc):
+            _unlimited_generation(scorer, texts[0], str(exc))
+            cause = (
+                " (the echo with max_tokens 1 asked next did not answer either; a server that "
+                "reads max_tokens 0 as 'no limit', as llama-cpp-python's does, is still busy "
+                "generating for the timed-out requests and fails this way)"
+            )
         raise ProbeFailed(
             "echo with log-probabilities",
             f"asked to echo {texts[0]!r} with log-probabilities and max_tokens 0, the server "
-            f"answered: {exc}; {_FIX_HINT} ({_SKIP_HINT})",
+            f"answered: {exc}{cause}; {_FIX_HINT} ({_SKIP_HINT})",
         ) from None
     scorer.several_prompts = False
     return answer
+
+
+def _unlimited_generation(scorer: OpenAIScorer, text: str, answer: str) -> None:
+    """After an echo with ``max_tokens: 0`` timed out: if the same echo with ``max_tokens: 1``
+    answers, the server is generating without limit after the echo (llama-cpp-python's server
+    reads 0 as "no limit" and generates until its context is full), which is the failure to
+    name rather than the timeout."""
+    body = {
+        "model": scorer.model,
+        "prompt": text,
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "logprobs": 1,
+        "echo": True,
+        **scorer.prompt.body_fields(),
+    }
+    try:
+        scorer.exchange(
+            "POST", scorer.endpoint, body, where="an echo with max_tokens 1", max_retries=0
+        )
+    except ScorerError:
+        return  # the server does not answer at all: the timeout stands as the failure
+    raise ProbeFailed(
+        NO_GENERATION,
+        f"an echo of {text!r} with max_tokens 0 did not finish ({answer}), but the same echo "
+        "with max_tokens 1 answered at once: the server reads max_tokens 0 as 'no limit' and "
+        "generates after the echo until its context is full (llama-cpp-python's server does); "
+        f"{_FIX_HINT} ({_SKIP_HINT})",
+    )
 
 
 def _one_token_body(scorer: OpenAIScorer, prefix: str) -> dict[str, Any]:
