@@ -34,8 +34,8 @@ def test_named_models_replace_the_installed_defaults() -> None:
     assert set(choosers) <= {"uniform", "salience", "bayes", "cosine"}
 
 
-def test_the_public_sizes_are_the_commands() -> None:
-    from choiceaudit.cli._demo import DEMO_SIZES as CLI_SIZES
 
-    assert CLI_SIZES is DEMO_SIZES
+def test_the_sizes_split_evenly_over_tiles_and_conflict() -> None:
+    # signalling selection balances 4 tiles x conflict/control, so item counts divide by 8
     assert DEMO_SIZES["small"].signalling_items == 16
+    assert all(size.signalling_items % 8 == 0 for size in DEMO_SIZES.values())
