@@ -54,7 +54,10 @@ class ThreeRuleLM:
 def tool_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("signalling-import") / "runs"
     runs = run_signalling(
-        [ThreeRuleLM()], ["salience", "uniform"], root, norms="lancaster", n_items=12, n_candidates=2000,
+        # a stand-in with the scorer's methods, not declared as the protocol
+        [ThreeRuleLM()],  # type: ignore[list-item]
+        ["salience", "uniform"],
+        root, norms="lancaster", n_items=12, n_candidates=2000,
         formats=("V", "L"), label_forms=("bare",),
     )  # fmt: skip
     return {"model": runs[0], "salience": runs[1], "uniform": runs[2], "items": root / ".items"}
@@ -145,7 +148,9 @@ def _one(runs: Sequence[Path]) -> SignallingAnalysis:
 
 
 @pytest.fixture(scope="module")
-def imported(tool_runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict:
+def imported(
+    tool_runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("released")
     items = tool_runs["items"]
     export_model(tool_runs["model"], root / "model.csv")
@@ -170,7 +175,9 @@ def imported(tool_runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactor
     return {"model": model, "salience": salience, "uniform": uniform, "root": root}
 
 
-def test_reimport_gives_the_same_analysis_exactly(tool_runs: dict, imported: dict) -> None:
+def test_reimport_gives_the_same_analysis_exactly(
+    tool_runs: dict[str, Any], imported: dict[str, Any]
+) -> None:
     original = _one([tool_runs[k] for k in ("model", "salience", "uniform")])
     again = _one([imported[k].summary.path for k in ("model", "salience", "uniform")])
     _same(original, again)
@@ -185,14 +192,16 @@ def test_reimport_gives_the_same_analysis_exactly(tool_runs: dict, imported: dic
     assert [a.mapped for a in (imported["model"], imported["salience"])] == [96, 96]
 
 
-def test_imported_arm_pairs_with_tool_runs(tool_runs: dict, imported: dict) -> None:
+def test_imported_arm_pairs_with_tool_runs(
+    tool_runs: dict[str, Any], imported: dict[str, Any]
+) -> None:
     both = _one([tool_runs["model"], tool_runs["salience"], imported["uniform"].summary.path])
     assert {c.chooser for c in both.cells} == {"three-rule-lm", "salience", "uniform"}
     original = _one([tool_runs[k] for k in ("model", "salience", "uniform")])
     _same(original, both)
 
 
-def test_report_lays_out_an_imported_arm(imported: dict, tmp_path: Path) -> None:
+def test_report_lays_out_an_imported_arm(imported: dict[str, Any], tmp_path: Path) -> None:
     analysis = _one([imported[k].summary.path for k in ("model", "salience", "uniform")])
     index = build_report([analysis], tmp_path / "report")
     assert index.is_file()
@@ -204,7 +213,9 @@ def _unstored(perms: Sequence[str], k: int) -> list[int]:
     return list(next(p for p in itertools.permutations(range(k)) if p not in stored))
 
 
-def test_manifest_records_files_mapping_and_refusals(tool_runs: dict, tmp_path: Path) -> None:
+def test_manifest_records_files_mapping_and_refusals(
+    tool_runs: dict[str, Any], tmp_path: Path
+) -> None:
     items = load_instrument(tool_runs["items"]).items.items
     first, second = items[0], items[1]
     perm = list(map(int, first.meta["perms"][0]))
@@ -253,7 +264,9 @@ def test_signalling_import_needs_the_item_set(tmp_path: Path) -> None:
                          mapping=["experiment=exp"])  # fmt: skip
 
 
-def test_command_line_import(tool_runs: dict, imported: dict, tmp_path: Path) -> None:
+def test_command_line_import(
+    tool_runs: dict[str, Any], imported: dict[str, Any], tmp_path: Path
+) -> None:
     runner = CliRunner()
     args = ["import", "decisions", str(imported["root"] / "uniform.parquet"), "--instrument",
             "signalling", "--items", str(tool_runs["items"]), "--chooser", "uniform",

@@ -119,7 +119,7 @@ def test_missing_model_package_names_the_pip_command(monkeypatch: pytest.MonkeyP
 
 def test_a_stored_conversion_is_reused_only_under_its_sha256_and_tokenizer_revision(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     # the fast half of the cold conversion below: which directory is reused, without converting
     import choiceaudit.scorers._loading as loading
 
