@@ -419,18 +419,7 @@ def run_scoring(
             status = "interrupted" if interrupted else "failed"
             session.end(status, failed, status=status, failure=failed)
             raise
-        n_rows = len(store.done_ids())
-        complete = "complete" if n_rows >= total else "incomplete"
-        session.end(
-            complete,
-            status=complete,
-            failure=None,
-            stored_keys=session.manifest.stored_keys - {"failure"},
-            scorer=scorer.describe(),  # call counts, retries etc. as of the end
-            rows=n_rows,
-            parts=len(store.part_paths()),
-            updated=_now(),
-        )
+        _finish(session, scorer, total)
         return RunSummary(
             path=store.path,
             requested=len(queries),
@@ -440,6 +429,24 @@ def run_scoring(
             parts_written=session.parts,
             manifest=session.manifest,
         )
+
+
+def _finish(session: _Session, scorer: Scorer, total: int) -> None:
+    """Close a session that scored everything it could: complete when the run holds every
+    requested row, with the scorer's counters (calls, retries) as of the end."""
+    store = session.store
+    n_rows = len(store.done_ids())
+    complete = "complete" if n_rows >= total else "incomplete"
+    session.end(
+        complete,
+        status=complete,
+        failure=None,
+        stored_keys=session.manifest.stored_keys - {"failure"},
+        scorer=scorer.describe(),
+        rows=n_rows,
+        parts=len(store.part_paths()),
+        updated=_now(),
+    )
 
 
 def _skipped_lines(lines: Sequence[tuple[int, str, str]]) -> list[_SkippedLine]:
