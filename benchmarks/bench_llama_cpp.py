@@ -121,7 +121,7 @@ def timed(scorer: Any, queries: Sequence[Any], repeats: int) -> tuple[float, lis
 
 
 def texts_of(queries: Sequence[Any]) -> list[str]:
-    from choiceaudit.scorers._openai_rows import query_strings
+    from choiceaudit.scorers import query_strings
 
     return [t for q in queries for t in query_strings(q)[0]]
 
@@ -166,8 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from choiceaudit.scorers import load_scorer
-    from choiceaudit.scorers._loading import cache_dir, resolve_causal_lm
+    from choiceaudit.scorers import cache_dir, load_scorer, resolve_causal_lm
 
     torch.set_num_threads(args.threads)
     workloads = {"signalling-like": signalling_queries(args.signalling_queries),

@@ -165,7 +165,8 @@ def _converted(name: str) -> tuple[Any, Path]:
     pytest.importorskip("transformers")
     from tokenizers import Tokenizer
 
-    from choiceaudit.scorers._loading import _materialise_gguf, convert_gguf, resolve_causal_lm
+    from choiceaudit.scorers import resolve_causal_lm
+    from choiceaudit.scorers._loading import _materialise_gguf, convert_gguf
 
     try:
         source = resolve_causal_lm(name)

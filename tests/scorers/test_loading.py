@@ -13,17 +13,14 @@ transformers = pytest.importorskip("transformers")
 from choiceaudit.scorers import (  # noqa: E402
     MissingBackendError,
     ScorerError,
+    cache_dir,
     conversions_this_process,
     load_causal_lm,
     load_scorer,
+    resolve_causal_lm,
 )
 from choiceaudit.scorers._gguf_tokenizer import TOKENIZER_REVISION  # noqa: E402
-from choiceaudit.scorers._loading import (  # noqa: E402
-    cache_dir,
-    convert_gguf,
-    resolve_causal_lm,
-    sha256_file,
-)
+from choiceaudit.scorers._loading import convert_gguf, sha256_file  # noqa: E402
 
 
 def build_tiny_llama(directory: Path) -> Path:

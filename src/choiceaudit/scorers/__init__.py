@@ -21,8 +21,15 @@ from choiceaudit.scorers._backends import (
 from choiceaudit.scorers._cosine import CosineScorer
 from choiceaudit.scorers._embedder import EMBEDDERS, Embedder, load_embedder
 from choiceaudit.scorers._fake import FakeScorer, hashed_content
-from choiceaudit.scorers._loading import LoadedLM, conversions_this_process, load_causal_lm
+from choiceaudit.scorers._loading import (
+    LoadedLM,
+    cache_dir,
+    conversions_this_process,
+    load_causal_lm,
+    resolve_causal_lm,
+)
 from choiceaudit.scorers._openai import OpenAIScorer
+from choiceaudit.scorers._openai_rows import query_strings
 from choiceaudit.scorers._openai_wire import ConformanceError
 from choiceaudit.scorers._probe import ProbeFailed, ProbeResult
 from choiceaudit.scorers._protocol import (
@@ -111,6 +118,7 @@ __all__ = [
     "accepted_options",
     "backend_named",
     "backend_of",
+    "cache_dir",
     "capabilities_of",
     "causal_lm_of",
     "check_options",
@@ -123,5 +131,7 @@ __all__ = [
     "next_token",
     "parse_model_spec",
     "prompt_logprobs",
+    "query_strings",
+    "resolve_causal_lm",
     "resume_identity",
 ]
