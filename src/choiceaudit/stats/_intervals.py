@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from choiceaudit.stats._bootstrap import bootstrap_ci, paired_bootstrap_ci
+from choiceaudit.stats._bootstrap import BootstrapResult, bootstrap_ci, paired_bootstrap_ci
 from choiceaudit.stats._paired_tests import McNemarResult, mcnemar_exact
 from choiceaudit.stats._validate import as_finite, check_same_length
 
@@ -49,6 +49,17 @@ class Interval:
         """The interval as report columns: ``name`` (the estimate), then ``{bounds}_low`` and
         ``{bounds}_high`` (``bounds`` defaults to ``name``)."""
         return _columns(name, bounds, self.estimate, self.low, self.high)
+
+    @classmethod
+    def of(cls, result: BootstrapResult, *, n_rows: int) -> Interval:
+        """The interval of a bootstrap over ``n_rows`` rows (its clusters are the items)."""
+        return cls(
+            estimate=float(result.estimate),
+            low=float(result.low),
+            high=float(result.high),
+            n_rows=int(n_rows),
+            n_items=int(result.n_clusters),
+        )
 
     def excludes(self, value: float = 0.0) -> bool:
         """Whether ``value`` lies outside the closed interval [low, high]."""

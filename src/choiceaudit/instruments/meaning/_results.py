@@ -9,7 +9,6 @@ are plain dicts, not to be mutated.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,79 +31,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A mean with its 95% item-clustered percentile bootstrap interval."""
-
-    estimate: float
-    low: float
-    high: float
-    n_rows: int
-    n_items: int
-
-    def to_columns(self, name: str, *, bounds: str | None = None) -> dict[str, float]:
-        """The interval as report columns: ``name`` (the estimate), then ``{bounds}_low`` and
-        ``{bounds}_high`` (``bounds`` defaults to ``name``)."""
-        stem = name if bounds is None else bounds
-        return {name: self.estimate, f"{stem}_low": self.low, f"{stem}_high": self.high}
-
-    @classmethod
-    def of(cls, result: stats.BootstrapResult, *, n_rows: int) -> Interval:
-        """The interval of a bootstrap over ``n_rows`` rows (its clusters are the items)."""
-        return cls(
-            estimate=float(result.estimate),
-            low=float(result.low),
-            high=float(result.high),
-            n_rows=int(n_rows),
-            n_items=int(result.n_clusters),
-        )
-
-
-@dataclass(frozen=True)
-class PairedContrast:
-    """``a − b`` on the items both cells share: exact McNemar on unique-argmax outcomes
-    (``mcnemar_b``, ``mcnemar_c`` discordant counts) and a paired bootstrap interval."""
-
-    n_items: int
-    a: float
-    b: float
-    difference: float
-    low: float
-    high: float
-    mcnemar_b: int
-    mcnemar_c: int
-    mcnemar_p: float
-    n_tied_excluded: int
-    #: the McNemar p-value times the number of contrasts tested together (capped at 1), and
-    #: that number; ``n_tests`` 1 means the contrast was tested alone
-    mcnemar_p_bonferroni: float | None = None
-    n_tests: int = 1
-
-    def reversed(self) -> PairedContrast:
-        """The same contrast read as ``b − a``: sides, discordant counts and the difference's
-        sign swapped, the interval's ends swapped and negated (the p-values are symmetric)."""
-        return dataclasses.replace(
-            self,
-            a=self.b,
-            b=self.a,
-            difference=-self.difference,
-            low=-self.high,
-            high=-self.low,
-            mcnemar_b=self.mcnemar_c,
-            mcnemar_c=self.mcnemar_b,
-        )
-
-    def to_columns(self, name: str, *, bounds: str | None = None) -> dict[str, float]:
-        """The difference as report columns: ``name``, then ``{bounds}_low`` and
-        ``{bounds}_high`` (``bounds`` defaults to ``name``)."""
-        stem = name if bounds is None else bounds
-        return {name: self.difference, f"{stem}_low": self.low, f"{stem}_high": self.high}
-
-    def adjusted(self, n_tests: int) -> PairedContrast:
-        """This contrast with its Bonferroni-adjusted p-value for ``n_tests`` tests."""
-        return dataclasses.replace(
-            self, mcnemar_p_bonferroni=min(1.0, self.mcnemar_p * n_tests), n_tests=n_tests
-        )
+# The experiments' intervals and paired contrasts are the shared statistics' own types: one
+# definition of the columns, the sign flip and the Bonferroni adjustment.
+Interval = stats.Interval
+PairedContrast = stats.PairedContrast
 
 
 @dataclass(frozen=True)
