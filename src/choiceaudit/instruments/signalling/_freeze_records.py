@@ -9,9 +9,9 @@ a dataclass would only add a conversion that could change the bytes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
+from choiceaudit.instruments.signalling._build_records import PoolRecord
 from choiceaudit.instruments.signalling._render import Condition, Format, LabelForm
 
 __all__ = [
@@ -130,7 +130,7 @@ class FreezeRecord(TypedDict):
     seed: int | None
     n_items: int
     n_prompts: int
-    pool: Mapping[str, object] | None
+    pool: PoolRecord | None
     covariates: CovariateReport
     candidates: CandidateRecord | None
     files: dict[str, str]
