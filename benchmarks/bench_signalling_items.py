@@ -78,7 +78,8 @@ def main() -> None:
             f"median competition ratio {row['median_competition_ratio_conflict']:.3f}"
         )
         for reading, cell in readings[name].items():
-            if reading != "candidates" and cell["geometric_share"] is not None:
+            # the readings are TypedDicts beside the candidate count
+            if isinstance(cell, dict) and cell.get("geometric_share") is not None:
                 print(
                     f"    geometric share of ties [{reading}] {100 * cell['geometric_share']:.1f}%"
                 )

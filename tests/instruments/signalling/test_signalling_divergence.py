@@ -9,7 +9,6 @@ import pytest
 from sig_helpers import things_items
 
 from choiceaudit.instruments.signalling._analysis import (
-    CoordinateRow,
     coordinate_table,
     summarise_cells,
 )
@@ -28,6 +27,7 @@ from choiceaudit.instruments.signalling._results import (
     PairedExcess,
     RandomDifference,
 )
+from choiceaudit.instruments.signalling.analysis import CoordinateRow
 from choiceaudit.instruments.signalling.choosers import (
     BayesOracleChooser,
     SalienceChooser,

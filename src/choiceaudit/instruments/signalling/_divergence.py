@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -41,6 +42,10 @@ __all__ = [
     "excess_distance_correlation",
     "fit_cost_deciles",
 ]
+
+
+#: whatever a caller keys its cells by (``summarise_cells`` keys them by their grouping)
+_Key = TypeVar("_Key")
 
 
 @dataclass(frozen=True)
@@ -269,7 +274,7 @@ def condition_agreement(
 
 
 def excess_distance_correlation(
-    cells: Mapping[object, CellSummary], *, seed: int, n_resamples: int = 4000
+    cells: Mapping[_Key, CellSummary], *, seed: int, n_resamples: int = 4000
 ) -> ExcessDistance:
     """Pearson r across cells between excess consistency and |post_norm − random| (§IV-C).
 
