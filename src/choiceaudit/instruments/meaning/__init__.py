@@ -14,7 +14,7 @@ from choiceaudit.instruments.meaning._analysis_results import MeaningAnalysis
 from choiceaudit.instruments.meaning._arms import analyse_meaning_runs, meaning_rows
 from choiceaudit.instruments.meaning._bagdhara import load_bagdhara
 from choiceaudit.instruments.meaning._config import MeaningConfig
-from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._contract import FAMILIES, SPLIT_SEED
 from choiceaudit.instruments.meaning._corpus import Corpus, CorpusError, IdiomEntry
 from choiceaudit.instruments.meaning._declaration import INSTRUMENT
 from choiceaudit.instruments.meaning._experiment_results import ArmAnalysis
@@ -34,6 +34,7 @@ __all__ = [
     "EXPERIMENTS",
     "FAMILIES",
     "INSTRUMENT",
+    "SPLIT_SEED",
     "ArmAnalysis",
     "Calibration",
     "Corpus",
