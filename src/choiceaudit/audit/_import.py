@@ -155,7 +155,7 @@ def _softmax(values: Sequence[float]) -> np.ndarray:
     return np.asarray(z / z.sum(), dtype=np.float64)
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: object) -> Mapping[str, object]:
     """``value`` when it is a JSON object, else an empty one (harness files vary by version)."""
     return value if isinstance(value, dict) else {}
 
