@@ -38,9 +38,9 @@ from choiceaudit.audit._scoring import RunSummary, run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.files import sha256_file
 from choiceaudit.instruments.scoring import ScoreConfig
-from choiceaudit.types import Decision, Query
+from choiceaudit.types import Decision, Query, RunConfig
 
-__all__ = ["ImportResult", "MetaValue", "RefusedRow", "ReplayDescription"]
+__all__ = ["FileRecord", "ImportResult", "MetaValue", "RefusedRow", "ReplayDescription"]
 
 MAX_LISTED = 500
 #: Scalar fields of a document / sample metadata lifted into the query meta (longer text is not).
@@ -74,6 +74,13 @@ class RefusedRow(TypedDict):
     file: str
     row: int | str
     reason: str
+
+
+class FileRecord(TypedDict):
+    """A file an import read, as the run's config records it: its name and sha256."""
+
+    name: str
+    sha256: str
 
 
 class ReplayDescription(TypedDict):
@@ -183,9 +190,13 @@ def _write(
     version: str | None,
     files: Sequence[Path],
     mapping: Mapping[str, str],
-    extra: Mapping[str, Any],
+    extra: Mapping[str, object],
     command: Sequence[str] | None,
+    config_type: type[RunConfig] = ScoreConfig,
 ) -> ImportResult:
+    """Store the collected rows as the run ``out`` (through the scoring loop, a replay scorer
+    handing back the decisions), its configuration what the import did plus ``extra``, read
+    as ``config_type`` (a plain scoring run's, or an instrument's)."""
     if not collector.rows:
         reasons = "; ".join(f"{n} × {r}" for r, n in sorted(collector.refused.items()))
         raise InputError(
@@ -199,11 +210,11 @@ def _write(
         "source": collector.source,
         "source_version": version,
     }
-    config = {
+    config: dict[str, object] = {
         "kind": "import",
         "source": collector.source,
         "source_version": version,
-        "files": [{"name": f.name, "sha256": sha256_file(f)} for f in files],
+        "files": [FileRecord(name=f.name, sha256=sha256_file(f)) for f in files],
         "mapping": dict(mapping),
         "unmapped_fields": dict(sorted(collector.unmapped.items())),
         "unmappable_rows": dict(sorted(collector.refused.items())),
@@ -218,7 +229,7 @@ def _write(
         out,
         chunk_size=1000,
         command=command,
-        config=ScoreConfig.from_json(config),
+        config=config_type.from_json(config),
         skipped=dict(collector.refused),
     )
     return ImportResult(
