@@ -17,7 +17,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from choiceaudit.audit._backend import RaySettings
 from choiceaudit.audit._runs import RunJob, model_scorer, run_jobs
@@ -151,7 +150,7 @@ def run_meaning(
     n_items: int | None = 100,
     n_order_items: int = 20,
     embedder: str = "auto",
-    scorer_options: dict[str, dict[str, Any]] | None = None,
+    scorer_options: Mapping[str, Mapping[str, object]] | None = None,
     chunk_size: int = 32,
     progress: ProgressCallback | None = None,
     command: Sequence[str] | None = None,
