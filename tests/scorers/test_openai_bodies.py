@@ -107,8 +107,16 @@ def test_request_bodies_carry_add_special_tokens_only_when_false() -> None:
     }
     templated = request_body("vllm-prompt-logprobs", "m", ["a"], as_list=False,
                              add_special_tokens=False)  # fmt: skip
-    assert templated["prompt"] == "a"
-    assert list(templated)[-1] == "add_special_tokens" and templated["add_special_tokens"] is False
+    assert templated == {
+        "model": "m",
+        "prompt": "a",
+        "prompt_logprobs": 0,
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "return_token_ids": True,
+        "add_special_tokens": False,
+    }
+    assert list(templated)[-1] == "add_special_tokens"  # appended, as the request always had it
     with pytest.raises(ValueError, match="SGLang"):
         request_body("sglang", "m", ["a"], add_special_tokens=False)
 
