@@ -33,7 +33,7 @@ import os
 import random
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypedDict, TypeVar
 
 import httpx
@@ -265,7 +265,7 @@ class HTTPBackend:
         )
 
     def _send(
-        self, method: str, url: str, body: dict[str, Any] | None, *, where: str = ""
+        self, method: str, url: str, body: Mapping[str, object] | None, *, where: str = ""
     ) -> httpx.Response:
         """One HTTP exchange, classified: a transient failure raises :class:`Retryable`, a 4xx
         that will not change a :class:`ScorerError` (via :meth:`_rejected`); any other
