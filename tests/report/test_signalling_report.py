@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -251,7 +252,9 @@ class ThreeRuleScorer:
     """A causal-LM-shaped scorer: item-dependent scores under pmi, sum and mean (each rule its
     own pseudo-random function of the prompt and the option), probs = softmax of sum."""
 
-    def score(self, queries: list[Query]) -> list[Decision]:
+    name = "three-rule"
+
+    def score(self, queries: Sequence[Query]) -> list[Decision]:
         out = []
         for q in queries:
             scores = {

@@ -48,7 +48,13 @@ from choiceaudit.audit._decision_files import (
     iter_rows,
     load_mapping,
 )
-from choiceaudit.audit._import import ImportResult, _expand, _Replay, _Unmappable
+from choiceaudit.audit._import import (
+    ImportResult,
+    ReplayDescription,
+    _expand,
+    _Replay,
+    _Unmappable,
+)
 from choiceaudit.audit._import_decisions import _Every
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.audit._signalling import CHOOSERS
@@ -405,7 +411,7 @@ def _write(collector: _Every, out: Path | str, config: SignallingConfig, frozen:
             + (f" ({reasons})" if reasons else " (the files hold no rows)")
         )
     decisions = {q.id: d for q, d in collector.rows}
-    description = {"backend": f"import:{collector.source}", "model": label,
+    description: ReplayDescription = {"backend": f"import:{collector.source}", "model": label,
                    "source": collector.source, "source_version": None}  # fmt: skip
     summary = run_scoring(
         _Replay(decisions, description),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,7 +39,7 @@ def _queries() -> tuple[Query, ...]:
     return tuple(render_queries(_items()))
 
 
-def _size_rows(scorer: Scorer, rule: str = "probs") -> list[dict[str, object]]:
+def _size_rows(scorer: Scorer, rule: str = "probs") -> list[dict[str, Any]]:
     qs = list(_queries())
     rows = coordinate_table(_items(), qs, scorer.score(qs), rules=[rule])
     return [r for r in rows if r.tile == "size"]
