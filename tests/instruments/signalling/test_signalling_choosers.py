@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +18,7 @@ from choiceaudit.instruments.signalling._analysis import (
 from choiceaudit.instruments.signalling._render import (
     render_queries,
 )
+from choiceaudit.instruments.signalling.analysis import CoordinateRow
 from choiceaudit.instruments.signalling.choosers import (
     BayesOracleChooser,
     SalienceChooser,
@@ -39,7 +39,7 @@ def _queries() -> tuple[Query, ...]:
     return tuple(render_queries(_items()))
 
 
-def _size_rows(scorer: Scorer, rule: str = "probs") -> list[dict[str, Any]]:
+def _size_rows(scorer: Scorer, rule: str = "probs") -> list[CoordinateRow]:
     qs = list(_queries())
     rows = coordinate_table(_items(), qs, scorer.score(qs), rules=[rule])
     return [r for r in rows if r.tile == "size"]

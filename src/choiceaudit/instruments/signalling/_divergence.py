@@ -31,6 +31,9 @@ from choiceaudit.instruments.signalling._analysis import CoordinateRow
 from choiceaudit.instruments.signalling._results import CellSummary, ConditionMatch
 from choiceaudit.types import Item
 
+#: cells may be keyed by anything (tile, condition, item); only the values are read.
+_Key = TypeVar("_Key")
+
 __all__ = [
     "ChoiceDistribution",
     "DecileBin",
@@ -42,10 +45,6 @@ __all__ = [
     "excess_distance_correlation",
     "fit_cost_deciles",
 ]
-
-
-#: whatever a caller keys its cells by (``summarise_cells`` keys them by their grouping)
-_Key = TypeVar("_Key")
 
 
 @dataclass(frozen=True)
