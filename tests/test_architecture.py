@@ -297,15 +297,7 @@ def test_the_work_item_check_catches_what_it_refuses(text: str, caught: bool) ->
 ROOT = SRC.parents[1]
 
 #: file (relative to the repository) → the private modules it may still import, each with why.
-PRIVATE_IMPORTS: dict[str, set[str]] = {
-    # the engine's time inside the server is measured by wrapping the function the app calls,
-    # which only the app's module holds
-    "benchmarks/bench_scale.py": {"choiceaudit.serve._app"},
-    # the serve-human command's call of the server is replaced where the command's module binds it
-    "tests/human/test_throttle.py": {"choiceaudit.cli._human"},
-    # a test of the scorers' loader helper kept beside the other import-time checks
-    "tests/test_imports.py": {"choiceaudit.scorers._loading"},
-}
+PRIVATE_IMPORTS: dict[str, set[str]] = {}
 
 
 def _test_package(path: Path) -> str:

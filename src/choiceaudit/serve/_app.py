@@ -20,6 +20,8 @@ scorer, which sends one query's option strings per request, makes the same packe
 ``hf`` scorer in process. ``GET /v1/models`` reports the served model with its identity
 (model id, weights sha256, revision, dtype, tokenizer) under ``choiceaudit``; the scorer records
 it in the run's manifest. With ``api_key`` set, requests need ``Authorization: Bearer <key>``.
+The app's ``state.engine_seconds`` is the time spent scoring prompts so far (set once the first
+prompt is scored), so a benchmark can tell the engine's time from the HTTP round trips'.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ import hmac
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import State
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -93,7 +98,7 @@ def create_app(
         return JSONResponse({"status": "ok", "model": name})
 
     def score(texts: list[str], add_special_tokens: bool) -> list[PromptLogprobs]:
-        with engine_lock:
+        with engine_lock, _engine_clock(app.state):
             return prompt_logprobs(
                 lm, texts, engine=scorer.engine, add_special_tokens=add_special_tokens
             )
@@ -143,7 +148,20 @@ def create_app(
         Route("/v1/models", models, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    return app
+
+
+@contextmanager
+def _engine_clock(state: State) -> Iterator[None]:
+    """Add the block's time to ``state.engine_seconds``: the seconds the engine spent scoring
+    prompts, which a benchmark takes from the client's time to see the HTTP and JSON cost."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        spent = time.perf_counter() - start
+        state.engine_seconds = getattr(state, "engine_seconds", 0.0) + spent
 
 
 def _check_request(body: dict[str, Any], name: str) -> str | None:
