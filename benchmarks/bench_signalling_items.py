@@ -78,10 +78,9 @@ def main() -> None:
             f"median competition ratio {row['median_competition_ratio_conflict']:.3f}"
         )
         for reading, cell in readings[name].items():
-            if reading != "candidates" and cell["geometric_share"] is not None:
-                print(
-                    f"    geometric share of ties [{reading}] {100 * cell['geometric_share']:.1f}%"
-                )
+            share = cell.get("geometric_share") if isinstance(cell, dict) else None
+            if reading != "candidates" and share is not None:
+                print(f"    geometric share of ties [{reading}] {100 * share:.1f}%")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,7 @@ def test_gate_cli_equals_the_library_and_writes_thresholds_and_report(tmp_path: 
         objective="target_accuracy", value=0.75, fit="d-rand", n_resamples=200, repeats=2
     )  # type: ignore[arg-type]
     lib = gate_runs([run], spec).document
+    assert isinstance(lib["gates"], list)
     assert [g["cut_point"] for g in doc["gates"]] == [g["cut_point"] for g in lib["gates"]]
     assert doc["gates"] == lib["gates"]
     html = (tmp_path / "report" / "index.html").read_text("utf-8")

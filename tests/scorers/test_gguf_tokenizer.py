@@ -183,13 +183,25 @@ def _converted(name: str) -> tuple[Any, Path]:
     return Tokenizer.from_file(str(directory / "tokenizer.json")), gguf
 
 
+def _strings(value: object) -> list[str]:
+    """A GGUF array of strings, checked to be one."""
+    assert isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return [str(v) for v in value]
+
+
+def _numbers(value: object) -> list[float]:
+    """A GGUF array of numbers (token types, scores), checked to be one."""
+    assert isinstance(value, list) and all(isinstance(v, int | float) for v in value)
+    return [float(v) for v in value]
+
+
 def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
     from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
 
     keys = ("tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type")
     meta = read_gguf_metadata(gguf, keys)
-    tokens = meta["tokenizer.ggml.tokens"]
-    merges = [tuple(m.split(" ")) for m in meta["tokenizer.ggml.merges"]]
+    tokens = _strings(meta["tokenizer.ggml.tokens"])
+    merges = [(a, b) for a, b in (m.split(" ") for m in _strings(meta["tokenizer.ggml.merges"]))]
     ref = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges))
     ref.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -197,7 +209,8 @@ def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
             pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
         ]
     )
-    control = [t for t, ty in zip(tokens, meta["tokenizer.ggml.token_type"], strict=True) if ty == 3]
+    token_types = _numbers(meta["tokenizer.ggml.token_type"])
+    control = [t for t, ty in zip(tokens, token_types, strict=True) if ty == 3]
     ref.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
     return lambda text: list(ref.encode(text, add_special_tokens=False).ids)
 
@@ -205,7 +218,8 @@ def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
 def _sentencepiece_bpe_reference(gguf: Path) -> Callable[[str], list[int]]:
     keys = ("tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type")
     meta = read_gguf_metadata(gguf, keys)
-    pieces, scores, types = (meta[k] for k in keys)
+    pieces = _strings(meta[keys[0]])
+    scores, types = _numbers(meta[keys[1]]), _numbers(meta[keys[2]])
     ids: dict[str, int] = {}
     for i, piece in enumerate(pieces):
         ids.setdefault(piece, i)

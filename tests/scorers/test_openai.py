@@ -428,7 +428,8 @@ def order_dependent(shift: float) -> Callable[[dict[str, Any]], Any]:
 
 
 def test_reorder_check_passes_on_an_order_free_server() -> None:
-    scorer, seen, _ = mock(lambda body: vllm_echo(body["prompt"]), reorder_check=2)
+    # one request in flight, so the re-sent strings directly follow the first request
+    scorer, seen, _ = mock(lambda body: vllm_echo(body["prompt"]), reorder_check=2, concurrency=1)
     scorer.score([query(i) for i in range(4)])
     check = scorer.describe()["reorder_check"]
     assert check["queries_checked"] == 2 and check["mismatches"] == 0
