@@ -186,7 +186,7 @@ def test_selection_is_balanced_keeps_low_fit_cost_items_and_reports_unselected()
     np.testing.assert_array_equal(again.conflict["hold"], sel.conflict["hold"])
     cols = candidate_columns(sel)
     assert len(cols["candidate"]) == sum(len(b) for b in sel.blocks)
-    assert sum(bool(s) for s in cols["selected"]) == 1000
+    assert sum(1 for chosen in cols["selected"] if chosen is True) == 1000
     assert set(cols) >= {"fit_cost", "decay_agrees", "bayes_margin", "tie", "geometric_tie"}
 
 
