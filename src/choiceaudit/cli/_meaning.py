@@ -7,10 +7,11 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypedDict
 
 import typer
 from rich.markup import escape
+from rich.progress import TaskID
 from rich.table import Table
 
 from choiceaudit.audit import (
@@ -35,10 +36,13 @@ from choiceaudit.cli import (
 from choiceaudit.cli._groups import run_app
 from choiceaudit.instruments.meaning import EXPERIMENTS, MeaningAnalysis
 
-__all__ = ["meaning_summary", "print_dry_run", "print_meaning_summary"]
+__all__ = ["SummaryRecord", "meaning_summary", "print_dry_run", "print_meaning_summary"]
+
+#: One printed summary line: model, rows, accuracy per ladder family, LAR (plain numbers).
+SummaryRecord = dict[str, str | int | float]
 
 
-def meaning_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
+def meaning_summary(run_dirs: Sequence[Path]) -> list[SummaryRecord]:
     """Per run with rows: model, rows, accuracy per ladder family and LAR on d-lit (plain
     estimates, no intervals; the report has the intervals), from
     :meth:`~choiceaudit.instruments.meaning.MeaningAnalysis.summary`. Families a run lacks are
@@ -51,7 +55,7 @@ def meaning_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
     ]
 
 
-def print_meaning_summary(records: Sequence[dict[str, Any]]) -> None:
+def print_meaning_summary(records: Sequence[SummaryRecord]) -> None:
     """The summary as a rich table on stdout (accuracy per family, then LAR)."""
     columns: list[str] = []
     for record in records:
@@ -91,6 +95,21 @@ def print_dry_run(plan: MeaningDryRun) -> None:
         f"{n} model(s). Nothing was scored or written.",
         highlight=False,
     )
+
+
+class _PlanOptions(TypedDict):
+    """What ``run_meaning`` and ``dry_run_meaning`` both take from the options."""
+
+    corpus: str
+    experiments: list[str]
+    n_items: int | None
+    n_order_items: int
+    design: str | None
+    languages: list[str] | None
+    matrix_items: int | None
+    e7_keys: list[str]
+    embedder: str
+    split_seed: int | None
 
 
 def _split_csv(values: list[str]) -> list[str]:
@@ -210,7 +229,7 @@ def run_command(
         corpus = f"bagdhara:{data}"
     elif data is not None:
         raise _fail(f"--data is only for --corpus bagdhara (got --corpus {corpus})")
-    plan_options: dict[str, Any] = {
+    plan_options: _PlanOptions = {
         "corpus": corpus,
         "experiments": _split_csv([experiments]),
         "n_items": (None if design else 100) if n_items is None else (n_items or None),
@@ -226,7 +245,7 @@ def run_command(
         print_dry_run(dry_run_meaning(models, **plan_options))
         return
     with progress_bar() as bar:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, TaskID] = {}
 
         def advance(name: str, done: int, total: int) -> None:
             if name not in tasks:

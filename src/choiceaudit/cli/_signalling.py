@@ -8,11 +8,12 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich import box
 from rich.markup import escape
+from rich.progress import TaskID
 from rich.table import Table
 
 from choiceaudit.audit import (
@@ -356,7 +357,7 @@ def run_signalling_command(
     """Score the signalling items with models and reference choosers, then summarise."""
     timings: dict[str, list[float]] = {}
     with progress_bar() as bar:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, TaskID] = {}
 
         def advance(label: str, done: int, total: int) -> None:
             if label not in tasks:
