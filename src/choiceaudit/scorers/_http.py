@@ -51,7 +51,8 @@ _UNKNOWN, _ANSWERED, _UNREACHABLE = "unknown", "answered", "unreachable"
 _RECURRING = re.compile(
     r"assert|not (?:yet )?(?:supported|implemented)|unsupported|notimplemented|"
     r"unknown (?:parameter|field|argument)|unexpected keyword|extra[_ ](?:fields|inputs|forbidden)|"
-    r"typeerror|valueerror|keyerror|attributeerror|only (?:supports|accepts) (?:a )?(?:one|single)",
+    r"typeerror|valueerror|keyerror|attributeerror|only (?:supports|accepts) (?:a )?(?:one|single)|"
+    r"only no \w+ is supported",
     re.IGNORECASE,
 )
 
