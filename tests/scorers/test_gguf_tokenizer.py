@@ -30,6 +30,7 @@ pytest.importorskip("tokenizers")
 from choiceaudit.scorers import ScorerError
 from choiceaudit.scorers._gguf_tokenizer import (
     TOKENIZER_REVISION,
+    GGUFValue,
     honour_pre_tokenizer,
     pre_tokenizer_for,
     read_gguf_metadata,
@@ -183,13 +184,36 @@ def _converted(name: str) -> tuple[Any, Path]:
     return Tokenizer.from_file(str(directory / "tokenizer.json")), gguf
 
 
+def _items(meta: dict[str, GGUFValue], key: str) -> list[GGUFValue]:
+    value = meta[key]
+    assert isinstance(value, list), f"{key} was not read as an array"
+    return value
+
+
+def _strings(meta: dict[str, GGUFValue], key: str) -> list[str]:
+    values = _items(meta, key)
+    out = [v for v in values if isinstance(v, str)]
+    assert len(out) == len(values), f"{key} holds a value that is not a string"
+    return out
+
+
+def _numbers(meta: dict[str, GGUFValue], key: str) -> list[float]:
+    values = _items(meta, key)
+    out = [float(v) for v in values if isinstance(v, int | float)]
+    assert len(out) == len(values), f"{key} holds a value that is not a number"
+    return out
+
+
 def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
     from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
 
     keys = ("tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type")
     meta = read_gguf_metadata(gguf, keys)
-    tokens = meta["tokenizer.ggml.tokens"]
-    merges = [tuple(m.split(" ")) for m in meta["tokenizer.ggml.merges"]]
+    tokens = _strings(meta, "tokenizer.ggml.tokens")
+    merges = []
+    for merge in _strings(meta, "tokenizer.ggml.merges"):
+        left, right = merge.split(" ")
+        merges.append((left, right))
     ref = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges))
     ref.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -197,7 +221,8 @@ def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
             pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
         ]
     )
-    control = [t for t, ty in zip(tokens, meta["tokenizer.ggml.token_type"], strict=True) if ty == 3]
+    types = _numbers(meta, "tokenizer.ggml.token_type")
+    control = [t for t, ty in zip(tokens, types, strict=True) if ty == 3]
     ref.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
     return lambda text: list(ref.encode(text, add_special_tokens=False).ids)
 
@@ -205,7 +230,8 @@ def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
 def _sentencepiece_bpe_reference(gguf: Path) -> Callable[[str], list[int]]:
     keys = ("tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type")
     meta = read_gguf_metadata(gguf, keys)
-    pieces, scores, types = (meta[k] for k in keys)
+    pieces = _strings(meta, keys[0])
+    scores, types = _numbers(meta, keys[1]), _numbers(meta, keys[2])
     ids: dict[str, int] = {}
     for i, piece in enumerate(pieces):
         ids.setdefault(piece, i)
