@@ -13,6 +13,7 @@ scores nothing already done.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -24,7 +25,6 @@ from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import (
     INSTRUMENT,
-    SPLIT_SEED,
     Corpus,
     MeaningConfig,
     MeaningPlan,
@@ -126,7 +126,13 @@ def build_meaning_plan(
     embedder's recorded name; the arguments are :func:`run_meaning`'s."""
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
-    plan = plan_meaning(
+    # without a split seed the plan records its own default
+    make_plan = (
+        functools.partial(plan_meaning)
+        if split_seed is None
+        else functools.partial(plan_meaning, split_seed=split_seed)
+    )
+    plan = make_plan(
         loaded,
         experiments=experiments,
         n_items=n_items,
@@ -136,7 +142,6 @@ def build_meaning_plan(
         languages=languages,
         matrix_items=matrix_items,
         e7_keys=e7_keys,
-        split_seed=SPLIT_SEED if split_seed is None else split_seed,
     )
     return loaded, plan, embedder_name
 
