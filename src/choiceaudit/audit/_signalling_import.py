@@ -294,7 +294,7 @@ def _decision(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[
         if not _blank(value):
             scores[rule] = _numbers(value, k, field)[to_slot]
     covered = _text(row, mapping, values, "covered")
-    aux: dict[str, Any] = {"confidence_source": "imported signalling decision"}
+    aux: dict[str, str | bool | list[str]] = {"confidence_source": "imported signalling decision"}
     if covered is not None:
         if covered.lower() not in ("true", "false", "1", "0"):
             raise _Unmappable(f"covered {covered!r} is not true or false")
