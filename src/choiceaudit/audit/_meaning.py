@@ -13,10 +13,10 @@ scores nothing already done.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from choiceaudit.audit._backend import RaySettings
@@ -126,13 +126,8 @@ def build_meaning_plan(
     embedder's recorded name; the arguments are :func:`run_meaning`'s."""
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
-    # without a split seed the plan records its own default
-    make_plan = (
-        functools.partial(plan_meaning)
-        if split_seed is None
-        else functools.partial(plan_meaning, split_seed=split_seed)
-    )
-    plan = make_plan(
+    build = partial(
+        plan_meaning,
         loaded,
         experiments=experiments,
         n_items=n_items,
@@ -143,6 +138,8 @@ def build_meaning_plan(
         matrix_items=matrix_items,
         e7_keys=e7_keys,
     )
+    # without a seed the plan draws with the instrument's own contract seed
+    plan = build() if split_seed is None else build(split_seed=split_seed)
     return loaded, plan, embedder_name
 
 

@@ -19,7 +19,7 @@ from choiceaudit.instruments.meaning import (
     load_idioms_en,
     plan_meaning,
 )
-from choiceaudit.instruments.meaning._config import PlanBlock
+from choiceaudit.instruments.meaning.records import PlanBlock
 
 
 def _plan(tmp_path: Path) -> MeaningPlan:

@@ -7,7 +7,9 @@ item draws per distractor family, interventions, typed choice queries) → any s
 
 The entry points are exported here; the building blocks (pools, slates, interventions, single
 analyses such as ``paired_contrast``) live in the private modules, listed in README.md beside
-every choice the paper leaves open.
+every choice the paper leaves open. The JSON records of a run's configuration are typed in
+:mod:`choiceaudit.instruments.meaning.records`; ``Interval`` is
+:class:`choiceaudit.stats.Interval`, re-exported for the report, which does not import ``stats``.
 """
 
 from choiceaudit.instruments.meaning._analysis_results import MeaningAnalysis
