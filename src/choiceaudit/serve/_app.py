@@ -125,8 +125,8 @@ def _error(status: int, message: str, kind: str = "invalid_request_error") -> JS
     return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status)
 
 
-def _identity(scorer: HFScorer) -> ServedIdentity:
-    """What ``GET /v1/models`` says the served model is (the scorer records it for resume)."""
+def _served_identity(scorer: HFScorer) -> ServedIdentity:
+    """What ``/v1/models`` reports about the served model under ``choiceaudit``."""
     lm = scorer.lm
     described = lm.describe()
     identity: ServedIdentity = {
@@ -155,7 +155,7 @@ def create_app(
     engine options). ``served_name`` is the model name clients send (default: the spec)."""
     name = served_name or scorer.name
     lm = scorer.lm
-    identity = _identity(scorer)
+    identity = _served_identity(scorer)
     fingerprint = f"choiceaudit-{(identity['weights_sha256'] or 'unhashed')[:16]}"
     created = int(time.time())
     engine_lock = threading.Lock()  # one forward at a time; the model is not re-entrant
