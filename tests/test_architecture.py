@@ -485,3 +485,16 @@ def test_the_length_check_counts_from_def_to_the_last_line(tmp_path: Path) -> No
     assert _long_functions(path, tmp_path) == []
     path.write_text(f"async def over():\n{body}    return x0\n", encoding="utf-8")
     assert _long_functions(path, tmp_path) == ["probe.py:1: over is 101 lines"]
+
+
+#: A module is read whole by whoever changes it; past this length it is split by what it does.
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_in_src_is_over_500_lines() -> None:
+    long = [
+        f"{p.relative_to(SRC.parent)}: {n} lines"
+        for p in sorted(SRC.rglob("*.py"))
+        if (n := len(p.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not long, "modules over 500 lines:\n" + "\n".join(long)

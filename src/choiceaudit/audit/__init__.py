@@ -51,13 +51,11 @@ from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
 from choiceaudit.audit._scoring import ChunkExecutor, ProgressCallback, RunSummary, run_scoring
 from choiceaudit.audit._signalling import (
     CHOOSERS,
-    DEFAULT_SEED,
-    build_instrument,
-    check_signalling,
     default_chat_template,
     make_chooser,
     run_signalling,
 )
+from choiceaudit.audit._signalling_build import DEFAULT_SEED, build_instrument, check_signalling
 
 __all__ = [
     "CHOOSERS",

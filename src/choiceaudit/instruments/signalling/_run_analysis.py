@@ -27,13 +27,13 @@ from choiceaudit.instruments.signalling._battery import (
     analysis_set_label,
     battery_cells,
     condition_records,
-    fit_cost_records,
     format_l_records,
     label_form_records,
     random_comparison,
     rule_agreement_records,
     tile_excess_records,
 )
+from choiceaudit.instruments.signalling._battery_fit_cost import fit_cost_records
 from choiceaudit.instruments.signalling._chooser_factory import chooser_condition
 from choiceaudit.instruments.signalling._config import SignallingConfig
 from choiceaudit.instruments.signalling._diagnostics import (
