@@ -191,7 +191,7 @@ def idiom_queries(n: int, seed: int = 1) -> list[Any]:
     for i in range(n):
         a, b = rng.choice(WORDS, 2, replace=False)
         state = f"Idiom {i}: to put the {a} before the {b}"
-        options = []
+        options: list[str] = []
         while len(options) < 4:
             length = int(rng.integers(3, 14))
             gloss = "to " + " ".join(str(w) for w in rng.choice(WORDS, length)) + " quickly"
@@ -387,7 +387,10 @@ def bench_workload(
 
         results["engine + prefix cache"] = best_of(repeats, fresh, cached, queries, requests)
     ref_name = "naive" if naive else "engine"
-    naive_s, naive_lp = results[ref_name]  # type: ignore[misc]
+    reference = results[ref_name]
+    assert not isinstance(reference, str), f"the {ref_name} reference did not run: {reference}"
+    naive_s, naive_lp = reference
+    engine = results["engine"]
     lm_eval = results.get(f"lm-eval (batch {batch_size})", "not run")
     rows = []
     for method, res in results.items():
@@ -408,9 +411,7 @@ def bench_workload(
             seconds=seconds,
             tokens_per_s=n_tokens / seconds,
             speedup_vs_naive=(naive_s / seconds) if naive else None,
-            speedup_vs_engine=results["engine"][0] / seconds  # type: ignore[index]
-            if not isinstance(results["engine"], str)
-            else None,
+            speedup_vs_engine=engine[0] / seconds if not isinstance(engine, str) else None,
             fraction_of_gemm=(n_tokens / seconds) * 2 * n_params / gemm if gemm else None,
             speedup_vs_lm_eval=(lm_eval[0] / seconds) if not isinstance(lm_eval, str) else None,
             ratio_to_lower_bound=seconds / lower_bound,
