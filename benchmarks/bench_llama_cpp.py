@@ -96,11 +96,17 @@ def ggml_gelu_f16(x: Any) -> Any:
 def gelu_as_ggml(model: Any) -> Iterator[int]:
     """Swap the GELU-tanh activation of every MLP in ``model`` for :func:`ggml_gelu_f16` (how
     many were swapped), restoring them after."""
+    import torch
+
+    class GgmlGelu(torch.nn.Module):  # a module attribute of a module must be a module
+        def forward(self, x: Any) -> Any:
+            return ggml_gelu_f16(x)
+
     names = {"GELUTanh", "PytorchGELUTanh"}  # transformers' gelu_pytorch_tanh, by release
     swapped = [m for m in model.modules() if type(getattr(m, "act_fn", None)).__name__ in names]
     saved = [m.act_fn for m in swapped]
     for m in swapped:
-        m.act_fn = ggml_gelu_f16
+        m.act_fn = GgmlGelu()
     try:
         yield len(swapped)
     finally:

@@ -61,10 +61,12 @@ def _text(tok: str | int) -> str:
 @dataclass
 class FakeServer:
     """Serves ``model`` at ``/v1/completions`` and ``/v1/models``. ``faults`` ⊆ {"shifted",
-    "generates", "one_prompt", "partial_utf8", "unlimited", "no_echo"}; ``requests`` keeps every
+    "generates", "one_prompt", "partial_utf8", "unlimited", "no_echo", "ignores_echo"}; ``requests`` keeps every
     completions body. "unlimited" times out on an echo with ``max_tokens: 0`` (generating until
     the context is full, as llama-cpp-python's server does on a slow machine) and answers
-    ``max_tokens: 1``; "no_echo" answers every echo as llama.cpp's ``llama-server`` does."""
+    ``max_tokens: 1``; "no_echo" refuses every echo with llama.cpp's "Only no echo is supported";
+    "ignores_echo" answers an echo as llama.cpp's ``llama-server`` was seen to: one generated
+    token (even after ``max_tokens: 0``), its log-probability in the chat format's ``content``."""
 
     model: str = "toy"
     faults: frozenset[str] = frozenset()
@@ -82,6 +84,11 @@ class FakeServer:
         if body.get("echo") and "no_echo" in self.faults:
             error = {"code": 500, "message": "Only no echo is supported", "type": "server_error"}
             return httpx.Response(500, json={"error": error})
+        if body.get("echo") and "ignores_echo" in self.faults:
+            token, lp = self._greedy(prompts if isinstance(prompts, str) else prompts[0])
+            content = [{"id": 0, "token": token, "logprob": lp, "top_logprobs": []}]
+            choice = {"text": token, "index": 0, "logprobs": {"content": content}}
+            return httpx.Response(200, json={"model": self.model, "choices": [choice]})
         if body.get("max_tokens") == 0 and "unlimited" in self.faults:
             raise httpx.ReadTimeout("timed out", request=request)
         texts = [prompts] if isinstance(prompts, str) else prompts

@@ -20,7 +20,7 @@ from choiceaudit.scorers import (  # noqa: E402
     resolve_causal_lm,
 )
 from choiceaudit.scorers._gguf_tokenizer import TOKENIZER_REVISION  # noqa: E402
-from choiceaudit.scorers._loading import convert_gguf, sha256_file  # noqa: E402
+from choiceaudit.scorers._loading import LoadFlags, convert_gguf, sha256_file  # noqa: E402
 
 
 def build_tiny_llama(directory: Path) -> Path:
@@ -165,3 +165,15 @@ def test_gguf_conversion_is_cached_by_sha256(tmp_path: Path, monkeypatch: pytest
         a = first.model(torch.tensor([ids])).logits
         b = second.model(torch.tensor([ids])).logits
     assert torch.equal(a, b)
+
+
+def test_load_flags_read_safetensors_only_and_pass_offline_to_both() -> None:
+    assert LoadFlags().tokenizer_kwargs() == {"trust_remote_code": False}
+    assert LoadFlags().model_kwargs() == {"trust_remote_code": False, "use_safetensors": True}
+    offline = LoadFlags(trust_remote_code=True, local_files_only=True)
+    assert offline.tokenizer_kwargs() == {"trust_remote_code": True, "local_files_only": True}
+    assert offline.model_kwargs() == {
+        "trust_remote_code": True,
+        "local_files_only": True,
+        "use_safetensors": True,
+    }

@@ -137,6 +137,18 @@ def test_a_server_without_echo_is_refused_at_once_naming_it() -> None:
     assert len(server.requests) == 2 and len(sleeps) == 1
 
 
+def test_a_server_that_ignores_echo_is_refused_naming_it() -> None:
+    # llama.cpp's llama-server: one generated token, chat-format log-probabilities, no prompt
+    server = FakeServer(faults=frozenset({"ignores_echo"}))
+    scorer, _ = scorer_for(server)
+    with pytest.raises(ProbeFailed) as info:
+        scorer.prepare()
+    assert info.value.check == "echo with log-probabilities"
+    message = str(info.value)
+    assert "it ignores 'echo'" in message and "llama-cpp:<file.gguf>" in message
+    assert "probe=false cannot help" in message and "truncated" not in message
+
+
 def test_without_the_probe_a_server_without_echo_fails_after_one_retry() -> None:
     # "Only no echo is supported" says it will recur: asked twice, not seven times
     server = FakeServer(faults=frozenset({"no_echo"}))

@@ -625,3 +625,22 @@ def test_an_endpoint_that_answered_then_went_away_gets_every_retry(
         counts = scorer.describe()["counts"]
     assert "never answered" not in str(info.value)
     assert counts["http_calls"] == 1 + 3 and counts["retries"] == 2
+
+
+def test_usage_keeps_only_numeric_entries() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        usage = {"input_tokens": 7, "cached": True, "detail": {"x": 1}, "note": "n", "ms": 2.5}
+        return httpx.Response(200, json=ok_body(json.loads(request.content), usage=usage))
+
+    scorer, _ = scorer_with(handler)
+    scorer.score([make_query("s0", item_id=0), make_query("s1", item_id=1)])
+    assert scorer.describe()["usage"] == {"input_tokens": 14.0, "ms": 5.0}
+
+
+def test_a_usage_that_is_not_an_object_is_a_malformed_body() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=ok_body(json.loads(request.content), usage=[1, 2]))
+
+    scorer, _ = scorer_with(handler, max_retries=0)
+    with pytest.raises(PartialScoreError, match=r"malformed body \(usage"):
+        scorer.score([make_query()])

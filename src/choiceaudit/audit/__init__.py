@@ -19,7 +19,7 @@ from choiceaudit.audit._demo import (
 )
 from choiceaudit.audit._demo_timing import TIMING_FILE, Phase, PhaseTimer
 from choiceaudit.audit._fanout import RayFanout, RestartCounter
-from choiceaudit.audit._gate import GateResult, gate_runs, parse_where
+from choiceaudit.audit._gate import GateResult, ThresholdsFile, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._import import ImportResult
 from choiceaudit.audit._import_decisions import DECISION_INSTRUMENTS, import_decisions
@@ -88,6 +88,7 @@ __all__ = [
     "RunJob",
     "RunSummary",
     "ScoreFileResult",
+    "ThresholdsFile",
     "analyse_runs",
     "build_instrument",
     "build_meaning_plan",

@@ -11,16 +11,33 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from choiceaudit.errors import InputError
 from choiceaudit.files import atomic_write_text
-from choiceaudit.gate import GateAnalysis, GateSpec, analyse_gate, thresholds_document
+from choiceaudit.gate import (
+    GateAnalysis,
+    GateSpec,
+    ThresholdsDocument,
+    analyse_gate,
+    thresholds_document,
+)
 from choiceaudit.store import open_run
 
-__all__ = ["GateResult", "gate_runs", "parse_where"]
+__all__ = ["GateResult", "ThresholdsFile", "gate_runs", "parse_where"]
+
+
+class ThresholdsFile(ThresholdsDocument):
+    """The thresholds file as written: the gate's document and what made it (when, which
+    version and command, the resampling that chose the cut-points)."""
+
+    created: str
+    choiceaudit_version: str
+    command: list[str] | None
+    n_resamples: int
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -28,7 +45,7 @@ class GateResult:
     """The analysis, the thresholds document and where it was written (``None``: not written)."""
 
     analysis: GateAnalysis
-    document: Mapping[str, object]  # the thresholds file as written (JSON)
+    document: ThresholdsFile
     path: Path | None
 
 
@@ -58,7 +75,7 @@ def gate_runs(
     analysis = analyse_gate(arms, spec)
     from choiceaudit import __version__
 
-    document = {
+    document: ThresholdsFile = {
         **thresholds_document(analysis),
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "choiceaudit_version": __version__,

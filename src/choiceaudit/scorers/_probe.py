@@ -16,7 +16,9 @@ request and decoded partial UTF-8 tokens as ``""``). The probe checks, in this o
    echo with an error saying echo is not supported (llama.cpp's own ``llama-server`` answers
    every ``echo: true`` with "Only no echo is supported") is refused at once with that cause:
    without the prompt's own log-probabilities nothing can be scored through it, so
-   ``probe=false`` cannot help either.
+   ``probe=false`` cannot help either. So is a server whose answer to an echo does not start
+   with the prompt: it ignored ``echo`` (llama.cpp's ``llama-server`` here answered with one
+   generated token and nothing of the prompt).
 3. **echo log-probabilities are conditional** — for each prefix ``P`` of
    :data:`CONDITIONAL_PREFIXES`, a one-token greedy completion of ``P`` gives a token ``g``
    and its log-probability ``log P(g | P)``; the echo of ``P + g`` must give ``g`` the same
@@ -161,6 +163,8 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
         _refuse_without_echo(texts[0], answer)
         if "timeout" in answer:
             _unlimited_generation(scorer, texts[0], answer)
+        elif "invalid response" in answer:
+            _ignored_echo(scorer, texts[0], answer)
     try:
         for text in texts:
             scorer.scored([text], as_list=False, max_retries=1)
@@ -176,6 +180,8 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
                 "generating for the timed-out requests and fails this way)"
             )
         _refuse_without_echo(texts[0], str(exc))
+        if "invalid response" in str(exc):
+            _ignored_echo(scorer, texts[0], str(exc))
         raise ProbeFailed(
             ECHO,
             f"asked to echo {texts[0]!r} with log-probabilities and max_tokens 0, the server "
@@ -198,6 +204,32 @@ def _refuse_without_echo(text: str, answer: str) -> None:
         "option can be scored through it; score the same GGUF file in process with "
         "llama-cpp:<file.gguf>, or use a server whose prompt scoring is exact (vLLM, SGLang, "
         "choiceaudit serve-model); -o probe=false cannot help, every scored request needs the echo",
+    )
+
+
+def _ignored_echo(scorer: OpenAIScorer, text: str, answer: str) -> None:
+    """After an echo answer that could not be read as one: if the server's answer to one echo does not
+    start with the prompt, it ignored ``echo`` (llama.cpp's llama-server answers with the
+    generated token only, in the chat format's ``content`` log-probabilities), which is the
+    failure to name rather than the unreadable answer."""
+    body = {"model": scorer.model, "prompt": text, "max_tokens": 0, "temperature": 0.0,
+            "logprobs": 1, "echo": True, **scorer.prompt.body_fields()}  # fmt: skip
+    try:
+        data = scorer.exchange("POST", scorer.endpoint, body, where="an echo", max_retries=0)
+        got = data["choices"][0]["text"]
+    except (ScorerError, KeyError, IndexError, TypeError):
+        return  # nothing readable: the first answer stands as the failure
+    if not isinstance(got, str) or got.startswith(text):
+        return
+    raise ProbeFailed(
+        ECHO,
+        f"asked to echo {text!r} with log-probabilities and max_tokens 0, the server answered "
+        f"with the text {scorer.redact(got)[:80]!r} only ({answer}): it ignores 'echo', so it "
+        "gives no log-probability for the prompt's own tokens and no option can be scored "
+        "through it (llama.cpp's llama-server does this, and generates a token after "
+        "max_tokens 0 as well); score the same GGUF file in process with llama-cpp:<file.gguf>, "
+        "or use a server whose prompt scoring is exact (vLLM, SGLang, choiceaudit serve-model); "
+        "-o probe=false cannot help, every scored request needs the echo",
     )
 
 

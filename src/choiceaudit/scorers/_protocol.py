@@ -40,7 +40,10 @@ class PartialScoreError(ScorerError):
 @runtime_checkable
 class Scorer(Protocol):
     """``score`` returns one :class:`Decision` per query, in order; ``describe`` returns the
-    manifest entry (model id, sha256 of weights or revision, dtype, library versions)."""
+    manifest entry (model id, sha256 of weights or revision, dtype, library versions). That
+    entry is JSON written as it is, its keys the backend's own, so it stays an open dict;
+    the fields code compares (the resume identity) are declared in the backend's
+    capabilities, not found by reading it."""
 
     name: str
 

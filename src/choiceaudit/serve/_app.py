@@ -121,12 +121,8 @@ def _error(status: int, message: str, kind: str = "invalid_request_error") -> JS
     return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status)
 
 
-def create_app(
-    scorer: HFScorer, *, served_name: str | None = None, api_key: str | None = None
-) -> Starlette:
-    """The ASGI app serving ``scorer``'s model (an ``hf`` scorer: its model, tokenizer and
-    engine options). ``served_name`` is the model name clients send (default: the spec)."""
-    name = served_name or scorer.name
+def _served_identity(scorer: HFScorer) -> ServedIdentity:
+    """What ``/v1/models`` reports about the served model under ``choiceaudit``."""
     lm = scorer.lm
     described = lm.describe()
     identity: ServedIdentity = {
@@ -145,6 +141,17 @@ def create_app(
         "libraries": described["libraries"],
         "context_window": scorer.context_window,
     }
+    return identity
+
+
+def create_app(
+    scorer: HFScorer, *, served_name: str | None = None, api_key: str | None = None
+) -> Starlette:
+    """The ASGI app serving ``scorer``'s model (an ``hf`` scorer: its model, tokenizer and
+    engine options). ``served_name`` is the model name clients send (default: the spec)."""
+    name = served_name or scorer.name
+    lm = scorer.lm
+    identity = _served_identity(scorer)
     fingerprint = f"choiceaudit-{(identity['weights_sha256'] or 'unhashed')[:16]}"
     created = int(time.time())
     engine_lock = threading.Lock()  # one forward at a time; the model is not re-entrant
