@@ -162,7 +162,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from choiceaudit.scorers import OpenAIScorer
     from choiceaudit.serve import ServerThread, create_app
-    from choiceaudit.serve import _app as serve_app
 
     torch.set_num_threads(1)
     ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
@@ -182,22 +181,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             hf.score(lm_q[:2])  # warm-up
             rows.append({"scorer": "smollm2", "how": "hf, one process",
                          "seconds": score_into(hf, lm_q, root, "lm-1")})  # fmt: skip
-            engine_s = [0.0]
-            real = serve_app.prompt_logprobs  # type: ignore[attr-defined]  # the app's own binding
-
-            def timed_engine(*a: Any, **kw: Any) -> Any:  # the server's engine time, for the
-                start = time.perf_counter()  # client overhead (HTTP, JSON, parsing) below
-                try:
-                    return real(*a, **kw)
-                finally:
-                    engine_s[0] += time.perf_counter() - start
-
-            serve_app.prompt_logprobs = timed_engine  # type: ignore[attr-defined]  # wrapped where the app calls it
-            with ServerThread(create_app(hf, served_name="smollm2")) as url:
+            # the server's engine time, for the client overhead (HTTP, JSON, parsing) below
+            app = create_app(hf, served_name="smollm2")
+            with ServerThread(app) as url:
                 remote = OpenAIScorer(url, "smollm2", reorder_check=0, concurrency=1)
                 rows.append({"scorer": "smollm2", "how": "openai over serve-model",
                              "seconds": score_into(remote, lm_q, root, "lm-http")})  # fmt: skip
-            serve_app.prompt_logprobs = real  # type: ignore[attr-defined]  # restored
+            engine_s = float(app.state.engine_seconds)
             rows += ray_rows("smollm2", make_smollm2, lm_q, root, args.workers)[0]
             per_query_tokens = prefill_tokens(hf, lm_q)
     finally:
@@ -211,8 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         row["speedup"] = row["qps"] / base[row["scorer"]]["qps"]
     ray_overhead = (through_ray - in_process) / args.fake_queries
     http = next(r for r in rows if r["how"] == "openai over serve-model")
-    client_s = (http["seconds"] - engine_s[0]) / args.lm_queries
-    engine_per_request = engine_s[0] / args.lm_queries
+    client_s = (http["seconds"] - engine_s) / args.lm_queries
+    engine_per_request = engine_s / args.lm_queries
     engine_in_process = base["smollm2"]["seconds"] / args.lm_queries
     est = estimate(per_query_tokens, max(client_s, 0.0), args.gpus, args.gpu_tokens_per_s,
                    args.concurrency)  # fmt: skip

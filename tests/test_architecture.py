@@ -297,15 +297,7 @@ def test_the_work_item_check_catches_what_it_refuses(text: str, caught: bool) ->
 ROOT = SRC.parents[1]
 
 #: file (relative to the repository) → the private modules it may still import, each with why.
-PRIVATE_IMPORTS: dict[str, set[str]] = {
-    # the engine's time inside the server is measured by wrapping the function the app calls,
-    # which only the app's module holds
-    "benchmarks/bench_scale.py": {"choiceaudit.serve._app"},
-    # the serve-human command's call of the server is replaced where the command's module binds it
-    "tests/human/test_throttle.py": {"choiceaudit.cli._human"},
-    # a test of the scorers' loader helper kept beside the other import-time checks
-    "tests/test_imports.py": {"choiceaudit.scorers._loading"},
-}
+PRIVATE_IMPORTS: dict[str, set[str]] = {}
 
 
 def _test_package(path: Path) -> str:
@@ -460,3 +452,36 @@ def test_the_all_check_counts_what_a_module_defines(
     path = tmp_path / "__init__.py"
     path.write_text(source, encoding="utf-8")
     assert _defined_public_names("choiceaudit.scorers", path) == expected
+
+
+
+# --- function length ---------------------------------------------------------------------
+#
+# A function over 100 lines (from its ``def`` to its last line) is more than a reader holds at
+# once: its steps become functions of their own, and typer options shared or long become
+# module-level ``Annotated`` aliases.
+MAX_FUNCTION_LINES = 100
+
+
+def _long_functions(path: Path, root: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        f"{path.relative_to(root)}:{node.lineno}: {node.name} is {length} lines"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (length := (node.end_lineno or node.lineno) - node.lineno + 1) > MAX_FUNCTION_LINES
+    ]
+
+
+def test_no_function_in_src_is_over_100_lines() -> None:
+    long = [line for p in sorted(SRC.rglob("*.py")) for line in _long_functions(p, SRC.parent)]
+    assert not long, "functions over 100 lines:\n" + "\n".join(long)
+
+
+def test_the_length_check_counts_from_def_to_the_last_line(tmp_path: Path) -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES - 1))
+    path = tmp_path / "probe.py"
+    path.write_text(f"def fits():\n{body}", encoding="utf-8")  # 100 lines
+    assert _long_functions(path, tmp_path) == []
+    path.write_text(f"async def over():\n{body}    return x0\n", encoding="utf-8")
+    assert _long_functions(path, tmp_path) == ["probe.py:1: over is 101 lines"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,11 +26,12 @@ def test_core_and_cli_import_without_heavy_backends() -> None:
     assert result.stdout.strip() == ""
 
 
-def test_missing_extra_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_extra_names_the_pip_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import builtins
 
-    from choiceaudit.scorers import MissingBackendError
-    from choiceaudit.scorers._loading import HF_EXTRA, require
+    from choiceaudit.scorers import MissingBackendError, load_causal_lm
 
     real_import = builtins.__import__
 
@@ -42,4 +44,4 @@ def test_missing_extra_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(
         MissingBackendError, match=r"pip install 'choiceaudit\[hf\]'.*torch==2\.13\.0"
     ):
-        require("torch", HF_EXTRA)
+        load_causal_lm(f"hf:{tmp_path}")  # a local directory: torch is the first need

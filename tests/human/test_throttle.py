@@ -213,11 +213,11 @@ def test_serve_human_passes_its_limits_and_refuses_a_bad_proxy(
 ) -> None:
     from typer.testing import CliRunner
 
-    import choiceaudit.cli._human as cli_human
+    import choiceaudit.human
     from choiceaudit.cli import app as cli
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(cli_human, "serve", lambda *a, **kw: seen.update(kw))
+    monkeypatch.setattr(choiceaudit.human, "serve", lambda *a, **kw: seen.update(kw))
     items, toml = frozen_items(tmp_path), study_file(tmp_path)
     args = ["serve-human", str(items), "--out", str(tmp_path / "s"), "--study", str(toml)]
     extra = ["--enrol-limit", "7", "--id-window", "60", "--trusted-proxy", "10.0.0.0/8"]

@@ -121,6 +121,24 @@ def test_api_key_is_required_when_set(tiny_scorer: Any, monkeypatch: pytest.Monk
         assert len(scorer.score([query])) == 1
 
 
+def test_the_app_counts_the_engines_time_within_the_round_trips(tiny_scorer: Any) -> None:
+    import time
+
+    from choiceaudit.serve import ServerThread, create_app
+
+    app = create_app(tiny_scorer, served_name="tiny")
+    with ServerThread(app) as url:
+        assert app.state.engine_seconds == 0.0  # nothing scored yet
+        generated = complete(url, prompt="Answer: no", echo=False, max_tokens=1)
+        assert generated.status_code == 200  # a greedy token: generated, not scored
+        assert app.state.engine_seconds == 0.0
+        start = time.perf_counter()
+        for _ in range(2):
+            assert complete(url, prompt="Answer: yes").status_code == 200
+        wall = time.perf_counter() - start
+    assert 0.0 < app.state.engine_seconds < wall
+
+
 def test_add_special_tokens_false_scores_the_text_without_the_bos(tiny_url: str) -> None:
     # the openai scorer sends it after applying a chat template, which writes its own
     with_bos = complete(tiny_url, prompt="the cat").json()["choices"][0]

@@ -7,11 +7,12 @@ prints each instrument's summary as soon as that instrument is analysed, and wri
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+from rich.progress import Progress, TaskID
 
 from choiceaudit.audit import DEMO_SIZES, SIGNALLING_VARIANTS, DemoSize
 from choiceaudit.cli import app, console, guarded, out, progress_bar
@@ -19,8 +20,8 @@ from choiceaudit.cli import app, console, guarded, out, progress_bar
 __all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoSize", "demo"]
 
 
-def _advance_factory(bar: Any, prefix: str) -> Any:
-    tasks: dict[str, Any] = {}
+def _advance_factory(bar: Progress, prefix: str) -> Callable[[str, int, int], None]:
+    tasks: dict[str, TaskID] = {}
 
     def advance(name: str, done: int, total: int) -> None:
         if name not in tasks:

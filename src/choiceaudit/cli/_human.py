@@ -11,10 +11,11 @@ from typing import Annotated
 
 import typer
 
+from choiceaudit import human
 from choiceaudit.audit import import_human
 from choiceaudit.cli import app, console, guarded, out
 from choiceaudit.cli._groups import import_app
-from choiceaudit.human import ADMIN_TOKEN_ENV, Limits, parse_study_file, serve
+from choiceaudit.human import ADMIN_TOKEN_ENV, Limits, parse_study_file
 
 __all__: list[str] = []
 
@@ -85,7 +86,7 @@ def serve_human(
             f"{', '.join(hosts)}); admin export {admin}"
         )
 
-    serve(
+    human.serve(  # looked up when the command runs, so a test can stand in for the server
         items,
         out_dir,
         spec,

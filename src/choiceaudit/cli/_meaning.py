@@ -7,10 +7,11 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypedDict
 
 import typer
 from rich.markup import escape
+from rich.progress import TaskID
 from rich.table import Table
 
 from choiceaudit.audit import (
@@ -35,10 +36,13 @@ from choiceaudit.cli import (
 from choiceaudit.cli._groups import run_app
 from choiceaudit.instruments.meaning import EXPERIMENTS, MeaningAnalysis
 
-__all__ = ["meaning_summary", "print_dry_run", "print_meaning_summary"]
+__all__ = ["SummaryRecord", "meaning_summary", "print_dry_run", "print_meaning_summary"]
+
+#: One printed summary line: model, rows, accuracy per ladder family, LAR (plain numbers).
+SummaryRecord = dict[str, str | int | float]
 
 
-def meaning_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
+def meaning_summary(run_dirs: Sequence[Path]) -> list[SummaryRecord]:
     """Per run with rows: model, rows, accuracy per ladder family and LAR on d-lit (plain
     estimates, no intervals; the report has the intervals), from
     :meth:`~choiceaudit.instruments.meaning.MeaningAnalysis.summary`. Families a run lacks are
@@ -51,7 +55,7 @@ def meaning_summary(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
     ]
 
 
-def print_meaning_summary(records: Sequence[dict[str, Any]]) -> None:
+def print_meaning_summary(records: Sequence[SummaryRecord]) -> None:
     """The summary as a rich table on stdout (accuracy per family, then LAR)."""
     columns: list[str] = []
     for record in records:
@@ -93,97 +97,128 @@ def print_dry_run(plan: MeaningDryRun) -> None:
     )
 
 
+class _PlanOptions(TypedDict):
+    """What ``run_meaning`` and ``dry_run_meaning`` both take from the options."""
+
+    corpus: str
+    experiments: list[str]
+    n_items: int | None
+    n_order_items: int
+    design: str | None
+    languages: list[str] | None
+    matrix_items: int | None
+    e7_keys: list[str]
+    embedder: str
+    split_seed: int | None
+
+
 def _split_csv(values: list[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+_DEFAULT_EXPERIMENTS = ",".join(DEFAULT_MEANING_EXPERIMENTS)
+MeaningModelOpt = Annotated[
+    list[str],
+    typer.Option("--model", "-m", help="Model spec (repeatable), e.g. sparrow, lm-choice:smollm2."),
+]
+
+CorpusOpt = Annotated[
+    str,
+    typer.Option(help="idioms-en (offline default), or bagdhara with --data (or bagdhara:<path>)."),
+]
+
+ExperimentsOpt = Annotated[
+    str,
+    typer.Option(
+        help=f"Comma-separated experiments from {','.join(EXPERIMENTS)} "
+        "(e4 and matrix need a two-language corpus)."
+    ),
+]
+
+MeaningNItemsOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Items sampled from the corpus (0 = every usable item; default 100, or with "
+        "--design the design's full item sets)."
+    ),
+]
+
+DesignOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Build one arm of the paper exactly: laya (Bengali, full set), lod (the 10% "
+        "subset), jev (the commercial arm's English blocks and Bengali control)."
+    ),
+]
+
+LanguagesOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Comma-separated test languages of the plan (default: the corpus's), e.g. bn,en."
+    ),
+]
+
+E7KeysOpt = Annotated[
+    str,
+    typer.Option(
+        help="E7 key bindings: slot (the paper's, default), travelling (keys move with "
+        "options), or slot,travelling for both."
+    ),
+]
+
+MeaningOptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="For every model: Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.",
+    ),
+]
+
+SplitSeedOpt = Annotated[
+    int | None,
+    typer.Option(help="Split seed recorded in the run config (default the paper's 20261001)."),
+]
+
+DryRunOpt = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Print every block's items, rows and calls, and write nothing."),
+]
 
 
 @run_app.command("meaning")
 @guarded
 def run_command(
-    model: Annotated[
-        list[str],
-        typer.Option(
-            "--model", "-m", help="Model spec (repeatable), e.g. sparrow, lm-choice:smollm2."
-        ),
-    ],
+    model: MeaningModelOpt,
     out_dir: Annotated[
         Path, typer.Option("--out", help="Root directory: one run directory per model.")
     ] = Path("runs/meaning"),
-    corpus: Annotated[
-        str,
-        typer.Option(
-            help="idioms-en (offline default), or bagdhara with --data (or bagdhara:<path>)."
-        ),
-    ] = "idioms-en",
+    corpus: CorpusOpt = "idioms-en",
     data: Annotated[
         Path | None, typer.Option(help="The corpus file for --corpus bagdhara (JSONL or CSV).")
     ] = None,
-    experiments: Annotated[
-        str,
-        typer.Option(
-            help=f"Comma-separated experiments from {','.join(EXPERIMENTS)} "
-            "(e4 and matrix need a two-language corpus)."
-        ),
-    ] = ",".join(DEFAULT_MEANING_EXPERIMENTS),
-    n_items: Annotated[
-        int | None,
-        typer.Option(
-            help="Items sampled from the corpus (0 = every usable item; default 100, or with "
-            "--design the design's full item sets)."
-        ),
-    ] = None,
+    experiments: ExperimentsOpt = _DEFAULT_EXPERIMENTS,
+    n_items: MeaningNItemsOpt = None,
     n_order_items: Annotated[
         int,
         typer.Option(help="Items of the 24-ordering audit (E7), drawn at random from the sample."),
     ] = 20,
-    design: Annotated[
-        str | None,
-        typer.Option(
-            help="Build one arm of the paper exactly: laya (Bengali, full set), lod (the 10% "
-            "subset), jev (the commercial arm's English blocks and Bengali control)."
-        ),
-    ] = None,
-    languages: Annotated[
-        str | None,
-        typer.Option(
-            help="Comma-separated test languages of the plan (default: the corpus's), e.g. bn,en."
-        ),
-    ] = None,
+    design: DesignOpt = None,
+    languages: LanguagesOpt = None,
     n_matrix_items: Annotated[
         int, typer.Option(help="Items of the capture matrix (0 = its whole pool).")
     ] = 0,
-    e7_keys: Annotated[
-        str,
-        typer.Option(
-            help="E7 key bindings: slot (the paper's, default), travelling (keys move with "
-            "options), or slot,travelling for both."
-        ),
-    ] = "slot",
+    e7_keys: E7KeysOpt = "slot",
     embedder: Annotated[
         str, typer.Option(help="Embedder for d-sem/d-hard on untagged corpora: auto, minilm, none.")
     ] = "auto",
-    option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--option",
-            "-o",
-            help="For every model: Scorer option key=value (repeatable); each backend accepts only its own, e.g. -o dtype=bfloat16 -o max_batch_rows=16 (hf), -o truncate=true (sparrow, minilm), -o base_url=… (systemone). An unknown option is an error that lists the accepted ones.",
-        ),
-    ] = None,
+    option: MeaningOptionOpt = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part (resume unit).")] = 32,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
-    split_seed: Annotated[
-        int | None,
-        typer.Option(help="Split seed recorded in the run config (default the paper's 20261001)."),
-    ] = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option(
-            "--dry-run", help="Print every block's items, rows and calls, and write nothing."
-        ),
-    ] = False,
+    split_seed: SplitSeedOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Score the meaning plan with each model (resumable), then print a short summary."""
     models = _split_csv(model)
@@ -194,7 +229,7 @@ def run_command(
         corpus = f"bagdhara:{data}"
     elif data is not None:
         raise _fail(f"--data is only for --corpus bagdhara (got --corpus {corpus})")
-    plan_options: dict[str, Any] = {
+    plan_options: _PlanOptions = {
         "corpus": corpus,
         "experiments": _split_csv([experiments]),
         "n_items": (None if design else 100) if n_items is None else (n_items or None),
@@ -210,7 +245,7 @@ def run_command(
         print_dry_run(dry_run_meaning(models, **plan_options))
         return
     with progress_bar() as bar:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, TaskID] = {}
 
         def advance(name: str, done: int, total: int) -> None:
             if name not in tasks:

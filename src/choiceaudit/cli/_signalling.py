@@ -8,11 +8,12 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich import box
 from rich.markup import escape
+from rich.progress import TaskID
 from rich.table import Table
 
 from choiceaudit.audit import (
@@ -282,6 +283,37 @@ def build_signalling(
     )
 
 
+ChooserOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--chooser",
+        help="Chooser (repeatable), by condition: cosine (1), swow (2), conceptnet (3), "
+        "rsa:swow / rsa:conceptnet (6; rsa:cosine and rsa:<model> are refused with the "
+        "reason), bayes (7), and the uniform and salience references. Conditions 4 and 5 "
+        "are --model runs.",
+    ),
+]
+
+PartialCoverageOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-partial-coverage",
+        help="Score an association chooser (swow, conceptnet, rsa:*) on the items its "
+        "source covers although it cannot score every frozen item (§I-B refuses that by "
+        "default); recorded in the run and shown beside its figures.",
+    ),
+]
+
+BatchOneOpt = Annotated[
+    bool,
+    typer.Option(
+        "--batch-one",
+        help="Also score every model one query per forward pass (<model>-batch1); the "
+        "report gives the batch-1 flip rate per tile (§I-K scores the size tile so).",
+    ),
+]
+
+
 @run_app.command("signalling")
 @guarded
 def run_signalling_command(
@@ -289,16 +321,7 @@ def run_signalling_command(
     model: Annotated[
         list[str] | None, typer.Option("--model", "-m", help="Model spec (repeatable): smollm2, …")
     ] = None,
-    chooser: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--chooser",
-            help="Chooser (repeatable), by condition: cosine (1), swow (2), conceptnet (3), "
-            "rsa:swow / rsa:conceptnet (6; rsa:cosine and rsa:<model> are refused with the "
-            "reason), bayes (7), and the uniform and salience references. Conditions 4 and 5 "
-            "are --model runs.",
-        ),
-    ] = None,
+    chooser: ChooserOpt = None,
     items: Annotated[
         Path | None, typer.Option("--items", help="A frozen item directory (else one is built).")
     ] = None,
@@ -325,23 +348,8 @@ def run_signalling_command(
     swow: SwowOpt = None,
     conceptnet: ConceptNetOpt = None,
     chunk_size: Annotated[int, typer.Option(help="Queries per Parquet part.")] = 32,
-    allow_partial_coverage: Annotated[
-        bool,
-        typer.Option(
-            "--allow-partial-coverage",
-            help="Score an association chooser (swow, conceptnet, rsa:*) on the items its "
-            "source covers although it cannot score every frozen item (§I-B refuses that by "
-            "default); recorded in the run and shown beside its figures.",
-        ),
-    ] = False,
-    batch_one: Annotated[
-        bool,
-        typer.Option(
-            "--batch-one",
-            help="Also score every model one query per forward pass (<model>-batch1); the "
-            "report gives the batch-1 flip rate per tile (§I-K scores the size tile so).",
-        ),
-    ] = False,
+    allow_partial_coverage: PartialCoverageOpt = False,
+    batch_one: BatchOneOpt = False,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
@@ -349,7 +357,7 @@ def run_signalling_command(
     """Score the signalling items with models and reference choosers, then summarise."""
     timings: dict[str, list[float]] = {}
     with progress_bar() as bar:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, TaskID] = {}
 
         def advance(label: str, done: int, total: int) -> None:
             if label not in tasks:

@@ -127,8 +127,12 @@ def _calibration_tables(analysis: ScoringAnalysis) -> list[ReportTable]:
                 "scoring_selective_accuracy",
                 "Selective accuracy: accuracy on the most confident fraction",
                 [
-                    {"model": c.model, "cell": c.cell, "confidence": c.definition,
-                     **{f"at_{k}": v for k, v in c.selective_accuracy.items()}}
+                    {
+                        "model": c.model,
+                        "cell": c.cell,
+                        "confidence": c.definition,
+                        **{f"at_{k}": v for k, v in c.selective_accuracy.items()},
+                    }
                     for c in analysis.selective
                 ],
                 note=f"Coverages {', '.join(f'{c:.2f}' for c in COVERAGES)} (Appendix F, Table "

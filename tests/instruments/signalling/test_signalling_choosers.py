@@ -10,7 +10,6 @@ from sig_helpers import things_items
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._analysis import (
-    CoordinateRow,
     cell_summary,
     coordinate_table,
     item_references,
@@ -19,6 +18,7 @@ from choiceaudit.instruments.signalling._analysis import (
 from choiceaudit.instruments.signalling._render import (
     render_queries,
 )
+from choiceaudit.instruments.signalling.analysis import CoordinateRow
 from choiceaudit.instruments.signalling.choosers import (
     BayesOracleChooser,
     SalienceChooser,

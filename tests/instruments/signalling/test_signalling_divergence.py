@@ -9,7 +9,6 @@ import pytest
 from sig_helpers import things_items
 
 from choiceaudit.instruments.signalling._analysis import (
-    CoordinateRow,
     coordinate_table,
     summarise_cells,
 )
@@ -28,6 +27,7 @@ from choiceaudit.instruments.signalling._results import (
     PairedExcess,
     RandomDifference,
 )
+from choiceaudit.instruments.signalling.analysis import CoordinateRow
 from choiceaudit.instruments.signalling.choosers import (
     BayesOracleChooser,
     SalienceChooser,
@@ -107,7 +107,7 @@ def _cell(excess: PairedExcess, distance: float) -> CellSummary:
 def test_excess_distance_correlation_matches_numpy() -> None:
     excess = [0.05, 0.10, 0.20, 0.26, 0.02]
     dist = [0.01, 0.08, 0.03, 0.20, 0.00]
-    cells = {
+    cells: dict[object, CellSummary] = {
         i: _cell(PairedExcess(True, 1, 0, 0, excess=e), -d if i % 2 else d)
         for i, (e, d) in enumerate(zip(excess, dist, strict=True))
     }

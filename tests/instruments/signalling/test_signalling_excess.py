@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from choiceaudit import stats
-from choiceaudit.instruments.signalling._analysis import CoordinateRow, paired_excess
+from choiceaudit.instruments.signalling._analysis import paired_excess
+from choiceaudit.instruments.signalling.analysis import CoordinateRow
 
 
 def _row(item_id: str, perm: int, k: int, chosen: list[int]) -> CoordinateRow:

@@ -268,17 +268,12 @@ class FrozenInstrument:
             "formats": list(formats) if formats is not None else r["formats"],
             "label_forms": list(label_forms) if label_forms is not None else r["label_forms"],
         }
-        chosen_frozen: dict[str, Sequence[str]] = {
-            "conditions": r["conditions"],
-            "formats": r["formats"],
-            "label_forms": r["label_forms"],
-        }
+        held: dict[str, Sequence[str]] = {k: r[k] for k in ("conditions", "formats", "label_forms")}
         for key, values in chosen.items():
-            extra = sorted(set(values) - set(chosen_frozen[key]))
+            extra = sorted(set(values) - set(held[key]))
             if extra:
-                frozen_values = chosen_frozen[key]
                 raise InstrumentMismatchError(
-                    f"{self.path}: {key} {extra} are not in the frozen rendering {frozen_values}; "
+                    f"{self.path}: {key} {extra} are not in the frozen rendering {held[key]}; "
                     "freeze a new item directory or append an amendment and re-freeze"
                 )
         return render_queries(

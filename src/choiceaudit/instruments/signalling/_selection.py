@@ -14,7 +14,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -189,12 +189,12 @@ CANDIDATE_FIELDS: tuple[str, ...] = (
 )
 
 
-def candidate_columns(selection: Selection) -> dict[str, list[object]]:
+def candidate_columns(selection: Selection) -> dict[str, list[Any]]:
     """Every generated candidate, one row each (selected or not), as columns: the item
     properties selection could see, the per-candidate robustness report, ``selected``, and
     what regenerating the candidate needs (concept ids of the Means and Clues lists, target
     positions, option ids ``<tile>:<canonical index>`` of the frozen tile file)."""
-    cols: dict[str, list[object]] = {f: [] for f in CANDIDATE_FIELDS}
+    cols: dict[str, list[Any]] = {f: [] for f in CANDIDATE_FIELDS}
     for block in selection.blocks:
         o, ga = block.oracle, block.oracle_gaussian
         flags = selection.robustness[block.tile.name]
