@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.choiceaudit-installed
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test` (one per core here; 0 runs the suite in one process)
+TEST_WORKERS ?= 2
 
 .PHONY: demo test venv browser clean-venv bench bench-engine bench-scale
 
@@ -35,7 +37,8 @@ browser:
 test: $(STAMP) browser
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
-	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=2 $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	# one torch thread per worker: the workers, not torch's threads, take the cores
+	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) -m pytest -m "not slow" -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Benchmarks print ratios measured side by side in one run; the README quotes their output.
 bench: $(STAMP)

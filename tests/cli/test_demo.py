@@ -1,33 +1,124 @@
+"""``choiceaudit demo``: the plan's wiring, the printed order, the timing record, the report and
+resume. The fast tests run the demo on a plan cut to one balanced signalling set and a few
+idioms, as on a machine without MiniLM (no cosine chooser, no embedder), so they need no model
+load; the full ``--size small`` demo, MiniLM included, run twice, is the slow test."""
+
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
+from choiceaudit.audit import DEMO_SIZES, DemoSize, run_demo
 from choiceaudit.cli import app
+from choiceaudit.report import ReportFigure
+from choiceaudit.scorers import BUILTIN_MODELS
 
 runner = CliRunner()
 
+#: the smallest plan the demo's wiring accepts: 4 tiles × conflict/control, a few idioms, and
+#: one order item so E7 (both key bindings) is planned
+TINY = DemoSize(signalling_items=8, meaning_items=8, meaning_order_items=1)
 
+
+def demo_args(out: Path) -> list[str]:
+    models = ["--lm", "fake", "--decision-model", "fake"]
+    return ["demo", "--size", "small", *models, "--out", str(out)]
+
+
+def manifests(out: Path) -> dict[str, dict[str, Any]]:
+    return {
+        p.parent.relative_to(out).as_posix(): json.loads(p.read_text())
+        for p in out.glob("*/*/manifest.json")
+    }
+
+
+def unpainted_write(figure: ReportFigure, directory: Path) -> dict[str, Path]:
+    """A figure's files with its plotted values but no picture: drawing and saving the demo's
+    figures is most of its time, and the report tests check the pictures."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {kind: directory / f"{figure.name}.{kind}" for kind in ("png", "svg", "csv")}
+    paths["png"].write_bytes(b"")
+    paths["svg"].write_text("<svg/>", encoding="utf-8")
+    paths["csv"].write_text(figure.data.to_csv(), encoding="utf-8")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def tiny_plan() -> Iterator[None]:
+    """``--size small`` cut to :data:`TINY`, MiniLM reported as not installed, and figures
+    written without their pictures."""
+    absent = (("choiceaudit_test_absent_module", "pip install minilm-absent-in-this-test"),)
+    minilm = dataclasses.replace(BUILTIN_MODELS["minilm"], requires=absent)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(DEMO_SIZES, "small", TINY)
+        mp.setitem(BUILTIN_MODELS, "minilm", minilm)
+        mp.setattr(ReportFigure, "write", unpainted_write)
+        yield
+
+
+@pytest.fixture(scope="module")
+def tiny_demo(tiny_plan: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The tiny demo's output directory and its printed output (words joined by one space)."""
+    out = tmp_path_factory.mktemp("tiny-demo") / "demo"
+    result = runner.invoke(app, demo_args(out))
+    assert result.exit_code == 0, result.output
+    return out, " ".join(result.output.split())
+
+
+def test_the_demo_prints_each_phase_in_order_and_times_it(tiny_demo: tuple[Path, str]) -> None:
+    out, text = tiny_demo
+    assert "signalling coordinates" in text and "accuracy by distractor family" in text
+    # the first table's time, then where the time went, printed and written beside the runs
+    assert text.index("first table after") < text.index("accuracy by distractor family")
+    assert "time by phase" in text and "by kind:" in text
+    timing = json.loads((out / "timing.json").read_text())
+    names = [p["name"] for p in timing["phases"]]
+    assert "signalling · fake: scoring" in names and names[-1] == "report: tables, figures, HTML"
+    scored = {p["name"]: p["rows"] for p in timing["phases"] if p["kind"] == "score"}
+    assert scored["signalling · fake: scoring"] == 8 * 8  # 8 items, 8 queries each
+
+
+def test_the_demo_plans_each_chooser_and_model_into_its_run(tiny_demo: tuple[Path, str]) -> None:
+    out, _ = tiny_demo
+    runs = manifests(out)
+    # without MiniLM there is no cosine chooser and d-sem / d-hard have no embedder
+    expected = {"signalling/fake", "signalling/uniform", "signalling/salience", "signalling/bayes"}
+    assert set(runs) == expected | {"meaning/meaning-fake"}
+    meaning = runs["meaning/meaning-fake"]
+    assert meaning["status"] == "complete" and meaning["config"]["instrument"] == "meaning"
+    html = (out / "report" / "index.html").read_text()
+    assert 'id="signalling' in html and 'id="meaning' in html
+    assert (out / "report" / "figures" / "meaning_ladder.csv").is_file()
+
+
+def test_a_second_demo_resumes_every_run_and_scores_nothing(
+    tiny_demo: tuple[Path, str], tiny_plan: None
+) -> None:
+    out, _ = tiny_demo
+    before = manifests(out)
+    # the same plan through the library call the command makes (the command adds the report)
+    again = run_demo(out, size="small", lm=["fake"], decision_model=["fake"])
+    after = manifests(out)
+    assert set(after) == set(before)
+    for name, manifest in after.items():
+        assert manifest["sessions"][-1]["scored"] == 0, name
+        assert len(manifest["sessions"]) == len(before[name]["sessions"]) + 1, name
+    assert {p.relative_to(out).as_posix() for p in again.meaning_runs} == {"meaning/meaning-fake"}
+
+
+@pytest.mark.slow  # the real --size small twice, MiniLM loaded for cosine and d-sem
 def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    args = [
-        "demo",
-        "--size",
-        "small",
-        "--lm",
-        "fake",
-        "--decision-model",
-        "fake",
-        "--out",
-        str(out),
-    ]
-    result = runner.invoke(app, args)
+    result = runner.invoke(app, demo_args(out))
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "signalling coordinates" in text and "accuracy by distractor family" in text
-    # the first table's time, then where the time went, printed and written beside the runs
     assert text.index("first table after") < text.index("accuracy by distractor family")
     assert "time by phase" in text and "by kind:" in text
     timing = json.loads((out / "timing.json").read_text())
@@ -37,13 +128,13 @@ def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path) -> Non
     assert scored["signalling · fake: scoring"] == 128  # 16 items, 8 queries each
     html = (out / "report" / "index.html").read_text()
     assert 'id="signalling' in html and 'id="meaning' in html
-    runs = {p.parent.relative_to(out).as_posix() for p in out.glob("*/*/manifest.json")}
+    runs = set(manifests(out))
     expected = {"signalling/fake", "signalling/uniform", "signalling/salience", "signalling/bayes"}
     assert expected | {"meaning/meaning-fake"} <= runs
     manifest = json.loads((out / "meaning" / "meaning-fake" / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["config"]["instrument"] == "meaning"
     # A second demo resumes every run and scores nothing new.
-    again = runner.invoke(app, args)
+    again = runner.invoke(app, demo_args(out))
     assert again.exit_code == 0
     manifest = json.loads((out / "meaning" / "meaning-fake" / "manifest.json").read_text())
     assert manifest["sessions"][-1]["scored"] == 0
@@ -51,7 +142,5 @@ def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path) -> Non
 
 def test_demo_sizes_split_evenly_over_tiles_and_conflict() -> None:
     # Signalling selection balances 4 tiles × conflict/control, so item counts must divide by 8.
-    from choiceaudit.cli._demo import DEMO_SIZES
-
     for size in DEMO_SIZES.values():
         assert size.signalling_items % 8 == 0

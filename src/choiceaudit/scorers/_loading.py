@@ -241,9 +241,14 @@ def _materialise_gguf(source: ModelSource) -> tuple[Path, str]:
 
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".partial")
-            gemma.assemble(output_path=tmp, overwrite=True)  # checks the sha256 itself
-            os.replace(tmp, path)
+            # a name of this process's own: two processes assembling at once (test workers,
+            # two demos) each write whole files, and the second rename replaces like for like
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+            try:
+                gemma.assemble(output_path=tmp, overwrite=True)  # checks the sha256 itself
+                os.replace(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)
         return path, source.expected_sha256 or sha256_file(path)
     if not path.exists():
         raise ScorerError(f"GGUF file {path} does not exist")
@@ -279,12 +284,25 @@ def convert_gguf(gguf: Path, sha256: str) -> Path:
     The directory is keyed by the GGUF's sha256 and the conversion's tokenizer revision (a
     conversion that would now give other tokens is never reused) and written atomically
     (temporary directory, then rename), so two processes converting at once waste work but
-    never corrupt the cache. The tokenizer's pre-tokenizer is the one ``tokenizer.ggml.pre``
-    names (:mod:`._gguf_tokenizer`), refused before the weights load if it cannot be honoured.
+    never corrupt the cache; a lock file beside it makes a second process wait for the first's
+    conversion instead of repeating it (parallel test workers, two demos on a fresh machine).
+    The tokenizer's pre-tokenizer is the one ``tokenizer.ggml.pre`` names
+    (:mod:`._gguf_tokenizer`), refused before the weights load if it cannot be honoured.
     """
     target = cache_dir() / "converted" / f"{sha256}-tok{TOKENIZER_REVISION}"
     if (target / "choiceaudit-conversion.json").exists():
         return target
+    require("transformers", HF_EXTRA)  # first: filelock comes with transformers
+    from filelock import FileLock
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.parent / f".{target.name}.lock"):
+        if (target / "choiceaudit-conversion.json").exists():  # converted while this one waited
+            return target
+        return _convert_gguf_unlocked(gguf, sha256, target)
+
+
+def _convert_gguf_unlocked(gguf: Path, sha256: str, target: Path) -> Path:
     started = time.monotonic()
     transformers = require("transformers", HF_EXTRA)
     require("gguf", HF_EXTRA)
