@@ -139,7 +139,8 @@ def test_buckets_have_one_width_respect_the_budget_and_cover_every_row() -> None
     rng = np.random.default_rng(3)
     lengths = [int(n) for n in rng.integers(1, 300, 200)]
     heads = [32 * int(h) for h in rng.integers(0, 3, 200)]
-    batches = _batches(list(zip(heads, lengths)), max_tokens=1024, max_rows=16, multiple=8)
+    keys = list(zip(heads, lengths, strict=True))
+    batches = _batches(keys, max_tokens=1024, max_rows=16, multiple=8)
     seen = sorted(i for _, _, rows in batches for i in rows)
     assert seen == list(range(len(lengths)))
     for head, width, rows in batches:
