@@ -195,7 +195,7 @@ def idiom_queries(n: int, seed: int = 1) -> list[Any]:
     for i in range(n):
         a, b = rng.choice(WORDS, 2, replace=False)
         state = f"Idiom {i}: to put the {a} before the {b}"
-        options = []
+        options: list[str] = []
         while len(options) < 4:
             length = int(rng.integers(3, 14))
             gloss = "to " + " ".join(str(w) for w in rng.choice(WORDS, length)) + " quickly"
@@ -409,7 +409,9 @@ def bench_workload(
                 repeats, fresh, cached, queries, requests, chunk
             )
     ref_name = "naive" if naive else "engine"
-    naive_s, naive_lp = results[ref_name]  # type: ignore[misc]
+    reference = results[ref_name]
+    assert not isinstance(reference, str), f"the {ref_name} reference did not run: {reference}"
+    naive_s, naive_lp = reference
     lm_eval = results.get(f"lm-eval (batch {batch_size})", "not run")
     rows = []
     for method, res in results.items():

@@ -16,7 +16,11 @@ tokens), from ``bench_engine`` — and this prints:
 
 ``hf`` dequantizes a quantized GGUF to float32, llama.cpp executes the quantized types, so on
 the shipped files the two differ by quantized arithmetic; on the F32 GGUF both compute in
-float32 and should agree to float32 rounding. Needs llama-cpp-python
+float32 and agree to float32 rounding, except where llama.cpp rounds on purpose: its CPU GELU
+(Gemma's MLP) is a lookup table indexed by the input rounded to float16, whose entries are
+float16 (``GGML_GELU_FP16`` in ggml-cpu's ``vec.h``). ``--gelu-f16`` also compares per token with
+the transformers model's GELU replaced by that same table arithmetic, which shows how much of
+the difference that one rounding is. Needs llama-cpp-python
 (``pip install 'choiceaudit[llama-cpp]'``) and the ``hf`` extra::
 
     PYTHONPATH=src python benchmarks/bench_llama_cpp.py --threads 1
@@ -29,7 +33,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -78,25 +83,61 @@ def write_f32_gguf(source: Path, target: Path) -> Path:
     return target
 
 
-def per_token(hf: Any, cpp: Any, texts: Sequence[str]) -> tuple[float, int, int]:
-    """Largest |Δ log-prob| over the tokens of ``texts`` (llama.cpp's ids into both runtimes),
-    the tokens compared, and how many texts the two tokenizers split differently."""
+def ggml_gelu_f16(x: Any) -> Any:
+    """GELU (tanh form) as ggml's CPU backend computes it: the input rounded to float16 indexes
+    a table of float16 values of the float32 GELU; 0 at or below -10, the input at or above 10."""
     import torch
 
-    worst, n, differ = 0.0, 0, 0
-    for text in texts:
-        ids = list(cpp.llm.tokenize(text.encode("utf-8"), add_bos=True, special=False))
-        ours = cpp._tokens(text, "bench").logprobs[1:]
-        hf_ids = hf.lm.tokenizer(text, add_special_tokens=True)["input_ids"]
-        differ += hf_ids != ids
+    table = torch.nn.functional.gelu(x.half().float(), approximate="tanh").half().float()
+    return torch.where(x <= -10.0, torch.zeros_like(x), torch.where(x >= 10.0, x, table))
+
+
+@contextmanager
+def gelu_as_ggml(model: Any) -> Iterator[int]:
+    """Swap the GELU-tanh activation of every MLP in ``model`` for :func:`ggml_gelu_f16` (how
+    many were swapped), restoring them after."""
+    names = {"GELUTanh", "PytorchGELUTanh"}  # transformers' gelu_pytorch_tanh, by release
+    swapped = [m for m in model.modules() if type(getattr(m, "act_fn", None)).__name__ in names]
+    saved = [m.act_fn for m in swapped]
+    for m in swapped:
+        m.act_fn = ggml_gelu_f16
+    try:
+        yield len(swapped)
+    finally:
+        for m, act in zip(swapped, saved, strict=True):
+            m.act_fn = act
+
+
+def per_token(
+    hf: Any, cpp: Any, texts: Sequence[str], *, gelu_f16: bool = False
+) -> tuple[float, int, int, float | None]:
+    """Largest |Δ log-prob| over the tokens of ``texts`` (llama.cpp's ids into both runtimes),
+    the tokens compared, how many texts the two tokenizers split differently, and with
+    ``gelu_f16`` the largest |Δ| with ggml's float16 GELU in the transformers model too (None
+    where the model has no GELU-tanh to swap)."""
+    import torch
+
+    def logprobs(ids: list[int]) -> Any:
         with torch.no_grad():
             logits = hf.lm.model(torch.tensor([ids])).logits[0].double()
-        lp = torch.log_softmax(logits[:-1], dim=-1)[
+        return torch.log_softmax(logits[:-1], dim=-1)[
             torch.arange(len(ids) - 1), torch.tensor(ids[1:])
-        ]
-        diff = np.abs(np.asarray(ours, dtype=np.float64) - lp.numpy())
+        ].numpy()
+
+    worst, n, differ, worst_f16 = 0.0, 0, 0, None
+    for text in texts:
+        ids = list(cpp.llm.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+        ours = np.asarray(cpp._tokens(text, "bench").logprobs[1:], dtype=np.float64)
+        hf_ids = hf.lm.tokenizer(text, add_special_tokens=True)["input_ids"]
+        differ += hf_ids != ids
+        diff = np.abs(ours - logprobs(ids))
         worst, n = max(worst, float(diff.max())), n + len(diff)
-    return worst, n, differ
+        if gelu_f16:
+            with gelu_as_ggml(hf.lm.model) as swapped:
+                if swapped:
+                    d16 = float(np.abs(ours - logprobs(ids)).max())
+                    worst_f16 = d16 if worst_f16 is None else max(worst_f16, d16)
+    return worst, n, differ, worst_f16
 
 
 def per_option(a: Sequence[Any], b: Sequence[Any]) -> dict[str, Any]:
@@ -137,11 +178,13 @@ def bench_file(
     for name, queries in workloads.items():
         t_hf, a = timed(hf, queries, args.repeats)
         t_cpp, b = timed(cpp, queries, args.repeats)
-        worst, n_tok, differ = per_token(hf, cpp, texts_of(queries))
+        worst, n_tok, differ, f16 = per_token(hf, cpp, texts_of(queries), gelu_f16=args.gelu_f16)
         row = {"file": label, "workload": name, "queries": len(queries),
                "per_token_max_abs": worst, "tokens_compared": n_tok, "strings_tokenized_differently": differ,
+               "per_token_max_abs_hf_gelu_f16": f16,
                **per_option(a, b), "hf_s": t_hf, "llama_cpp_s": t_cpp, "hf_over_llama_cpp": t_hf / t_cpp}  # fmt: skip
-        print(f"{label:34s} {name:16s} token max|Δ| {worst:.2e} ({n_tok} tokens, {differ} split "
+        with_f16 = "" if f16 is None else f" (hf with ggml's f16 GELU: {f16:.2e})"
+        print(f"{label:34s} {name:16s} token max|Δ| {worst:.2e}{with_f16} ({n_tok} tokens, {differ} split "
               f"differently)  option max|Δsum| {row['max_abs_sum']:.2e} median {row['median_abs_sum']:.2e} "
               f"argmax {row['argmax_agree']}  hf {t_hf:.2f}s llama.cpp {t_cpp:.2f}s "
               f"(hf/llama.cpp {t_hf / t_cpp:.2f})", flush=True)  # fmt: skip
@@ -160,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="time = best of this many runs")
     parser.add_argument("--no-f32", action="store_true", help="skip the F32 GGUF")
     parser.add_argument("--only-f32", action="store_true", help="skip the shipped GGUF")
+    parser.add_argument("--gelu-f16", action="store_true",
+                        help="also compare per token with ggml's float16 GELU table in hf")  # fmt: skip
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -10,8 +11,11 @@ from choiceaudit import Decision, Item, ItemSet, Query
 from choiceaudit.types import format_perm, parse_perm, tied_argmax
 
 
-def make_query(**kw):
-    base = dict(state="What is the capital of France?", options=("Paris", "London", "Berlin"))
+def make_query(**kw: Any) -> Query:
+    base: dict[str, Any] = {
+        "state": "What is the capital of France?",
+        "options": ("Paris", "London", "Berlin"),
+    }
     base.update(kw)
     return Query(**base)
 
@@ -55,7 +59,7 @@ def test_query_id_given_must_match_content() -> None:
         ({"meta": {"x": object()}}, "JSON"),
     ],
 )
-def test_query_rejects_bad_input(kw, match) -> None:
+def test_query_rejects_bad_input(kw: dict[str, Any], match: str) -> None:
     with pytest.raises((ValueError, TypeError), match=match):
         make_query(**kw)
 
@@ -88,23 +92,23 @@ def test_perm_roundtrip_and_canonical_mapping() -> None:
 
 
 def test_decision_validates_probabilities() -> None:
-    Decision("q", probs=[0.5, 0.5 + 5e-7])  # within 1e-6
+    Decision("q", probs=np.array([0.5, 0.5 + 5e-7]))  # within 1e-6
     with pytest.raises(ValueError, match="sums to"):
-        Decision("q", probs=[0.5, 0.5 + 2e-6])
+        Decision("q", probs=np.array([0.5, 0.5 + 2e-6]))
     with pytest.raises(ValueError, match="not finite"):
-        Decision("q", probs=[np.nan, 1.0])
+        Decision("q", probs=np.array([np.nan, 1.0]))
     with pytest.raises(ValueError, match="negative"):
-        Decision("q", probs=[-0.1, 1.1])
+        Decision("q", probs=np.array([-0.1, 1.1]))
     with pytest.raises(ValueError, match="shape"):
-        Decision("q", probs=[0.5, 0.5], scores={"sum": [1.0, 2.0, 3.0]})
+        Decision("q", probs=np.array([0.5, 0.5]), scores={"sum": np.array([1.0, 2.0, 3.0])})
     with pytest.raises(ValueError, match="NaN"):
-        Decision("q", probs=[0.5, 0.5], scores={"sum": [np.nan, 1.0]})
+        Decision("q", probs=np.array([0.5, 0.5]), scores={"sum": np.array([np.nan, 1.0])})
     with pytest.raises(ValueError, match="n_tokens"):
-        Decision("q", probs=[0.5, 0.5], n_tokens=(1,))
+        Decision("q", probs=np.array([0.5, 0.5]), n_tokens=(1,))
 
 
 def test_decision_choice_keeps_exact_ties_as_a_set() -> None:
-    d = Decision("q", probs=[0.4, 0.4, 0.2], scores={"sum": [-1.0, -3.0, -1.0]})
+    d = Decision("q", probs=np.array([0.4, 0.4, 0.2]), scores={"sum": np.array([-1.0, -3.0, -1.0])})
     assert d.choice() == (0, 1)
     assert d.choice("sum") == (0, 2)
     assert tied_argmax([3.0]) == (0,)
@@ -114,11 +118,11 @@ def test_decision_choice_keeps_exact_ties_as_a_set() -> None:
 
 def test_decision_check_against_query() -> None:
     q = make_query()
-    Decision(q.id, probs=[1 / 3] * 3).check_against(q)
+    Decision(q.id, probs=np.full(3, 1 / 3)).check_against(q)
     with pytest.raises(ValueError, match="returned for query"):
-        Decision("other", probs=[1 / 3] * 3).check_against(q)
+        Decision("other", probs=np.full(3, 1 / 3)).check_against(q)
     with pytest.raises(ValueError, match="2 probabilities for 3"):
-        Decision(q.id, probs=[0.5, 0.5]).check_against(q)
+        Decision(q.id, probs=np.array([0.5, 0.5])).check_against(q)
 
 
 def test_items_and_itemsets() -> None:

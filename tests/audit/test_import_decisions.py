@@ -16,6 +16,7 @@ from choiceaudit.audit import analyse_runs, import_decisions, run_meaning
 from choiceaudit.errors import InputError
 from choiceaudit.files import sha256_file
 from choiceaudit.instruments.meaning import MeaningAnalysis
+from choiceaudit.instruments.scoring import ScoringAnalysis
 from choiceaudit.store import open_run
 
 KEYS = "ABCD"
@@ -69,6 +70,7 @@ def export(run: Path) -> list[dict[str, Any]]:
     for row in open_run(run).rows:
         q, d = row.query, row.decision
         meta = q.meta
+        assert q.perm is not None
         perm = [SIGMA[c] for c in q.perm]
         vector = d.scores.get("prob", d.probs)
         lit = meta["literal_slot"]
@@ -198,11 +200,14 @@ def test_plain_scoring_import_reads_the_gold_at_canonical_two(
     (analysis,) = analyse_runs([tmp_path / "s"])
     (meaning,) = analyse_runs([tool_run])
     assert isinstance(meaning, MeaningAnalysis)
-    tool_e1 = meaning.arms[0].analysis.e1  # type: ignore[union-attr]
+    tool = meaning.arms[0].analysis
+    assert tool is not None and tool.e1 is not None
+    tool_e1 = tool.e1
     expected = sum(c.estimate * c.n_rows for c in tool_e1.accuracy.values()) / sum(
         c.n_rows for c in tool_e1.accuracy.values()
     )
-    (cell,) = analysis.accuracy  # type: ignore[union-attr]
+    assert isinstance(analysis, ScoringAnalysis)
+    (cell,) = analysis.accuracy
     assert cell.accuracy == pytest.approx(expected)
 
 

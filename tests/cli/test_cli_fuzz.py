@@ -33,7 +33,7 @@ BAGDHARA_FIELDS = (
 )  # fmt: skip
 
 
-def _fuzz(examples: int) -> Any:
+def _fuzz(examples: int) -> settings:
     """Hypothesis settings for ``examples`` derandomized examples with no deadline (a CLI call
     takes as long as the machine's load makes it) and no example database."""
     return settings(

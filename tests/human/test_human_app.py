@@ -16,6 +16,7 @@ from choiceaudit.human import (
     ADMIN_TOKEN_ENV,
     DB_FILE,
     Limits,
+    Trial,
     assign,
     create_app,
     open_study,
@@ -38,10 +39,11 @@ def study(tmp_path: Path) -> tuple[Path, Path]:
     return frozen_items(tmp_path), tmp_path / "study"
 
 
-def _client(items: Path, out: Path, **kw: object) -> TestClient:
+def _client(items: Path, out: Path, *, limits: Limits | None = None) -> TestClient:
     spec = parse_study_file(study_file(out.parent))
     spec, study_items, secret = open_study(items, out, spec)
-    return TestClient(create_app(out, spec, study_items, secret, **kw), follow_redirects=True)  # type: ignore[arg-type]
+    app = create_app(out, spec, study_items, secret, limits=limits)
+    return TestClient(app, follow_redirects=True)
 
 
 def _enter(client: TestClient, pid: str) -> str:
@@ -270,13 +272,13 @@ def test_assignment_is_seeded_balanced_and_never_repeats(study: tuple[Path, Path
     for _k, ts in trials.items():
         shown = [t.item_id for t in ts if t.block != "attention"]
         assert len(shown) == len(set(shown)) == 10  # never the same item twice
-        cls = sorted(t.item_id for t in ts if t.block == "classification")
+        cls = sorted(_item_of(t) for t in ts if t.block == "classification")
         shared = shared or cls
         assert cls == shared  # everyone is classified on the same items
         for t in ts:
             if t.block == "population":
-                seen[t.item_id] = seen.get(t.item_id, 0) + 1
-                key = (str(t.item_id), int(t.perm_index or 0))
+                seen[_item_of(t)] = seen.get(_item_of(t), 0) + 1
+                key = (_item_of(t), int(t.perm_index or 0))
                 per_item[key] = per_item.get(key, 0) + 1
             if t.block != "attention":
                 perms[int(t.perm_index or 0)] += 1
@@ -363,6 +365,12 @@ def test_a_full_study_refuses_newcomers_and_a_double_submit_records_once(
 WITHDRAWN_ID = "5f0c9e2ab7d4419c8e3a6b1d"  # a Prolific-like id: long enough to find in bytes
 
 
+def _item_of(trial: Trial) -> str:
+    """The item a trial shows (every block but the attention checks shows one)."""
+    assert trial.item_id is not None
+    return trial.item_id
+
+
 def _study_bytes(out: Path) -> bytes:
     """Every byte SQLite keeps for the study: the database, its write-ahead log and index."""
     return b"".join(p.read_bytes() for p in sorted(out.glob(DB_FILE + "*")))
@@ -371,10 +379,11 @@ def _study_bytes(out: Path) -> bytes:
 def _counts(out: Path) -> tuple[int, int, int, int]:
     con = sqlite3.connect(out / DB_FILE)
     try:
-        return tuple(  # type: ignore[return-value]
-            con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+        participants, trials, responses, withdrawn = (
+            int(con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
             for t in ("participants", "trials", "responses", "withdrawn")
         )
+        return participants, trials, responses, withdrawn
     finally:
         con.close()
 
@@ -610,8 +619,8 @@ def test_the_population_block_can_draw_on_the_analysis_set(study: tuple[Path, Pa
     shared: set[str] | None = None
     for k in range(8):
         ts = assign(spec, study_items, k, f"P{k}")
-        cls = {t.item_id for t in ts if t.block == "classification"}
-        pop = [t.item_id for t in ts if t.block == "population"]
+        cls = {_item_of(t) for t in ts if t.block == "classification"}
+        pop = [_item_of(t) for t in ts if t.block == "population"]
         shared = shared or cls
         assert cls == shared and len(cls) == 6
         assert len(pop) == len(set(pop)) == 4

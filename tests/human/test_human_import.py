@@ -4,6 +4,7 @@ chooser's, with per-participant strategy classification and the population curve
 from __future__ import annotations
 
 import random
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ def _simulate(items_dir: Path, study: Path, toml: Path, people: dict[str, str]) 
     frozen = {i.id: i for i in load_instrument(items_dir).items}
     rng = random.Random(0)
     for pid, kind in people.items():
-        who = db.enrol(pid, lambda k, pid=pid: assign(spec, items, k, pid))
+        who = db.enrol(pid, partial(assign, spec, items, panel_id=pid))
         assert who is not None
         db.start(who)
         while (t := db.current(who)) is not None:

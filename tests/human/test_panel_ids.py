@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import unicodedata
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
@@ -88,7 +89,7 @@ def _old_study(root: Path) -> Path:
     spec, items, secret = open_study(frozen_items(root), out, parse_study_file(toml))
     db = ResponsesDB(out / DB_FILE, secret=secret)
     for pid in ("GOOD1", "TWIN1"):
-        who = db.enrol(pid, lambda k, pid=pid: assign(spec, items, k, pid))
+        who = db.enrol(pid, partial(assign, spec, items, panel_id=pid))
         assert who is not None
         db.start(who)
         while (t := db.current(who)) is not None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 import sqlite3
 from pathlib import Path
+from typing import Protocol
 
 import pytest
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from choiceaudit.human import (
@@ -30,11 +32,22 @@ from human.human_helpers import (
     study_file,
 )
 
+
+class Page(Protocol):
+    """What these tests read of a response (the test client's own httpx may be either one)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
 ONE_BLOCK = 'seed = 2\nattention_checks = 0\nblocks = [{ name = "population", n_items = 3 }]\n'
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> object:
+def app(tmp_path: Path) -> Starlette:
     items, out = frozen_items(tmp_path), tmp_path / "study"
     toml = study_file(tmp_path, ONE_BLOCK + 'completion_code = "DONE42"\n')
     spec, study_items, secret = open_study(items, out, parse_study_file(toml))
@@ -42,8 +55,8 @@ def app(tmp_path: Path) -> object:
     return create_app(out, spec, study_items, secret, limits=Limits(rate=1000, burst=1000))
 
 
-def _browser(app: object) -> TestClient:
-    return TestClient(app, follow_redirects=True)  # type: ignore[arg-type]
+def _browser(app: Starlette) -> TestClient:
+    return TestClient(app, follow_redirects=True)
 
 
 def _consent(browser: TestClient, pid: str) -> tuple[str, str]:
@@ -58,7 +71,7 @@ def _consent(browser: TestClient, pid: str) -> tuple[str, str]:
     return r.text, m.group(1)
 
 
-def _resume(browser: TestClient, pid: str, code: str) -> object:
+def _resume(browser: TestClient, pid: str, code: str) -> Page:
     page = browser.get(f"/?PROLIFIC_PID={pid}")
     return browser.post(
         "/resume", data={"csrf": resume_csrf(page.text), "panel_id": pid, "code": code}
@@ -72,7 +85,9 @@ def _scrub(html: str) -> str:
     return html.replace("VICTIM1", "ID").replace("NOBODY1", "ID")
 
 
-def test_a_new_browser_with_only_the_panel_id_gets_no_access(app: object, tmp_path: Path) -> None:
+def test_a_new_browser_with_only_the_panel_id_gets_no_access(
+    app: Starlette, tmp_path: Path
+) -> None:
     owner = _browser(app)
     page, _ = _consent(owner, "VICTIM1")
     page = owner.post("/start", data={"csrf": hidden(page, "csrf")}).text
@@ -99,13 +114,13 @@ def test_a_new_browser_with_only_the_panel_id_gets_no_access(app: object, tmp_pa
     assert "Page 2 of 3" in owner.get("/?PROLIFIC_PID=VICTIM1").text
 
 
-def test_the_consent_page_says_how_to_resume(app: object) -> None:
+def test_the_consent_page_says_how_to_resume(app: Starlette) -> None:
     text = _browser(app).get("/?PROLIFIC_PID=ANY1").text
     assert "resume code" in text and "same browser" in text
     assert "the panel id alone does not open your answers" in text
 
 
-def test_the_resume_code_opens_the_session_in_a_new_browser(app: object) -> None:
+def test_the_resume_code_opens_the_session_in_a_new_browser(app: Starlette) -> None:
     owner = _browser(app)
     page, code = _consent(owner, "MOVER1")
     assert re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}", code)
@@ -118,26 +133,26 @@ def test_the_resume_code_opens_the_session_in_a_new_browser(app: object) -> None
 
     laptop = _browser(app)
     r = _resume(laptop, "MOVER1", code.lower().replace("-", " "))  # as a person may type it
-    assert r.status_code == 200 and "Page 2 of 3" in r.text  # type: ignore[attr-defined]
-    assert hidden(r.text, "position") == hidden(second, "position")  # type: ignore[attr-defined]
+    assert r.status_code == 200 and "Page 2 of 3" in r.text
+    assert hidden(r.text, "position") == hidden(second, "position")
     # and the first browser's return link still works
     assert "Page 2 of 3" in owner.get("/?PROLIFIC_PID=MOVER1").text
 
 
-def test_a_wrong_code_and_an_unknown_id_get_the_same_refusal(app: object) -> None:
+def test_a_wrong_code_and_an_unknown_id_get_the_same_refusal(app: Starlette) -> None:
     _, code = _consent(_browser(app), "REAL1")
     wrong = _resume(_browser(app), "REAL1", "0000-0000-0000")
     unknown = _resume(_browser(app), "NOSUCH1", code)
     empty = _resume(_browser(app), "REAL1", "")
-    assert wrong.status_code == unknown.status_code == empty.status_code == 403  # type: ignore[attr-defined]
+    assert wrong.status_code == unknown.status_code == empty.status_code == 403
     texts = {
         _scrub(r.text).replace("REAL1", "ID").replace("NOSUCH1", "ID")
         for r in (wrong, unknown, empty)
-    }  # type: ignore[attr-defined]
+    }
     assert len(texts) == 1 and "does not open a session" in texts.pop()
 
 
-def test_resume_codes_are_stored_only_as_a_keyed_digest(app: object, tmp_path: Path) -> None:
+def test_resume_codes_are_stored_only_as_a_keyed_digest(app: Starlette, tmp_path: Path) -> None:
     _, code = _consent(_browser(app), "STORED1")
     out = tmp_path / "study"
     stored = b"".join(p.read_bytes() for p in sorted(out.glob(DB_FILE + "*")))

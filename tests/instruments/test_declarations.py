@@ -4,8 +4,11 @@ analysis), and its configuration type gives back exactly the JSON it read."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from choiceaudit.instruments import Instrument, run_dir_name
@@ -17,7 +20,7 @@ from choiceaudit.instruments.signalling import INSTRUMENT as SIGNALLING
 from choiceaudit.instruments.signalling import SignallingConfig
 from choiceaudit.types import Arm, Decision, Manifest, Query, RunConfig
 
-SIGNALLING_JSON = {
+SIGNALLING_JSON: dict[str, Any] = {
     "chat_template_default": {"chat_template": "own", "why": "instruct model"},
     "conditions": ["4", "5"],
     "formats": ["V", "L"],
@@ -30,7 +33,7 @@ SIGNALLING_JSON = {
     "norms": "lancaster",
     "seed": 20260901,
 }
-MEANING_JSON = {
+MEANING_JSON: dict[str, Any] = {
     "instrument": "meaning",
     "corpus": "idioms-en",
     "design": None,  # a stored null is part of the configuration's hash
@@ -40,7 +43,11 @@ MEANING_JSON = {
     "build_reports": {"e1": {"skipped": {"d-sem": {"no tags": 3}}}},
     "a_key_a_later_version_adds": {"x": [1, 2]},
 }
-IMPORT_JSON = {"kind": "import", "source": "lm-eval", "files": [{"name": "a", "sha256": "00"}]}
+IMPORT_JSON: dict[str, Any] = {
+    "kind": "import",
+    "source": "lm-eval",
+    "files": [{"name": "a", "sha256": "00"}],
+}
 
 
 @pytest.mark.parametrize(
@@ -53,7 +60,9 @@ IMPORT_JSON = {"kind": "import", "source": "lm-eval", "files": [{"name": "a", "s
         (RunConfig, MEANING_JSON),
     ],
 )
-def test_config_round_trips_json_exactly(config_type: type[RunConfig], data: dict) -> None:
+def test_config_round_trips_json_exactly(
+    config_type: type[RunConfig], data: dict[str, Any]
+) -> None:
     text = json.dumps(data, sort_keys=True)
     config = config_type.from_json(json.loads(text))
     assert json.dumps(config.to_json(), sort_keys=True) == text
@@ -72,7 +81,8 @@ def test_config_fields_are_typed_attributes() -> None:
 
 def test_arm_reads_its_config_as_the_instruments_type() -> None:
     q = Query(state="s", options=("a", "b"))
-    arm = Arm("m", "runs/x", {"config": MEANING_JSON, "status": "complete"}, ((q, Decision(q.id, [1.0, 0.0])),))
+    manifest = Manifest(config=MEANING_JSON, status="complete")
+    arm = Arm("m", "runs/x", manifest, ((q, Decision(q.id, np.array([1.0, 0.0]))),))
     assert isinstance(arm.manifest, Manifest) and arm.status == "complete"
     typed = arm.with_config(MeaningConfig)
     assert typed.config.corpus == "idioms-en" and typed.config.experiments == ("e1", "e7")
@@ -97,12 +107,13 @@ def test_declarations() -> None:
 def test_a_new_instrument_is_one_declaration() -> None:
     seen: list[str] = []
 
-    def analyse(arms):  # type: ignore[no-untyped-def]
+    def analyse(arms: Sequence[Arm[SignallingConfig]]) -> list[str]:
         seen.extend(type(a.config).__name__ for a in arms)
         return ["result"]
 
     toy = Instrument("toy", SignallingConfig, analyse, plan=list, run_prefix="toy-")
     q = Query(state="s", options=("a", "b"))
-    arm = Arm("m", "runs/toy-m", {"config": SIGNALLING_JSON}, ((q, Decision(q.id, [0.5, 0.5])),))
+    manifest = Manifest(config=SIGNALLING_JSON)
+    arm = Arm("m", "runs/toy-m", manifest, ((q, Decision(q.id, np.array([0.5, 0.5]))),))
     assert toy.analyse_arms([arm]) == ["result"] and seen == ["SignallingConfig"]
     assert toy.run_dir("r", "a b") == Path("r/toy-a-b")

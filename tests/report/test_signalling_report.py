@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +64,11 @@ def report(runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_poles_are_exact_on_every_item(runs: list[Path]) -> None:
     by_label = {a.label: a for a in (analyse_arm(load_run(p).arm()) for p in runs)}
-    assert all(r["fit_norm"] == 1.0 for r in by_label["salience"].rows)
-    assert all(r["post_norm"] == 1.0 for r in by_label["bayes"].rows)
+    assert all(r.fit_norm == 1.0 for r in by_label["salience"].rows)
+    assert all(r.post_norm == 1.0 for r in by_label["bayes"].rows)
     uniform = by_label["uniform"].rows
-    assert all(r["n_tied"] == r["n_options"] for r in uniform)  # uniform is one tied set
-    assert all(r["post_norm"] == pytest.approx(r["random_post_norm"]) for r in uniform)
+    assert all(r.n_tied == r.n_options for r in uniform)  # uniform is one tied set
+    assert all(r.post_norm == pytest.approx(r.random_post_norm) for r in uniform)
 
 
 def test_fig2_values(report: Path) -> None:
@@ -251,7 +252,9 @@ class ThreeRuleScorer:
     """A causal-LM-shaped scorer: item-dependent scores under pmi, sum and mean (each rule its
     own pseudo-random function of the prompt and the option), probs = softmax of sum."""
 
-    def score(self, queries: list[Query]) -> list[Decision]:
+    name = "three-rule"
+
+    def score(self, queries: Sequence[Query]) -> list[Decision]:
         out = []
         for q in queries:
             scores = {

@@ -61,9 +61,10 @@ def _text(tok: str | int) -> str:
 @dataclass
 class FakeServer:
     """Serves ``model`` at ``/v1/completions`` and ``/v1/models``. ``faults`` ⊆ {"shifted",
-    "generates", "one_prompt", "partial_utf8", "unlimited"}; ``requests`` keeps every completions
-    body. "unlimited" times out on an echo with ``max_tokens: 0`` (generating until the context is
-    full, as llama-cpp-python's server does on a slow machine) and answers ``max_tokens: 1``."""
+    "generates", "one_prompt", "partial_utf8", "unlimited", "no_echo"}; ``requests`` keeps every
+    completions body. "unlimited" times out on an echo with ``max_tokens: 0`` (generating until
+    the context is full, as llama-cpp-python's server does on a slow machine) and answers
+    ``max_tokens: 1``; "no_echo" answers every echo as llama.cpp's ``llama-server`` does."""
 
     model: str = "toy"
     faults: frozenset[str] = frozenset()
@@ -78,6 +79,9 @@ class FakeServer:
         if isinstance(prompts, list) and "one_prompt" in self.faults:
             message = "Traceback ... AssertionError: prompt must be a string"
             return httpx.Response(500, json={"error": {"message": message}})
+        if body.get("echo") and "no_echo" in self.faults:
+            error = {"code": 500, "message": "Only no echo is supported", "type": "server_error"}
+            return httpx.Response(500, json={"error": error})
         if body.get("max_tokens") == 0 and "unlimited" in self.faults:
             raise httpx.ReadTimeout("timed out", request=request)
         texts = [prompts] if isinstance(prompts, str) else prompts

@@ -11,11 +11,13 @@ from choiceaudit.scorers import CosineScorer, ScorerError, load_scorer
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    return load_scorer("minilm")
+def minilm() -> CosineScorer:
+    scorer = load_scorer("minilm")
+    assert isinstance(scorer, CosineScorer)
+    return scorer
 
 
-def test_embeddings_are_unit_and_match_sentence_transformers(minilm) -> None:
+def test_embeddings_are_unit_and_match_sentence_transformers(minilm: CosineScorer) -> None:
     texts = ["a dog barked", "a puppy yelped", "quarterly tax filing"]
     emb = minilm.embed(texts)
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-6)
@@ -24,7 +26,7 @@ def test_embeddings_are_unit_and_match_sentence_transformers(minilm) -> None:
     assert emb[0] @ emb[1] > emb[0] @ emb[2]
 
 
-def test_cosine_chooser_picks_the_nearest_option(minilm) -> None:
+def test_cosine_chooser_picks_the_nearest_option(minilm: CosineScorer) -> None:
     q = Query(state="a small dog", options=("puppy", "spreadsheet", "volcano"))
     d = minilm.score([q])[0]
     assert d.choice() == (0,)
@@ -36,7 +38,9 @@ def test_cosine_chooser_picks_the_nearest_option(minilm) -> None:
 # -- what the model reads -----------------------------------------------------
 
 
-def test_a_text_beyond_max_seq_length_is_refused_naming_query_and_counts(minilm) -> None:
+def test_a_text_beyond_max_seq_length_is_refused_naming_query_and_counts(
+    minilm: CosineScorer,
+) -> None:
     assert minilm.max_len == minilm.model.max_seq_length == 256
     # "river" is one wordpiece; [CLS] and [SEP] make the count n + 2
     at_limit = Query(state=" ".join(["river"] * 254), options=("water", "stone"))
@@ -51,7 +55,7 @@ def test_a_text_beyond_max_seq_length_is_refused_naming_query_and_counts(minilm)
     assert info.value.query_id == over.id
 
 
-def test_truncate_scores_and_records_the_cut(minilm) -> None:
+def test_truncate_scores_and_records_the_cut(minilm: CosineScorer) -> None:
     scorer = CosineScorer(minilm.model, minilm.model_dir, truncate=True)
     a = Query(state=" ".join(["river"] * 400) + " dog", options=("puppy", "volcano"))
     b = Query(state=" ".join(["river"] * 400) + " fire", options=("puppy", "volcano"))
@@ -61,7 +65,7 @@ def test_truncate_scores_and_records_the_cut(minilm) -> None:
     assert scorer.describe()["truncated_decisions"] == 2
 
 
-def test_embed_counts_and_warns_about_cut_texts(minilm) -> None:
+def test_embed_counts_and_warns_about_cut_texts(minilm: CosineScorer) -> None:
     scorer = CosineScorer(minilm.model, minilm.model_dir)
     with pytest.warns(UserWarning, match=r"1 of 2 texts embedded from their first 256 tokens"):
         scorer.embed(["short text", " ".join(["river"] * 300)])

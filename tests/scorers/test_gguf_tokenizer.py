@@ -113,7 +113,9 @@ def test_read_gguf_metadata_refuses_a_file_that_is_not_gguf(tmp_path: Path) -> N
 
 
 def test_pre_tokenizer_for_each_name() -> None:
-    smollm = json.loads(pre_tokenizer_for("gpt2", "smollm", "m.gguf").__getstate__())
+    smollm_pre = pre_tokenizer_for("gpt2", "smollm", "m.gguf")
+    assert smollm_pre is not None
+    smollm = json.loads(smollm_pre.__getstate__())
     assert smollm == {
         "type": "Sequence",
         "pretokenizers": [
@@ -121,7 +123,9 @@ def test_pre_tokenizer_for_each_name() -> None:
             {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
         ],
     }
-    gpt2 = json.loads(pre_tokenizer_for("gpt2", "gpt-2", "m.gguf").__getstate__())
+    gpt2_pre = pre_tokenizer_for("gpt2", "gpt-2", "m.gguf")
+    assert gpt2_pre is not None
+    gpt2 = json.loads(gpt2_pre.__getstate__())
     assert gpt2["type"] == "ByteLevel" and gpt2["use_regex"] is True
     # a sentencepiece vocabulary has nothing to honour; transformers' own table is trusted
     assert pre_tokenizer_for("llama", "default", "m.gguf") is None
@@ -141,7 +145,8 @@ def test_honour_pre_tokenizer_splits_digits_on_a_byte_level_tokenizer(tmp_path: 
     vocab = {c: i for i, c in enumerate([*chars, "12", "ĠĠ"])}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[("1", "2"), ("Ġ", "Ġ")]))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok)
+    # transformers declares the fast tokenizer's constructor without annotations
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok)  # type: ignore[no-untyped-call]
     assert fast.convert_ids_to_tokens(fast("x  12")["input_ids"]) == ["x", "Ġ", "Ġ", "12"]
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(_gguf_bytes({"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "smollm"}))

@@ -99,7 +99,9 @@ def test_sum_mean_pmi_and_probs_follow_their_definitions(
     )
     decision = HFScorer(lm).score([query])[0]
     tok = lm.tokenizer
-    sums, neutral_sums, counts = [], [], []
+    sums: list[float] = []
+    neutral_sums: list[float] = []
+    counts: list[int] = []
     for cont in query.continuations():
         for prompt, out in ((query.prompt(), sums), (query.prompt(neutral=True), neutral_sums)):
             n_ctx = len(tok(prompt)["input_ids"]) - 1  # without the trailing </s>

@@ -154,7 +154,7 @@ def test_gguf_conversion_is_cached_by_sha256(tmp_path: Path, monkeypatch: pytest
     # the tokenizer revision is part of the key, so a conversion made before the pre-tokenizer
     # was honoured (a directory named by the sha256 alone) is never reused
     converted = tmp_path / "cache" / "converted" / f"{sha}-tok2"
-    assert Path(first.extra["converted_dir"]) == converted
+    assert first.converted_dir is not None and Path(first.converted_dir) == converted
     record = json.loads((converted / "choiceaudit-conversion.json").read_text())
     assert record["gguf_sha256"] == sha and record["gguf"] == gguf.name
     stamp = (converted / "model.safetensors").stat().st_mtime_ns

@@ -83,7 +83,9 @@ def reference(q: Query) -> dict[str, np.ndarray]:
 
 
 def _scored(text: str, bos: bool) -> list[tuple[str, int, int, float | None]]:
-    toks = [(t, i, s, toy_logprob(text[:s], t)) for t, i, s in toy_tokens(text)]
+    toks: list[tuple[str, int, int, float | None]] = [
+        (t, i, s, toy_logprob(text[:s], t)) for t, i, s in toy_tokens(text)
+    ]
     if bos:
         toks = [("<s>", 1, 0, None), *toks]  # a BOS: the first real token is conditioned on it
     else:
@@ -92,7 +94,7 @@ def _scored(text: str, bos: bool) -> list[tuple[str, int, int, float | None]]:
 
 
 def vllm_echo(texts: list[str], *, bos: bool = True) -> dict[str, Any]:
-    choices = []
+    choices: list[dict[str, Any]] = []  # the response body as JSON
     for i, text in enumerate(texts):
         toks = _scored(text, bos)
         offsets, run = [], 0
@@ -426,7 +428,8 @@ def order_dependent(shift: float) -> Callable[[dict[str, Any]], Any]:
 
 
 def test_reorder_check_passes_on_an_order_free_server() -> None:
-    scorer, seen, _ = mock(lambda body: vllm_echo(body["prompt"]), reorder_check=2)
+    # one request in flight, so the re-sent strings directly follow the first request
+    scorer, seen, _ = mock(lambda body: vllm_echo(body["prompt"]), reorder_check=2, concurrency=1)
     scorer.score([query(i) for i in range(4)])
     check = scorer.describe()["reorder_check"]
     assert check["queries_checked"] == 2 and check["mismatches"] == 0

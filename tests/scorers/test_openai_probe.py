@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from choiceaudit.audit import run_scoring
-from choiceaudit.scorers import OpenAIScorer, ProbeFailed
+from choiceaudit.scorers import OpenAIScorer, ProbeFailed, ScorerError
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
 from scorers.openai_fake_server import VOCAB, FakeServer, logprobs_after, tokenize
@@ -121,6 +121,29 @@ def test_partial_utf8_tokens_are_refused_as_such() -> None:
         scorer.prepare()
     assert "decodes the byte tokens of a multi-byte character as empty strings" in str(info.value)
     assert "truncated" not in str(info.value)
+
+
+def test_a_server_without_echo_is_refused_at_once_naming_it() -> None:
+    # llama.cpp's llama-server answers every echo: true with HTTP 500 "Only no echo is supported"
+    server = FakeServer(faults=frozenset({"no_echo"}))
+    scorer, sleeps = scorer_for(server)
+    with pytest.raises(ProbeFailed) as info:
+        scorer.prepare()
+    assert info.value.check == "echo with log-probabilities"
+    message = str(info.value)
+    assert "Only no echo is supported" in message and "does not implement echo" in message
+    assert "llama-cpp:<file.gguf>" in message and "probe=false cannot help" in message
+    # the recurring 500 is asked twice (one retry), not once per prompt or seven times
+    assert len(server.requests) == 2 and len(sleeps) == 1
+
+
+def test_without_the_probe_a_server_without_echo_fails_after_one_retry() -> None:
+    # "Only no echo is supported" says it will recur: asked twice, not seven times
+    server = FakeServer(faults=frozenset({"no_echo"}))
+    scorer, sleeps = scorer_for(server, probe=False)
+    with pytest.raises(ScorerError, match="Only no echo is supported"):
+        scorer.score(queries(1))
+    assert len(server.requests) == 2 and len(sleeps) == 1
 
 
 def test_probe_false_skips_and_says_so() -> None:

@@ -8,17 +8,25 @@ import pytest
 pytest.importorskip("sparrow_decider")
 
 from choiceaudit import Query
-from choiceaudit.scorers import ScorerError, ScorerOptionError, accepted_options, load_scorer
+from choiceaudit.scorers import (
+    ScorerError,
+    ScorerOptionError,
+    SparrowScorer,
+    accepted_options,
+    load_scorer,
+)
 
 OPTIONS = ("Paris", "London", "Berlin", "Madrid")
 
 
 @pytest.fixture(scope="module")
-def sparrow():
-    return load_scorer("sparrow")
+def sparrow() -> SparrowScorer:
+    scorer = load_scorer("sparrow")
+    assert isinstance(scorer, SparrowScorer)
+    return scorer
 
 
-def test_probabilities_are_the_models_real_vector(sparrow) -> None:
+def test_probabilities_are_the_models_real_vector(sparrow: SparrowScorer) -> None:
     from sparrow_decider import Decider
 
     query = Query(
@@ -38,7 +46,7 @@ def test_probabilities_are_the_models_real_vector(sparrow) -> None:
     assert decision.aux["choice_key"] == "ABCD"[int(np.argmax(decision.probs))]
 
 
-def _sweep(sparrow, *, keys_travel: bool) -> np.ndarray:
+def _sweep(sparrow: SparrowScorer, *, keys_travel: bool) -> np.ndarray:
     """Canonical-order probabilities for all 24 orderings, shape (24, 4)."""
     queries = [
         Query(
@@ -53,20 +61,20 @@ def _sweep(sparrow, *, keys_travel: bool) -> np.ndarray:
     decisions = sparrow.score(queries)
     return np.array(
         [
-            [d.probs[q.perm.index(c)] for c in range(4)]
-            for q, d in zip(queries, decisions, strict=True)
+            [d.probs[perm.index(c)] for c in range(4)]
+            for perm, d in zip(itertools.permutations(range(4)), decisions, strict=True)
         ]
     )
 
 
-def test_probabilities_identical_under_all_24_orderings(sparrow) -> None:
+def test_probabilities_identical_under_all_24_orderings(sparrow: SparrowScorer) -> None:
     # Each option keeps its key (A = Paris in every ordering); only the display order changes.
     canonical = _sweep(sparrow, keys_travel=True)
     assert canonical.shape == (24, 4)
     assert np.abs(canonical - canonical[0]).max() <= 1e-6
 
 
-def test_slot_bound_keys_expose_label_sensitivity(sparrow) -> None:
+def test_slot_bound_keys_expose_label_sensitivity(sparrow: SparrowScorer) -> None:
     # With A–D bound to slots the key each option carries changes, and sparrow reads the keys:
     # its order invariance is not label invariance. An order audit must keep the two apart.
     canonical = _sweep(sparrow, keys_travel=False)
@@ -89,7 +97,9 @@ def _own_count(text: str) -> int:
     return len(Decider.load().static.tok.encode(text, 10**9))
 
 
-def test_a_state_the_model_would_cut_is_refused_naming_query_and_counts(sparrow) -> None:
+def test_a_state_the_model_would_cut_is_refused_naming_query_and_counts(
+    sparrow: SparrowScorer,
+) -> None:
     assert _own_count(_words(513)) == 513 and sparrow.max_len == 512
     at_limit = Query(state=_words(512), options=OPTIONS, instruction="Pick the capital.")
     (decision,) = sparrow.score([at_limit])

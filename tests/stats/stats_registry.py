@@ -33,64 +33,64 @@ def _labels_from(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.array([rng.choice(len(p), p=p) for p in probs])
 
 
-def _make_probs_labels(rng, n, k, ties):
+def _make_probs_labels(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     probs = random_probs(rng, n, k, grid=4 if ties else None)
     return {"probs": probs, "labels": _labels_from(probs, rng)}
 
 
-def _relabel_probs_labels(inp, sigma):
+def _relabel_probs_labels(inp: Inputs, sigma: np.ndarray) -> Inputs:
     # New option j is old option sigma[j]: move the columns and relabel gold to match.
     inv = np.argsort(sigma)
     return {**inp, "probs": inp["probs"][:, sigma], "labels": inv[inp["labels"]]}
 
 
-def _make_conf_correct(rng, n, k, ties):
+def _make_conf_correct(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     conf = rng.integers(0, 3, n) / 2.0 if ties else rng.random(n)
     return {"confidence": conf, "correct": (rng.random(n) < 0.6).astype(float)}
 
 
-def _make_choice_pair(rng, n, k, ties):
+def _make_choice_pair(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     a = rng.integers(0, k, n)
     b = np.where(rng.random(n) < 0.5, a, rng.integers(0, k, n))
     return {"choice_a": a, "choice_b": b, "n_options": k}
 
 
-def _relabel_choices(inp, sigma):
+def _relabel_choices(inp: Inputs, sigma: np.ndarray) -> Inputs:
     inv = np.argsort(sigma)
     return {**inp, "choice_a": inv[inp["choice_a"]], "choice_b": inv[inp["choice_b"]]}
 
 
-def _make_correct(rng, n, k, ties):
+def _make_correct(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     return {"correct": (rng.random(n) < 0.6).astype(float)}
 
 
-def _make_probs_pair(rng, n, k, ties):
+def _make_probs_pair(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     grid = 4 if ties else None
     return {"p": random_probs(rng, n, k, grid=grid), "q": random_probs(rng, n, k, grid=grid)}
 
 
-def _relabel_pair(inp, sigma):
+def _relabel_pair(inp: Inputs, sigma: np.ndarray) -> Inputs:
     return {"p": inp["p"][:, sigma], "q": inp["q"][:, sigma]}
 
 
-def _make_probs(rng, n, k, ties):
+def _make_probs(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     return {"probs": random_probs(rng, n, k, grid=4 if ties else None)}
 
 
-def _make_correct_pair(rng, n, k, ties):
+def _make_correct_pair(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     return {
         "correct_a": (rng.random(n) < 0.6).astype(float),
         "correct_b": (rng.random(n) < 0.4).astype(float),
     }
 
 
-def _make_values(rng, n, k, ties):
+def _make_values(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     # Two renderings per item, labelled by item id: the clustered bootstrap's own use case.
     values = rng.integers(0, 3, 2 * n) / 2.0 if ties else rng.normal(size=2 * n)
     return {"values": values, "clusters": np.repeat(np.arange(n) * 7 + 3, 2)}
 
 
-def _make_xy(rng, n, k, ties):
+def _make_xy(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     x = np.arange(n + 3, dtype=float) + rng.random(n + 3) * (0.0 if ties else 0.5)
     return {
         "x": x,
@@ -99,11 +99,11 @@ def _make_xy(rng, n, k, ties):
     }
 
 
-def _make_pvalues(rng, n, k, ties):
+def _make_pvalues(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     return {"p_values": rng.random(n)}
 
 
-def _make_sweep(rng, n, k, ties):
+def _make_sweep(rng: np.random.Generator, n: int, k: int, ties: bool) -> Inputs:
     k = min(k, 4)  # keep the full k! sweep small
     sweep = full_sweep(k)
     perms = np.stack([sweep[rng.permutation(len(sweep))] for _ in range(n)])
@@ -111,7 +111,7 @@ def _make_sweep(rng, n, k, ties):
     return {"probs": probs, "perms": perms, "gold": rng.integers(0, k, n)}
 
 
-def _relabel_sweep(inp, sigma):
+def _relabel_sweep(inp: Inputs, sigma: np.ndarray) -> Inputs:
     # Rename canonical options: display order (and so every probability row) is untouched.
     return {**inp, "perms": sigma[inp["perms"]], "gold": sigma[inp["gold"]]}
 

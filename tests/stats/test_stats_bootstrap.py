@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 from scipy import stats as sps
@@ -9,7 +12,14 @@ from scipy import stats as sps
 from choiceaudit.stats import BootstrapResult, bootstrap_ci, paired_bootstrap_ci
 
 
-def _scipy(x: np.ndarray, statistic, *, n_resamples: int, level: float, seed: int):
+def _scipy(
+    x: np.ndarray,
+    statistic: Callable[..., np.ndarray],
+    *,
+    n_resamples: int,
+    level: float,
+    seed: int,
+) -> Any:
     return sps.bootstrap(
         (x,),
         statistic,
@@ -53,7 +63,15 @@ def test_independent_seed_agrees_with_scipy_within_monte_carlo_error() -> None:
     assert ours.high == pytest.approx(ref.confidence_interval.high, abs=0.01)
 
 
-def _brute_force_clustered(values, clusters, *, n_resamples, level, seed, statistic=np.mean):
+def _brute_force_clustered(
+    values: np.ndarray,
+    clusters: np.ndarray,
+    *,
+    n_resamples: int,
+    level: float,
+    seed: int,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+) -> tuple[np.ndarray, np.ndarray]:
     labels = np.unique(clusters)
     rows_of = [np.flatnonzero(clusters == lab) for lab in labels]
     idx = np.random.default_rng(seed).integers(0, len(labels), size=(n_resamples, len(labels)))
@@ -169,7 +187,7 @@ def test_same_seed_same_result_and_generator_accepted() -> None:
         ({"values": [[1.0, 2.0]]}, "dimension"),
     ],
 )
-def test_bad_input_raises(kwargs: dict, message: str) -> None:
+def test_bad_input_raises(kwargs: dict[str, Any], message: str) -> None:
     values = kwargs.pop("values")
     with pytest.raises(ValueError, match=message):
         bootstrap_ci(values, seed=0, **{"n_resamples": 10, **kwargs})

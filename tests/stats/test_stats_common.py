@@ -55,7 +55,9 @@ def test_registry_covers_every_public_function() -> None:
 @pytest.mark.parametrize("metric", REGISTRY, ids=IDS)
 @FAST
 @given(**SIZES)
-def test_permuting_items_never_changes_a_metric(metric: Metric, seed, n, k, ties) -> None:
+def test_permuting_items_never_changes_a_metric(
+    metric: Metric, seed: int, n: int, k: int, ties: bool
+) -> None:
     family, inp = _draw(metric, seed, n, k, ties)
     n_rows = len(inp[family.rows[0]])
     order = np.random.default_rng(seed + 1).permutation(n_rows)
@@ -79,7 +81,7 @@ CHOICE_BASED = [m for m in REGISTRY if m.choice_based]
 @FAST
 @given(**SIZES)
 def test_permuting_options_never_changes_a_choice_based_metric(
-    metric: Metric, seed, n, k, ties
+    metric: Metric, seed: int, n: int, k: int, ties: bool
 ) -> None:
     family, inp = _draw(metric, seed, n, k, ties)
     assert family.relabel is not None
@@ -94,6 +96,7 @@ def test_permuting_options_never_changes_a_choice_based_metric(
     rows_b, rest_b = metric.split(metric.fn(**relabelled))
     _assert_same(rest_a, rest_b)
     if rows_a is not None:
+        assert rows_b is not None
         _assert_same(rows_a, rows_b)
 
 
@@ -119,7 +122,9 @@ def _corruptions(metric: Metric, family: Family, inp: Inputs) -> Iterator[tuple[
 @pytest.mark.parametrize("metric", REGISTRY, ids=IDS)
 @FAST
 @given(**SIZES)
-def test_bad_input_raises_a_clear_error(metric: Metric, seed, n, k, ties) -> None:
+def test_bad_input_raises_a_clear_error(
+    metric: Metric, seed: int, n: int, k: int, ties: bool
+) -> None:
     family, inp = _draw(metric, seed, n, k, ties)
     for what, bad in _corruptions(metric, family, inp):
         with pytest.raises(ValueError) as info:

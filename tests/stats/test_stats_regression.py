@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypedDict
+
 import numpy as np
 import pytest
 from scipy import stats as sps
@@ -22,11 +25,26 @@ def test_point_estimates_match_scipy(seed: int) -> None:
     )
 
 
-def _brute(x, y, clusters, *, n_resamples, level, seed, stat):
+class _Resampling(TypedDict):
+    n_resamples: int
+    level: float
+    seed: int
+
+
+def _brute(
+    x: np.ndarray,
+    y: np.ndarray,
+    clusters: np.ndarray,
+    *,
+    n_resamples: int,
+    level: float,
+    seed: int,
+    stat: Callable[[np.ndarray, np.ndarray], float],
+) -> np.ndarray:
     labels = np.unique(clusters)
     rows_of = [np.flatnonzero(clusters == lab) for lab in labels]
     idx = np.random.default_rng(seed).integers(0, len(labels), size=(n_resamples, len(labels)))
-    dist = []
+    dist: list[float] = []
     for row in idx:
         rows = np.concatenate([rows_of[j] for j in row])
         dist.append(stat(x[rows], y[rows]))
@@ -41,7 +59,7 @@ def test_bootstrap_matches_brute_force(clustered: bool) -> None:
     clusters = np.repeat(np.arange(15), 3) if clustered else np.arange(n)
     x = rng.normal(size=n)
     y = x + rng.normal(size=n)
-    kw = {"n_resamples": 250, "level": 0.9, "seed": 3}
+    kw: _Resampling = {"n_resamples": 250, "level": 0.9, "seed": 3}
     r = pearson_r(x, y, clusters=clusters if clustered else None, **kw)
     s = ols_slope(x, y, clusters=clusters if clustered else None, **kw)
     r_ref = _brute(x, y, clusters, stat=lambda a, b: sps.pearsonr(a, b).statistic, **kw)
@@ -69,7 +87,7 @@ def test_degenerate_resamples_are_counted_not_hidden() -> None:
         ([], [], "empty"),
     ],
 )
-def test_bad_input_raises(x, y, message: str) -> None:
+def test_bad_input_raises(x: list[float], y: list[float], message: str) -> None:
     for func in (pearson_r, ols_slope):
         with pytest.raises(ValueError, match=message):
             func(x, y, seed=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -106,12 +107,12 @@ def test_risk_coverage_curve_values() -> None:
     np.testing.assert_allclose(curve.generalized_risk, [0.25, 1.5 / 4, 0.5, 0.5])
 
 
-def _selective_brute(conf, correct, coverage):
+def _selective_brute(conf: np.ndarray, correct: np.ndarray, coverage: float) -> float:
     n = len(conf)
     m = max(1, math.ceil(round(coverage * n, 9)))
     values = sorted(set(conf.tolist()), reverse=True)
     blocks = [[i for i in range(n) if conf[i] == v] for v in values]
-    accs = []
+    accs: list[float] = []
     for orders in itertools.product(*(itertools.permutations(b) for b in blocks)):
         seq = [correct[i] for block in orders for i in block]
         accs.append(np.mean(seq[:m]))
@@ -159,13 +160,18 @@ def test_confidence_by_outcome() -> None:
         ([0.5], [2], r"\[0, 1\]"),
     ],
 )
-def test_bad_input_raises(func, conf, correct, message: str) -> None:
+def test_bad_input_raises(
+    func: Callable[[list[float], list[int]], object],
+    conf: list[float],
+    correct: list[int],
+    message: str,
+) -> None:
     with pytest.raises(ValueError, match=message):
         func(conf, correct)
 
 
 @pytest.mark.parametrize("coverages", [[0.0], [1.5], [np.nan], []])
-def test_selective_accuracy_bad_coverage(coverages) -> None:
+def test_selective_accuracy_bad_coverage(coverages: list[float]) -> None:
     with pytest.raises(ValueError):
         selective_accuracy([0.5, 0.4], [1, 0], coverages)
 

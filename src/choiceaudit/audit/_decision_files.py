@@ -116,13 +116,13 @@ def load_mapping(
     return mapping, values
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _csv_rows(path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:
     with path.open(encoding="utf-8", newline="") as fh:
         for number, row in enumerate(csv.DictReader(fh), start=2):
             yield number, {k: (None if v == "" else v) for k, v in row.items() if k is not None}
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, Mapping[str, object] | str]]:
     with path.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -135,7 +135,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
             yield number, value if isinstance(value, dict) else "the line is not a JSON object"
 
 
-def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _parquet_rows(path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:
     import pyarrow.parquet as pq
 
     try:
@@ -145,7 +145,7 @@ def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     yield from enumerate(table.to_pylist(), start=1)
 
 
-def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def iter_rows(path: Path) -> Iterator[tuple[int, Mapping[str, object] | str]]:
     """``(row number, row)`` for every row of a CSV (rows numbered from 2, after the header),
     JSONL or Parquet file; a row that cannot be read at all is its reason as a string."""
     suffix = path.suffix.lower()

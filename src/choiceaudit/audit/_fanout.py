@@ -41,7 +41,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -170,8 +170,8 @@ class RayFanout:
         address: str = "auto",
         in_flight_per_worker: int = 2,
         max_restarts: int = 2,
-        init_options: dict[str, Any] | None = None,
-        actor_options: dict[str, Any] | None = None,
+        init_options: Mapping[str, object] | None = None,
+        actor_options: Mapping[str, object] | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise ScorerError("--ray needs at least one worker")
@@ -182,8 +182,9 @@ class RayFanout:
         self.address = address
         self.in_flight_per_worker = in_flight_per_worker
         self.max_restarts = max_restarts
-        self.init_options = dict(init_options or {})
-        self.actor_options = {"num_cpus": 1, **(actor_options or {})}
+        # keyword arguments of ray.init and of the actor's options, passed through as given
+        self.init_options: dict[str, object] = dict(init_options or {})
+        self.actor_options: dict[str, object] = {"num_cpus": 1, **(actor_options or {})}
         self.name = "ray-fanout"
         self._actors: list[Any] = []
         self._started_ray = False

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from choiceaudit.errors import InputError
 from choiceaudit.files import atomic_write_text
@@ -29,7 +28,7 @@ class GateResult:
     """The analysis, the thresholds document and where it was written (``None``: not written)."""
 
     analysis: GateAnalysis
-    document: dict[str, Any]
+    document: Mapping[str, object]  # the thresholds file as written (JSON)
     path: Path | None
 
 

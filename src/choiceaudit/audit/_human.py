@@ -26,13 +26,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict, cast
 
 import numpy as np
 
 from choiceaudit.audit._runs import ReplayScorer, RunJob, loaded, run_jobs
 from choiceaudit.errors import InputError, StoreError
-from choiceaudit.human import DB_FILE, StudyRecord, normalise_panel_id, read_study
+from choiceaudit.human import DB_FILE, StudyRecord, TrialExport, normalise_panel_id, read_study
 from choiceaudit.instruments.meaning import MeaningConfig
 from choiceaudit.instruments.signalling import SignallingConfig
 from choiceaudit.store import Manifest, RunStore
@@ -53,23 +52,7 @@ class HumanImport:
     manifest: Manifest
 
 
-class _Trial(TypedDict):
-    """The columns of one exported trial (its response joined on) that the import reads; the
-    study database's schema gives their types (``slot`` is null for a trial not answered)."""
-
-    k: int
-    panel_id: str
-    position: int
-    block: str
-    query_id: str | None
-    check_option: int | None
-    slot: int | None
-    rt_ms: int | None
-    server_rt_ms: int | None
-    finished: bool
-
-
-def _answered_slot(t: _Trial) -> int:
+def _answered_slot(t: TrialExport) -> int:
     """The display slot of a trial that was answered (only those are kept)."""
     slot = t["slot"]
     if slot is None:
@@ -79,12 +62,11 @@ def _answered_slot(t: _Trial) -> int:
 
 def _kept_trials(
     record: StudyRecord, *, keep_failed_attention: bool, finished_only: bool
-) -> tuple[list[_Trial], int, dict[str, int]]:
+) -> tuple[list[TrialExport], int, dict[str, int]]:
     """The answered non-attention trials of the participants kept, how many were kept, and
     how many were left out by reason."""
-    by_participant: dict[str, list[_Trial]] = {}
-    # the export's rows are the database's columns, typed by its schema (see _Trial)
-    for t in cast("tuple[_Trial, ...]", record.trials):
+    by_participant: dict[str, list[TrialExport]] = {}
+    for t in record.trials:
         # the rule the app enrolled by and withdrawal applies: an id it could not have
         # enrolled (a study written by an older version) is refused, never merged or dropped
         panel_id = normalise_panel_id(
@@ -98,7 +80,7 @@ def _kept_trials(
         )
         by_participant.setdefault(panel_id, []).append(t)
     excluded = {"failed an attention check": 0, "not finished": 0, "no response": 0}
-    kept: list[_Trial] = []
+    kept: list[TrialExport] = []
     n_kept = 0
     for trials in by_participant.values():
         answered = [t for t in trials if t["slot"] is not None]
@@ -119,13 +101,13 @@ def _kept_trials(
 
 
 def _decisions(
-    study: Path | str, queries: Sequence[Query], kept: Sequence[_Trial]
+    study: Path | str, queries: Sequence[Query], kept: Sequence[TrialExport]
 ) -> list[tuple[Query, Decision]]:
     """One row per rendering people answered, in the frozen order: the share of responses on
     each display slot, every response kept in ``aux``."""
     order = {q.id: n for n, q in enumerate(queries)}
     by_id = {q.id: q for q in queries}
-    grouped: dict[str, list[_Trial]] = {}
+    grouped: dict[str, list[TrialExport]] = {}
     for t in kept:
         if t["query_id"] not in by_id:
             raise InputError(

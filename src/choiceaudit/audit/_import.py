@@ -30,16 +30,17 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from choiceaudit.audit._scoring import RunSummary, run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.files import sha256_file
-from choiceaudit.types import Decision, Query
+from choiceaudit.instruments.scoring import ScoreConfig
+from choiceaudit.types import Decision, Query, RunConfig
 
-__all__ = ["ImportResult"]
+__all__ = ["FileRecord", "ImportResult", "MetaValue", "RefusedRow", "ReplayDescription"]
 
 MAX_LISTED = 500
 #: Scalar fields of a document / sample metadata lifted into the query meta (longer text is not).
@@ -63,6 +64,34 @@ class ImportResult:
     warnings: tuple[str, ...] = ()
 
 
+#: A JSON scalar: what an importer lifts from a harness's row into the query meta.
+MetaValue = str | int | float | bool | None
+
+
+class RefusedRow(TypedDict):
+    """A row that could not be imported, as the manifest lists it (``unmappable_listed``)."""
+
+    file: str
+    row: int | str
+    reason: str
+
+
+class FileRecord(TypedDict):
+    """A file an import read, as the run's config records it: its name and sha256."""
+
+    name: str
+    sha256: str
+
+
+class ReplayDescription(TypedDict):
+    """What an import records as its scorer: the harness, the model it ran and its version."""
+
+    backend: str
+    model: str
+    source: str
+    source_version: str | None
+
+
 class _Unmappable(Exception):
     """A row that cannot become a query and decision; the message is the reason."""
 
@@ -74,7 +103,7 @@ class _Collector:
     source: str
     rows: list[tuple[Query, Decision]] = field(default_factory=list)
     refused: dict[str, int] = field(default_factory=dict)
-    listed: list[dict[str, Any]] = field(default_factory=list)
+    listed: list[RefusedRow] = field(default_factory=list)
     unmapped: dict[str, int] = field(default_factory=dict)
     notes: dict[str, int] = field(default_factory=dict)
     canonical: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -107,14 +136,20 @@ class _Collector:
         return item_id, tuple(canonical.index(o) for o in options)
 
 
-def _scalar_meta(prefix: str, data: Mapping[str, Any], collector: _Collector) -> dict[str, Any]:
+def _scalar_meta(
+    prefix: str, data: Mapping[str, object], collector: _Collector
+) -> dict[str, MetaValue]:
     """Short scalar fields as ``<prefix>.<name>`` meta; the rest recorded as unmapped."""
-    out: dict[str, Any] = {}
+    out: dict[str, MetaValue] = {}
     for key, value in data.items():
         short = isinstance(value, bool | int | float) or (
             isinstance(value, str) and len(value) <= MAX_META_TEXT
         )
-        if value is None or (short and not (isinstance(value, float) and not math.isfinite(value))):
+        if value is None or (
+            isinstance(value, bool | int | float | str)
+            and short
+            and not (isinstance(value, float) and not math.isfinite(value))
+        ):
             out[f"{prefix}.{key}"] = value
         else:
             collector.unmapped_field(f"{prefix}.{key}")
@@ -127,7 +162,7 @@ def _softmax(values: Sequence[float]) -> np.ndarray:
     return np.asarray(z / z.sum(), dtype=np.float64)
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: object) -> Mapping[str, object]:
     """``value`` when it is a JSON object, else an empty one (harness files vary by version)."""
     return value if isinstance(value, dict) else {}
 
@@ -135,10 +170,10 @@ def _dict(value: Any) -> dict[str, Any]:
 class _Replay:
     """A scorer that returns the imported decisions (so imports use the one scoring loop)."""
 
-    def __init__(self, decisions: Mapping[str, Decision], description: dict[str, Any]) -> None:
+    def __init__(self, decisions: Mapping[str, Decision], description: ReplayDescription) -> None:
         self._decisions = decisions
         self._description = description
-        self.name = str(description["model"])
+        self.name = description["model"]
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
         return [self._decisions[q.id] for q in queries]
@@ -155,9 +190,13 @@ def _write(
     version: str | None,
     files: Sequence[Path],
     mapping: Mapping[str, str],
-    extra: Mapping[str, Any],
+    extra: Mapping[str, object],
     command: Sequence[str] | None,
+    config_type: type[RunConfig] = ScoreConfig,
 ) -> ImportResult:
+    """Store the collected rows as the run ``out`` (through the scoring loop, a replay scorer
+    handing back the decisions), its configuration what the import did plus ``extra``, read
+    as ``config_type`` (a plain scoring run's, or an instrument's)."""
     if not collector.rows:
         reasons = "; ".join(f"{n} × {r}" for r, n in sorted(collector.refused.items()))
         raise InputError(
@@ -165,17 +204,17 @@ def _write(
             + (f" ({reasons})" if reasons else " (the files hold no rows)")
         )
     decisions = {q.id: d for q, d in collector.rows}
-    description = {
+    description: ReplayDescription = {
         "backend": f"import:{collector.source}",
         "model": model,
         "source": collector.source,
         "source_version": version,
     }
-    config = {
+    config: dict[str, object] = {
         "kind": "import",
         "source": collector.source,
         "source_version": version,
-        "files": [{"name": f.name, "sha256": sha256_file(f)} for f in files],
+        "files": [FileRecord(name=f.name, sha256=sha256_file(f)) for f in files],
         "mapping": dict(mapping),
         "unmapped_fields": dict(sorted(collector.unmapped.items())),
         "unmappable_rows": dict(sorted(collector.refused.items())),
@@ -190,7 +229,7 @@ def _write(
         out,
         chunk_size=1000,
         command=command,
-        config=config,
+        config=config_type.from_json(config),
         skipped=dict(collector.refused),
     )
     return ImportResult(

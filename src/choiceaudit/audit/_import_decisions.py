@@ -50,8 +50,18 @@ from choiceaudit.audit._decision_files import (
     iter_rows,
     load_mapping,
 )
-from choiceaudit.audit._import import ImportResult, _Collector, _expand, _Unmappable, _write
+from choiceaudit.audit._import import (
+    FileRecord,
+    ImportResult,
+    RefusedRow,
+    _Collector,
+    _expand,
+    _Unmappable,
+    _write,
+)
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning import MeaningConfig
+from choiceaudit.instruments.scoring import ScoreConfig
 from choiceaudit.types import Decision, Query, format_perm, parse_perm
 
 #: the order statistics' default sum tolerance (``choiceaudit.stats``: four options rounded
@@ -229,7 +239,7 @@ def read_row(
 class _Every(_Collector):
     """The import collector, keeping every refused row (the manifest lists them all)."""
 
-    all_refused: list[dict[str, Any]] = field(default_factory=list)
+    all_refused: list[RefusedRow] = field(default_factory=list)
 
     def refuse(self, file: str, row: int | str, reason: str) -> None:
         super().refuse(file, row, reason)
@@ -308,7 +318,7 @@ def _scoring_pair(row: DecisionRow, perm: tuple[int, ...]) -> tuple[Query, Decis
 
 
 def _decision(query: Query, row: DecisionRow) -> Decision:
-    aux: dict[str, Any] = {"confidence_source": "imported probability vector"}
+    aux: dict[str, str | float] = {"confidence_source": "imported probability vector"}
     if row.predicted is not None:
         aux["reported_choice"] = row.predicted
     if row.conf_head is not None:
@@ -380,7 +390,7 @@ def import_decisions(
     used |= {f for f in FIELDS if f not in columns}
     for name in sorted(seen - used):
         collector.unmapped_field(name)
-    extra: dict[str, Any] = {
+    extra: dict[str, object] = {
         "decision_fields": dict(FIELDS),
         "value_renames": values,
         "sum_tolerance": sum_tolerance,
@@ -401,10 +411,11 @@ def import_decisions(
         mapping={f: ",".join(c) if isinstance(c, list) else c for f, c in recorded.items()},
         extra=extra,
         command=command,
+        config_type=MeaningConfig if instrument == "meaning" else ScoreConfig,
     )
 
 
-def _file_records(paths: Sequence[Path]) -> list[dict[str, Any]]:
+def _file_records(paths: Sequence[Path]) -> list[FileRecord]:
     from choiceaudit.files import sha256_file
 
     return [{"name": p.name, "sha256": sha256_file(p)} for p in paths]

@@ -12,8 +12,9 @@ import json
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from choiceaudit.audit._import import (
     _LETTERS,
     MAX_META_TEXT,
     ImportResult,
+    MetaValue,
     _Collector,
     _dict,
     _expand,
@@ -58,8 +60,49 @@ class _UnreadableLog(InputError):
     pass
 
 
-def _inspect_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(header, samples) of a JSON log or of an ``.eval`` archive."""
+@dataclass(frozen=True)
+class _Log:
+    """What the import reads from a log's header — the inspect_ai version, the model, the task,
+    the status and log format version, whether the solver shuffled the choices, the header
+    fields it does not map — and the samples (each checked where it becomes a row)."""
+
+    version: str | None
+    model: str | None
+    task: str | None
+    status: object
+    log_format_version: object
+    shuffled: bool
+    unmapped: tuple[str, ...]
+    samples: list[object]
+
+    @classmethod
+    def of(cls, header: Mapping[str, object], samples: list[object]) -> _Log:
+        ev = _dict(header.get("eval"))
+        packages = _dict(ev.get("packages"))
+        mapped = ("eval", "samples", "status", "version", "plan")
+        return cls(
+            version=str(packages["inspect_ai"]) if packages.get("inspect_ai") else None,
+            model=str(ev["model"]) if ev.get("model") else None,
+            task=str(ev["task"]) if ev.get("task") else None,
+            status=header.get("status"),
+            log_format_version=header.get("version"),
+            shuffled=_shuffled(header),
+            unmapped=tuple(key for key in header if key not in mapped),
+            samples=samples,
+        )
+
+
+class _InspectTask(TypedDict):
+    """A task as the run's config records it (``tasks``)."""
+
+    status: object
+    log_format_version: object
+    solver_shuffled_choices: bool
+    samples: int
+
+
+def _inspect_log(path: Path) -> _Log:
+    """The header and samples of a JSON log or of an ``.eval`` archive."""
     if path.suffix == ".eval":
         try:
             with zipfile.ZipFile(path) as archive:
@@ -80,14 +123,14 @@ def _inspect_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             ) from None
         except (zipfile.BadZipFile, json.JSONDecodeError, KeyError) as exc:
             raise _UnreadableLog(f"{path}: not a readable inspect .eval log ({exc})") from None
-        return header, samples
+        return _Log.of(_dict(header), samples)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise _UnreadableLog(f"{path}: not a JSON inspect log ({exc})") from None
     if not isinstance(data, dict) or "eval" not in data:
         raise _UnreadableLog(f"{path}: not an inspect eval log (no 'eval' header)")
-    return data, list(data.get("samples") or [])
+    return _Log.of(data, list(data.get("samples") or []))
 
 
 def _text(content: Any) -> str:
@@ -139,11 +182,9 @@ def _letter_logprobs(sample: Mapping[str, Any], k: int) -> list[float] | None:
     """The letters' log-probabilities at the last output token that is a choice letter, or
     ``None`` when the output has none or its top_logprobs miss a letter."""
     output = _dict(sample.get("output"))
-    choices = output.get("choices") or []
-    logprobs = (
-        (choices[0].get("logprobs") or {}) if choices and isinstance(choices[0], dict) else {}
-    )
-    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    choices = output.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    content = _dict(_dict(first).get("logprobs")).get("content")
     if not isinstance(content, list):
         return None
     keys = _LETTERS[:k]
@@ -218,7 +259,7 @@ def _inspect_row(
         scores = {}
         source = "none (hard choice)"
     item_id, perm = collector.item(task, state, choices)
-    meta: dict[str, Any] = {
+    meta: dict[str, MetaValue] = {
         "item_id": item_id,
         "gold": perm[gold],
         "task": task,
@@ -244,16 +285,19 @@ def _inspect_row(
         perm=perm,
         meta=meta,
     )
-    aux: dict[str, Any] = {"confidence_source": source, "answer_slots": list(slots)}
+    aux: dict[str, str | bool | list[int]] = {
+        "confidence_source": source,
+        "answer_slots": list(slots),
+    }
     if logprobs is not None and tuple(np.flatnonzero(probs == probs.max())) != slots:
         aux["answer_differs_from_argmax"] = True
         collector.note("the answer letter is not the most probable letter")
     return query, Decision(query_id=query.id, probs=probs, scores=scores, aux=aux)
 
 
-def _shuffled(header: Mapping[str, Any]) -> bool:
-    plan = _dict(header.get("plan"))
-    for step in plan.get("steps") or []:
+def _shuffled(header: Mapping[str, object]) -> bool:
+    steps = _dict(header.get("plan")).get("steps")
+    for step in steps if isinstance(steps, list) else []:
         params = step.get("params") if isinstance(step, dict) else None
         if isinstance(params, dict) and params.get("shuffle"):
             return True
@@ -274,27 +318,24 @@ def import_inspect(
     collector = _Collector("inspect")
     versions: set[str] = set()
     models: set[str] = set()
-    tasks: dict[str, Any] = {}
+    tasks: dict[str, _InspectTask] = {}
     for path in paths:
-        header, samples = _inspect_log(path)
-        ev = _dict(header.get("eval"))
-        packages = _dict(ev.get("packages"))
-        if packages.get("inspect_ai"):
-            versions.add(str(packages["inspect_ai"]))
-        if ev.get("model"):
-            models.add(str(ev["model"]))
-        task = str(ev.get("task") or path.stem)
-        shuffled = _shuffled(header)
+        log = _inspect_log(path)
+        if log.version:
+            versions.add(log.version)
+        if log.model:
+            models.add(log.model)
+        task = log.task or path.stem
+        shuffled = log.shuffled
         tasks[task] = {
-            "status": header.get("status"),
-            "log_format_version": header.get("version"),
+            "status": log.status,
+            "log_format_version": log.log_format_version,
             "solver_shuffled_choices": shuffled,
-            "samples": len(samples),
+            "samples": len(log.samples),
         }
-        for key in header:
-            if key not in ("eval", "samples", "status", "version", "plan"):
-                collector.unmapped_field(f"log.{key}")
-        for number, sample in enumerate(samples, start=1):
+        for key in log.unmapped:
+            collector.unmapped_field(f"log.{key}")
+        for number, sample in enumerate(log.samples, start=1):
             where = (
                 f"sample {sample.get('id')} epoch {sample.get('epoch')}"
                 if isinstance(sample, dict)

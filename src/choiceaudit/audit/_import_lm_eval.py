@@ -12,14 +12,16 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from choiceaudit.audit._import import (
     MAX_META_TEXT,
     ImportResult,
+    MetaValue,
     _Collector,
     _dict,
     _expand,
@@ -59,40 +61,75 @@ _LM_EVAL_MAPPING = {
 }
 
 
-def _lm_eval_results(path: Path, collector: _Collector) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Results:
+    """What the import reads from a ``results_<timestamp>.json``: the lm-eval version, the model
+    name (else the model arguments), and each task's configuration and version. ``found`` is
+    false when there was no readable results file."""
+
+    found: bool = False
+    version: str | None = None
+    model: str | None = None
+    configs: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    versions: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, data: Mapping[str, object]) -> _Results:
+        version = data.get("lm_eval_version")
+        model = data.get("model_name") or _dict(data.get("config")).get("model_args")
+        configs = _dict(data.get("configs"))
+        return cls(
+            found=bool(data),
+            version=str(version) if version else None,
+            model=str(model) if model else None,
+            configs={task: _dict(value) for task, value in configs.items()},
+            versions=_dict(data.get("versions")),
+        )
+
+
+class _TaskRecord(TypedDict):
+    """A task as the run's config records it (``tasks``): from the results file, else null."""
+
+    output_type: object
+    num_fewshot: object
+    version: object
+    results_file: bool
+
+
+def _lm_eval_results(path: Path, collector: _Collector) -> _Results:
     """The ``results_<timestamp>.json`` written beside a samples file, if any. One that cannot
     be read is a warning, not a refusal: the samples carry every number the import stores, and
     the results file adds only the version, model name and task configuration, which are then
     recorded as unknown."""
     match = _LM_EVAL_NAME.match(path.name)
     if match is None:
-        return {}
+        return _Results()
     candidate = path.with_name(f"results_{match.group('stamp')}.json")
     if not candidate.is_file():
-        return {}
+        return _Results()
     unknown = "so the lm-eval version, model name and task configuration are unknown"
     try:
         data = json.loads(candidate.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         collector.warn(f"{candidate}: not UTF-8, {unknown} (the samples were imported)")
-        return {}
+        return _Results()
     except (json.JSONDecodeError, RecursionError) as exc:
         collector.warn(
             f"{candidate}: not valid JSON ({exc}), {unknown} (the samples were imported)"
         )
-        return {}
+        return _Results()
     except OSError as exc:
         collector.warn(
             f"{candidate}: cannot be read ({exc}), {unknown} (the samples were imported)"
         )
-        return {}
+        return _Results()
     if not isinstance(data, dict):
         collector.warn(
             f"{candidate}: holds a JSON {type(data).__name__}, not an lm-eval results object, "
             f"{unknown} (the samples were imported)"
         )
-        return {}
-    return data
+        return _Results()
+    return _Results.of(data)
 
 
 def _lm_eval_requests(line: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -129,7 +166,7 @@ def _float(value: Any) -> float:
 
 
 def _lm_eval_row(
-    line: Mapping[str, Any], task: str, output_type: str | None, collector: _Collector
+    line: Mapping[str, Any], task: str, output_type: object, collector: _Collector
 ) -> tuple[Query, Decision]:
     if output_type is not None and output_type != "multiple_choice":
         raise _Unmappable(f"task output_type is {output_type!r}, not multiple_choice")
@@ -158,7 +195,7 @@ def _lm_eval_row(
     gold = _lm_eval_gold(line.get("target"), options)
     item_id, perm = collector.item(task, state, options)
     doc = line.get("doc")
-    meta: dict[str, Any] = {
+    meta: dict[str, MetaValue] = {
         "item_id": item_id,
         "gold": perm[gold],
         "task": task,
@@ -220,23 +257,22 @@ def import_lm_eval(
     collector = _Collector("lm-eval")
     versions: set[str] = set()
     models: set[str] = set()
-    tasks: dict[str, Any] = {}
+    tasks: dict[str, _TaskRecord] = {}
     for path in paths:
         results = _lm_eval_results(path, collector)
-        if results.get("lm_eval_version"):
-            versions.add(str(results["lm_eval_version"]))
-        name = results.get("model_name") or _dict(results.get("config")).get("model_args")
-        if name:
-            models.add(str(name))
+        if results.version:
+            versions.add(results.version)
+        if results.model:
+            models.add(results.model)
         match = _LM_EVAL_NAME.match(path.name)
         task = match.group("task") if match else path.stem
-        config = _dict(_dict(results.get("configs")).get(task))
+        config = results.configs.get(task, {})
         output_type = config.get("output_type")
         tasks[task] = {
             "output_type": output_type,
             "num_fewshot": config.get("num_fewshot"),
-            "version": _dict(results.get("versions")).get(task),
-            "results_file": bool(results),
+            "version": results.versions.get(task),
+            "results_file": results.found,
         }
         for number, line in _jsonl(path):
             try:
@@ -244,7 +280,11 @@ def import_lm_eval(
                     raise line
                 if not isinstance(line, dict):
                     raise _Unmappable("the line is not a JSON object")
-                collector.rows.append(_lm_eval_row(line, task, output_type, collector))
+                collector.rows.append(
+                    _lm_eval_row(
+                        line, task, output_type, collector
+                    )
+                )
             except _Unmappable as exc:
                 collector.refuse(path.name, number, str(exc))
             except ValueError as exc:  # a Query or Decision refused the mapped values

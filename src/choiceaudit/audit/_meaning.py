@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from choiceaudit.audit._backend import RaySettings
 from choiceaudit.audit._runs import RunJob, model_scorer, run_jobs
@@ -25,6 +24,7 @@ from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import (
     INSTRUMENT,
+    SPLIT_SEED,
     Corpus,
     MeaningConfig,
     MeaningPlan,
@@ -87,10 +87,11 @@ def meaning_run_dir(out_root: Path | str, model: str) -> Path:
     return INSTRUMENT.run_dir(out_root, model)
 
 
-def _json_ready(value: dict[str, Any]) -> dict[str, Any]:
-    # The store compares a resumed run's config with the stored JSON, so tuples must be lists.
-    result: dict[str, Any] = json.loads(json.dumps(value, default=str))
-    return result
+def _stored_config(record: Mapping[str, object]) -> MeaningConfig:
+    """``record`` (the plan's configuration and what the run adds) read back as the
+    :class:`MeaningConfig` the store will write: the store compares a resumed run's config with
+    the stored JSON, so it is the JSON's round trip (tuples become lists)."""
+    return MeaningConfig.from_json(json.loads(json.dumps(record, default=str)))
 
 
 def queries_for(model: str, queries: Sequence[Query]) -> list[Query]:
@@ -125,7 +126,6 @@ def build_meaning_plan(
     embedder's recorded name; the arguments are :func:`run_meaning`'s."""
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
-    seeds: dict[str, Any] = {} if split_seed is None else {"split_seed": split_seed}
     plan = plan_meaning(
         loaded,
         experiments=experiments,
@@ -136,7 +136,7 @@ def build_meaning_plan(
         languages=languages,
         matrix_items=matrix_items,
         e7_keys=e7_keys,
-        **seeds,
+        split_seed=SPLIT_SEED if split_seed is None else split_seed,
     )
     return loaded, plan, embedder_name
 
@@ -150,7 +150,7 @@ def run_meaning(
     n_items: int | None = 100,
     n_order_items: int = 20,
     embedder: str = "auto",
-    scorer_options: dict[str, dict[str, Any]] | None = None,
+    scorer_options: Mapping[str, Mapping[str, object]] | None = None,
     chunk_size: int = 32,
     progress: ProgressCallback | None = None,
     command: Sequence[str] | None = None,
@@ -193,17 +193,15 @@ def run_meaning(
     queries: list[Query] = plan.queries()
     if not queries:
         raise InputError(f"the plan over corpus {loaded.name} has no queries")
-    config = MeaningConfig.from_json(
-        _json_ready(
-            {
-                "instrument": INSTRUMENT.name,
-                **plan.config,
-                "corpus_spec": corpus if isinstance(corpus, str) else loaded.name,
-                "embedder": embedder_name,
-                "n_queries": len(queries),
-                "build_reports": plan.reports(),
-            }
-        )
+    config = _stored_config(
+        {
+            "instrument": INSTRUMENT.name,
+            **plan.config,
+            "corpus_spec": corpus if isinstance(corpus, str) else loaded.name,
+            "embedder": embedder_name,
+            "n_queries": len(queries),
+            "build_reports": plan.reports(),
+        }
     )
     jobs = []
     for model in models:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from choiceaudit.audit._backend import RaySettings
 from choiceaudit.audit._runs import JobProgress, RunJob, model_scorer, run_jobs
@@ -31,7 +30,7 @@ def score_file(
     model: str,
     out: Path | str,
     *,
-    scorer_options: dict[str, Any] | None = None,
+    scorer_options: Mapping[str, object] | None = None,
     chunk_size: int = 32,
     skip_invalid: bool = False,
     command: Sequence[str] | None = None,

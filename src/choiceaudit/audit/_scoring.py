@@ -345,7 +345,7 @@ def run_scoring(
     *,
     chunk_size: int = 32,
     command: Sequence[str] | None = None,
-    config: RunConfig | Mapping[str, Any] | None = None,
+    config: RunConfig | Mapping[str, object] | None = None,
     skipped: dict[str, int] | None = None,
     skipped_lines: Sequence[tuple[int, str, str]] = (),
     on_accepted: Callable[[Path], object] | None = None,
@@ -454,8 +454,8 @@ def _skipped_lines(lines: Sequence[tuple[int, str, str]]) -> list[_SkippedLine]:
     return [{"line": line, "field": fld, "reason": reason} for line, fld, reason in lines]
 
 
-def _config_json(config: RunConfig | Mapping[str, Any]) -> dict[str, Any]:
+def _config_json(config: RunConfig | Mapping[str, object]) -> Mapping[str, object]:
     # The store compares a resumed run's config with the stored JSON, so tuples must be lists.
     data = config.to_json() if isinstance(config, RunConfig) else dict(config)
-    result: dict[str, Any] = json.loads(json.dumps(data, default=str))
+    result: Mapping[str, object] = json.loads(json.dumps(data, default=str))
     return result

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from choiceaudit.audit._backend import RaySettings
 from choiceaudit.audit._runs import RunJob, ScorerOpener, loaded, made, model_scorer, run_jobs
@@ -25,6 +25,8 @@ from choiceaudit.errors import InputError
 from choiceaudit.instruments import run_dir_name
 from choiceaudit.instruments.signalling import (
     INSTRUMENT,
+    ChatTemplateNote,
+    CoverageRecord,
     FrozenInstrument,
     InstrumentMismatchError,
     RobustnessConfig,
@@ -87,6 +89,20 @@ DEFAULT_SEED = 20260901
 ITEMS_DIR = ".items"
 
 ProgressCallback = Callable[[str, int, int], None]
+
+#: The fields every signalling run's configuration stores, whatever their value (a freeze
+#: without ``norms`` records ``"norms": null``, as the manifest always has).
+_BASE_KEYS = (
+    "instrument",
+    "items_hash",
+    "items_dir",
+    "norms",
+    "seed",
+    "n_items",
+    "conditions",
+    "formats",
+    "label_forms",
+)
 
 
 def _n_candidates(n_items: int) -> int:
@@ -244,12 +260,12 @@ def _coverage_checks(
     conceptnet: Path | str | None,
     *,
     allow: bool,
-) -> dict[str, tuple[Scorer, dict[str, Any]]]:
+) -> dict[str, tuple[Scorer, CoverageRecord]]:
     """§I-B's coverage check for the choosers whose source may lack an item's words: each is
     built once, scored on one rendering per item, and refused when it cannot score every item
     unless ``allow`` (then the coverage and the permission are what its run records)."""
     analysis = analysis_item_ids(frozen.items, frozen.analysis["analysis_set"])
-    out: dict[str, tuple[Scorer, dict[str, Any]]] = {}
+    out: dict[str, tuple[Scorer, CoverageRecord]] = {}
     for name in dict.fromkeys(choosers):
         if name not in COVERAGE_CHOOSERS:
             continue
@@ -264,7 +280,7 @@ def _coverage_checks(
                 "the same source (--swow FILE enters the pool), or pass --allow-partial-coverage "
                 "to score the covered items (recorded, and shown beside every figure)"
             )
-        out[name] = (chooser, {**check.as_record(), "partial_allowed": not check.complete})
+        out[name] = (chooser, check.as_record())
     return out
 
 
@@ -283,13 +299,13 @@ def _check_choosers(
 
 
 def _model_runs(
-    spec: str, options: dict[str, Any], batch_one: bool
-) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """``(directory name, config fields, scorer options)`` of a model spec's run and, with
+    spec: str, options: Mapping[str, object], batch_one: bool, base: SignallingConfig
+) -> list[tuple[str, SignallingConfig, dict[str, object]]]:
+    """``(directory name, configuration, scorer options)`` of a model spec's run and, with
     ``batch_one``, of its batch-1 rerun; the §I-J chat-template default is applied and
     recorded."""
     model_options = dict(options)
-    note: dict[str, Any] = {}
+    note: ChatTemplateNote | None = None
     capabilities = capabilities_of(spec)
     # §I-J's scoring environment is that of a causal LM scored by option log-probability, in
     # process or over a server.
@@ -301,56 +317,95 @@ def _model_runs(
         template, why = default_chat_template(spec)
         if template is not None:
             model_options["chat_template"] = template
-        note = {"chat_template_default": {"chat_template": template, "why": why}}
+        note = {"chat_template": template, "why": why}
+    noted = {"chat_template_default"} if note is not None else set()
     name = run_dir_name(spec)
-    runs = [(name, {"model": spec, **note}, model_options)]
+    config = _stored(base, {"model", *noted}, model=spec, chat_template_default=note)
+    runs = [(name, config, model_options)]
     if batch_one:
         if capabilities.batch_option is None:
             raise InputError(
                 f"--batch-one needs a batched causal LM (a backend with a rows-per-pass "
                 f"option, such as hf's max_batch_rows); {spec!r} does not batch rows"
             )
-        fields = {"model": f"{spec} (batch 1)", "batch_of": spec, "batch_rows": 1, **note}
-        runs.append((name + "-batch1", fields, {**model_options, capabilities.batch_option: 1}))
+        rerun = replace(
+            config,
+            model=f"{spec} (batch 1)",
+            batch_of=spec,
+            batch_rows=1,
+            stored_keys=config.stored_keys | {"batch_of", "batch_rows"},
+        )
+        runs.append((name + "-batch1", rerun, {**model_options, capabilities.batch_option: 1}))
     return runs
+
+
+def _stored(
+    base: SignallingConfig,
+    keys: set[str],
+    *,
+    model: str | None = None,
+    chat_template_default: ChatTemplateNote | None = None,
+    chooser: str | None = None,
+    condition: str | None = None,
+    coverage: CoverageRecord | None = None,
+) -> SignallingConfig:
+    """``base`` with one run's own fields, ``keys`` recorded as stored (what the manifest holds
+    and a resume compares: the configuration as if read from the JSON object with them)."""
+    return replace(
+        base,
+        model=model,
+        chat_template_default=chat_template_default,
+        chooser=chooser,
+        condition=condition,
+        coverage=coverage,
+        stored_keys=base.stored_keys | keys,
+    )
 
 
 def _jobs(
     root: Path,
     frozen: FrozenInstrument,
-    base: dict[str, Any],
+    base: SignallingConfig,
     queries: Sequence[Query],
     models: Sequence[str | Scorer],
     choosers: Sequence[str],
     *,
-    options: dict[str, Any],
+    options: Mapping[str, object],
     ray: RaySettings | None,
     batch_one: bool,
     swow: Path | str | None,
     conceptnet: Path | str | None,
-    checked: dict[str, tuple[Scorer, dict[str, Any]]],
+    checked: dict[str, tuple[Scorer, CoverageRecord]],
 ) -> list[RunJob]:
     """One job per model run (and batch-1 rerun), then one per reference chooser."""
-    runs: list[tuple[str, dict[str, Any], ScorerOpener]] = []
+    runs: list[tuple[str, SignallingConfig, ScorerOpener]] = []
     for spec in models:
         if isinstance(spec, str):
-            for name, fields, opts in _model_runs(spec, options, batch_one):
-                runs.append((name, fields, model_scorer(spec, opts, ray)))
+            for name, config, opts in _model_runs(spec, options, batch_one, base):
+                runs.append((name, config, model_scorer(spec, opts, ray)))
         else:  # an already-loaded scorer, named by its description
             desc = spec.describe()
             label = str(desc.get("model") or desc.get("name") or type(spec).__name__)
-            runs.append((run_dir_name(label), {"model": label}, loaded(spec)))
+            runs.append((run_dir_name(label), _stored(base, {"model"}, model=label), loaded(spec)))
     for name in choosers:
         # Reference choosers run here even under Ray: they are exact and cheap. A chooser
         # whose coverage was checked is the one already built for the check, and its run
         # records that coverage.
-        fields = {"chooser": name, "condition": chooser_condition(name)}
+        condition = chooser_condition(name)
         if name in checked:
             built, coverage = checked[name]
-            runs.append((run_dir_name(name), {**fields, "coverage": coverage}, loaded(built)))
+            config = _stored(
+                base,
+                {"chooser", "condition", "coverage"},
+                chooser=name,
+                condition=condition,
+                coverage=coverage,
+            )
+            runs.append((run_dir_name(name), config, loaded(built)))
             continue
+        config = _stored(base, {"chooser", "condition"}, chooser=name, condition=condition)
         chooser = functools.partial(make_chooser, name, frozen, swow=swow, conceptnet=conceptnet)
-        runs.append((run_dir_name(name), fields, made(chooser)))
+        runs.append((run_dir_name(name), config, made(chooser)))
 
     def same_items(store: RunStore) -> None:
         if store.exists() and store.manifest().config.get("items_hash") != frozen.hash:
@@ -362,8 +417,7 @@ def _jobs(
         frozen.copy_to(directory / "instrument")
 
     jobs = []
-    for name, fields, opener in runs:
-        config = SignallingConfig.from_json({**base, **fields})
+    for name, config, opener in runs:
         label = str(config.model or config.chooser)
         jobs.append(
             RunJob(root / name, label, config, queries, opener, copy_items, before=same_items)
@@ -386,7 +440,7 @@ def run_signalling(
     formats: Sequence[str] = ("V", "L"),
     label_forms: Sequence[str] = ("bare", "paren"),
     chunk_size: int = 32,
-    scorer_options: dict[str, Any] | None = None,
+    scorer_options: Mapping[str, object] | None = None,
     command: Sequence[str] | None = None,
     progress: ProgressCallback | None = None,
     allow_loss: bool = False,
@@ -427,21 +481,19 @@ def run_signalling(
         allow_loss=allow_loss,
         swow=swow,
     )
-    grid = {
-        "conditions": list(conditions),
-        "formats": list(formats),
-        "label_forms": list(label_forms),
-    }
-    base = {
-        "instrument": INSTRUMENT.name,
-        "items_hash": frozen.hash,
-        "items_dir": str(frozen.path.resolve()),
-        "norms": frozen.record.get("norms"),
-        "seed": frozen.record.get("seed"),
-        "n_items": len(frozen.items),
-        **grid,
-    }
-    queries = frozen.render(**grid)
+    base = SignallingConfig(
+        instrument=INSTRUMENT.name,
+        items_hash=frozen.hash,
+        items_dir=str(frozen.path.resolve()),
+        norms=frozen.record.get("norms"),
+        seed=frozen.record.get("seed"),
+        n_items=len(frozen.items),
+        conditions=tuple(conditions),
+        formats=tuple(formats),
+        label_forms=tuple(label_forms),
+        stored_keys=frozenset(_BASE_KEYS),
+    )
+    queries = frozen.render(conditions=conditions, formats=formats, label_forms=label_forms)
     checked = _coverage_checks(
         choosers, frozen, queries, swow, conceptnet, allow=allow_partial_coverage
     )

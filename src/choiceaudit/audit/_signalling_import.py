@@ -48,7 +48,13 @@ from choiceaudit.audit._decision_files import (
     iter_rows,
     load_mapping,
 )
-from choiceaudit.audit._import import ImportResult, _expand, _Replay, _Unmappable
+from choiceaudit.audit._import import (
+    ImportResult,
+    ReplayDescription,
+    _expand,
+    _Replay,
+    _Unmappable,
+)
 from choiceaudit.audit._import_decisions import _Every
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.audit._signalling import CHOOSERS
@@ -288,7 +294,7 @@ def _decision(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[
         if not _blank(value):
             scores[rule] = _numbers(value, k, field)[to_slot]
     covered = _text(row, mapping, values, "covered")
-    aux: dict[str, Any] = {"confidence_source": "imported signalling decision"}
+    aux: dict[str, str | bool | list[str]] = {"confidence_source": "imported signalling decision"}
     if covered is not None:
         if covered.lower() not in ("true", "false", "1", "0"):
             raise _Unmappable(f"covered {covered!r} is not true or false")
@@ -405,7 +411,7 @@ def _write(collector: _Every, out: Path | str, config: SignallingConfig, frozen:
             + (f" ({reasons})" if reasons else " (the files hold no rows)")
         )
     decisions = {q.id: d for q, d in collector.rows}
-    description = {"backend": f"import:{collector.source}", "model": label,
+    description: ReplayDescription = {"backend": f"import:{collector.source}", "model": label,
                    "source": collector.source, "source_version": None}  # fmt: skip
     summary = run_scoring(
         _Replay(decisions, description),

@@ -262,8 +262,10 @@ def build_signalling(
         table.add_row(tile, str(conflict), str(control))
     out.print(table)
     missing = rec["covariates"]["unavailable"]
+    pool_size = rec["pool"]["size"] if rec["pool"] is not None else "?"
+    unselected = rec["candidates"]["unselected"] if rec["candidates"] is not None else 0
     out.print(
-        f"{out_dir}: {rec['n_items']} items, {rec['n_prompts']} prompts, pool {rec['pool']['size']}, "
+        f"{out_dir}: {rec['n_items']} items, {rec['n_prompts']} prompts, pool {pool_size}, "
         f"analysis set: {rec['analysis']['analysis_set']['tile'] or 'all-tile'} conflict items; "
         f"hash {frozen.hash}; {time.perf_counter() - start:.1f} s"
     )
@@ -275,7 +277,7 @@ def build_signalling(
         "selection filters: "
         + (", ".join(f"{k}={v}" for k, v in filters.items()) if filters else "none (the paper's)")
         + f"; tiles decided by {config['tile_screen']['decision']['decided_by']}; "
-        f"{rec['candidates']['unselected']:,} unselected candidates in candidates.parquet",
+        f"{unselected:,} unselected candidates in candidates.parquet",
         highlight=False,
     )
 

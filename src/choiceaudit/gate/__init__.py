@@ -32,7 +32,7 @@ A product feature, not an instrument: it reads any runs whose rows carry a gold 
 :mod:`choiceaudit.metrics`.
 """
 
-from choiceaudit.gate._document import thresholds_document
+from choiceaudit.gate._document import ThresholdsDocument, thresholds_document
 from choiceaudit.gate._fit import analyse_gate, resolve_slice
 from choiceaudit.gate._types import (
     GATE_SCHEMA,
@@ -58,6 +58,7 @@ __all__ = [
     "Objective",
     "OutOfSample",
     "SliceResult",
+    "ThresholdsDocument",
     "analyse_gate",
     "resolve_slice",
     "thresholds_document",

@@ -4,19 +4,30 @@ was fit on, the cut-point, the confidence definition's text and what it delivers
 from __future__ import annotations
 
 import math
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from choiceaudit.gate._types import (
     GATE_SCHEMA,
     GateAnalysis,
     Interval,
+    Objective,
     SliceResult,
 )
 from choiceaudit.metrics import (
     DEFINITION_TEXT,
 )
 
-__all__ = ["IntervalJSON", "SliceJSON", "thresholds_document"]
+__all__ = [
+    "CutPointIntervalJSON",
+    "EvidenceJSON",
+    "GateJSON",
+    "IntervalJSON",
+    "ObjectiveJSON",
+    "OutOfSampleJSON",
+    "SliceJSON",
+    "ThresholdsDocument",
+    "thresholds_document",
+]
 
 # -- the thresholds file ------------------------------------------------------------------------
 
@@ -49,6 +60,80 @@ class SliceJSON(TypedDict):
     augrc: float | None
     augrc_random: float | None
     advantage: float | None
+
+
+class CutPointIntervalJSON(TypedDict):
+    """The bootstrap interval of a cut-point (re-chosen per resample)."""
+
+    low: float | None
+    high: float | None
+    level: float
+    n_resamples: int
+    n_infeasible: int
+    method: str
+
+
+class OutOfSampleJSON(TypedDict):
+    """What the cut-point delivers out of sample on the fit slice (cross-fitted)."""
+
+    method: str
+    accuracy: float | None
+    accuracy_range: list[float | None]
+    coverage: float | None
+    cost: float | None
+    target_met: bool
+
+
+class EvidenceJSON(TypedDict):
+    fit: SliceJSON
+    out_of_sample: OutOfSampleJSON | None
+    slices: list[SliceJSON]
+    slices_missed: list[str]
+
+
+class GateJSON(TypedDict):
+    """One model's gate under one confidence definition."""
+
+    model: str
+    definition: str
+    slice: str
+    cut_point: float | None
+    accept: str
+    interval: CutPointIntervalJSON | None
+    evidence: EvidenceJSON
+
+
+class ObjectiveJSON(TypedDict):
+    kind: Objective
+    value: float
+    required_accuracy: float
+    description: str
+
+
+class FitSliceJSON(TypedDict):
+    key: str
+    value: str
+
+
+class RunJSON(TypedDict):
+    model: str
+    run: str
+    rows: int
+
+
+class ThresholdsDocument(TypedDict):
+    """The thresholds file (format :data:`~._types.GATE_SCHEMA`)."""
+
+    schema: str
+    rule: str
+    objective: ObjectiveJSON
+    fit_slice: FitSliceJSON
+    where: list[str]
+    definitions: dict[str, str]
+    runs: list[RunJSON]
+    excluded_rows: dict[str, dict[str, int]]
+    skipped: list[str]
+    gates: list[GateJSON]
 
 
 def _num(x: float | None) -> float | None:
@@ -87,11 +172,11 @@ def _slice_dict(s: SliceResult) -> SliceJSON:
     }
 
 
-def thresholds_document(analysis: GateAnalysis) -> dict[str, Any]:
+def thresholds_document(analysis: GateAnalysis) -> ThresholdsDocument:
     """The thresholds file as JSON data: for every model and definition the slice it was fit
     on, the cut-point (``null`` = accept nothing), its interval and the evidence."""
     spec = analysis.spec
-    gates = []
+    gates: list[GateJSON] = []
     for g in analysis.gates:
         oos = g.out_of_sample
         gates.append(

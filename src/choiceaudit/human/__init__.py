@@ -15,16 +15,26 @@ participant and keeps only a keyed digest of the panel id, so it is not enrolled
 
 from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
 from choiceaudit.human._assign import Trial, assign, classification_items
-from choiceaudit.human._db import DB_FILE, Participant, ResponsesDB, Withdrawal, WithdrawnError
+from choiceaudit.human._db import (
+    DB_FILE,
+    Participant,
+    ResponsesDB,
+    TrialExport,
+    Withdrawal,
+    WithdrawnError,
+)
 from choiceaudit.human._panel_id import PANEL_ID_PATTERN, PanelIdError, normalise_panel_id
 from choiceaudit.human._security import RESUME_CODE_LENGTH, resume_digest
 from choiceaudit.human._serve import StudyRecord, allowed_hosts_for, read_study, serve, withdraw
 from choiceaudit.human._study import (
     STUDY_FILE,
+    BlockJSON,
     BlockSpec,
+    StudyFileJSON,
     StudyItem,
     StudyItems,
     StudySpec,
+    StudySpecJSON,
     load_study_items,
     open_study,
     parse_study_file,
@@ -38,17 +48,21 @@ __all__ = [
     "RESUME_CODE_LENGTH",
     "SESSION_COOKIE",
     "STUDY_FILE",
+    "BlockJSON",
     "BlockSpec",
     "KeyedLimiter",
     "Limits",
     "PanelIdError",
     "Participant",
     "ResponsesDB",
+    "StudyFileJSON",
     "StudyItem",
     "StudyItems",
     "StudyRecord",
     "StudySpec",
+    "StudySpecJSON",
     "Trial",
+    "TrialExport",
     "Withdrawal",
     "WithdrawnError",
     "allowed_hosts_for",

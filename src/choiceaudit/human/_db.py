@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from choiceaudit.errors import InputError
 from choiceaudit.human._assign import Trial
@@ -40,6 +40,7 @@ __all__ = [
     "DB_FILE",
     "Participant",
     "ResponsesDB",
+    "TrialExport",
     "Withdrawal",
     "WithdrawnError",
     "corrupt_db",
@@ -145,6 +146,26 @@ def _now() -> str:
 def _blocked(con: sqlite3.Connection, digest: str) -> bool:
     """Whether ``digest`` (a withdrawn panel id's) is in ``withdrawn``."""
     return con.execute("SELECT 1 FROM withdrawn WHERE digest = ?", (digest,)).fetchone() is not None
+
+
+class TrialExport(TypedDict):
+    """One trial of one participant with its response joined on, as the export gives it (the
+    database's columns, typed by its schema; the response fields are null for a trial not
+    answered)."""
+
+    k: int
+    panel_id: str
+    finished: bool
+    position: int
+    block: str
+    item_id: str | None
+    query_id: str | None
+    perm_index: int | None
+    check_option: int | None
+    slot: int | None
+    rt_ms: int | None
+    server_rt_ms: int | None
+    answered_at: str | None
 
 
 class ResponsesDB:
@@ -420,7 +441,7 @@ class ResponsesDB:
             busy = self._con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         return Withdrawal(found, n, erase, was_blocked, int(busy) == 0)
 
-    def export(self) -> list[dict[str, Any]]:
+    def export(self) -> list[TrialExport]:
         """Every trial of every participant with its response (None where unanswered), in
         participant and position order: what the import and the admin export read."""
         with self._lock:
@@ -431,4 +452,21 @@ class ResponsesDB:
                 "t.participant LEFT JOIN responses r ON r.participant = t.participant AND "
                 "r.position = t.position ORDER BY p.k, t.position"
             ).fetchall()
-        return [dict(r) | {"finished": bool(r["finished"])} for r in rows]
+        return [
+            TrialExport(
+                k=r["k"],
+                panel_id=r["panel_id"],
+                finished=bool(r["finished"]),
+                position=r["position"],
+                block=r["block"],
+                item_id=r["item_id"],
+                query_id=r["query_id"],
+                perm_index=r["perm_index"],
+                check_option=r["check_option"],
+                slot=r["slot"],
+                rt_ms=r["rt_ms"],
+                server_rt_ms=r["server_rt_ms"],
+                answered_at=r["answered_at"],
+            )
+            for r in rows
+        ]

@@ -18,7 +18,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
 import jinja2
@@ -80,6 +80,24 @@ class Refused(Exception):
 def client_of(request: Request) -> str:
     """The throttling key the middleware computed for this request (its client address)."""
     return str(getattr(request.state, "client_key", "?"))
+
+
+class _ItemPage(TypedDict):
+    """What ``item.html`` shows for one trial: the form's token, progress, the item's
+    instruction, state and options (with their display slots), the item's view and the
+    attention check's option (``None`` on an ordinary trial)."""
+
+    csrf: str
+    position: int
+    done: int
+    n_trials: int
+    percent: int
+    instruction: str
+    state: str
+    view: Mapping[str, Any]
+    instrument: str
+    options: list[tuple[int, str]]
+    check: str | None
 
 
 class StudyPages:
@@ -322,7 +340,7 @@ class StudyPages:
         done = await run_in_threadpool(self.db.progress, who)
         return self.page("item.html", **self._trial_context(trial, who, done))
 
-    def _trial_context(self, trial: Trial, who: Participant, done: int) -> dict[str, Any]:
+    def _trial_context(self, trial: Trial, who: Participant, done: int) -> _ItemPage:
         q = self.queries[str(trial.query_id)]
         check = None if trial.check_option is None else q.options[trial.check_option]
         return {

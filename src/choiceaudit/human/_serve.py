@@ -7,15 +7,15 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from choiceaudit.errors import InputError
 from choiceaudit.human._app import create_app
-from choiceaudit.human._db import DB_FILE, ResponsesDB, Withdrawal, corrupt_db
+from choiceaudit.human._db import DB_FILE, ResponsesDB, TrialExport, Withdrawal, corrupt_db
 from choiceaudit.human._panel_id import PanelIdError, normalise_panel_id
 from choiceaudit.human._study import (
     SECRET_FILE,
     STUDY_FILE,
+    StudyFileJSON,
     StudyItems,
     StudySpec,
     load_study_items,
@@ -24,6 +24,7 @@ from choiceaudit.human._study import (
 )
 from choiceaudit.human._throttle import Limits
 from choiceaudit.net import listening_socket
+from choiceaudit.store import QUERIES
 
 __all__ = ["LOOPBACK_HOSTS", "StudyRecord", "allowed_hosts_for", "read_study", "serve", "withdraw"]
 
@@ -108,8 +109,8 @@ class StudyRecord:
     path: Path
     spec: StudySpec
     items: StudyItems
-    trials: tuple[dict[str, Any], ...]
-    record: dict[str, Any]
+    trials: tuple[TrialExport, ...]
+    record: StudyFileJSON
 
 
 def read_study(path: Path | str) -> StudyRecord:
@@ -119,9 +120,9 @@ def read_study(path: Path | str) -> StudyRecord:
     record_path = root / STUDY_FILE
     if not record_path.is_file():
         raise InputError(f"not a study directory (no {STUDY_FILE})", source=str(root))
-    record = read_study_record(record_path)
+    record: StudyFileJSON = read_study_record(record_path)
     spec = StudySpec.from_dict(record["study"], source=str(record_path))
-    source = root / "instrument" if record["instrument"] == "signalling" else root / "queries.jsonl"
+    source = root / "instrument" if record["instrument"] == "signalling" else root / QUERIES
     items = load_study_items(source, condition=spec.condition)
     items = dataclasses.replace(items, source_config=dict(record.get("source_config") or {}))
     if items.items_hash != record["items_hash"]:

@@ -24,7 +24,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from choiceaudit.errors import InputError, unreadable
 from choiceaudit.files import atomic_write_bytes, canonical_hash
@@ -36,10 +36,13 @@ from choiceaudit.types import Query
 __all__ = [
     "PANEL_ID_PATTERN",
     "STUDY_FILE",
+    "BlockJSON",
     "BlockSpec",
+    "StudyFileJSON",
     "StudyItem",
     "StudyItems",
     "StudySpec",
+    "StudySpecJSON",
     "block_pool",
     "load_study_items",
     "open_study",
@@ -68,6 +71,39 @@ class BlockSpec:
     pool: str = "analysis_set"
 
 
+class BlockJSON(TypedDict):
+    """A block of the study file as the study record stores it."""
+
+    name: str
+    n_items: int
+    pool: str
+
+
+class StudySpecJSON(TypedDict):
+    """A :class:`StudySpec` as the study record stores it (``study``)."""
+
+    seed: int
+    condition: str
+    blocks: list[BlockJSON]
+    attention_checks: int
+    panel_param: str
+    completion_code: str
+    title: str
+    max_participants: int | None
+
+
+class StudyFileJSON(TypedDict):
+    """``study.json``: the resolved study file, the instrument and hash of the items it serves,
+    where they came from and their configuration (older studies may lack the last three)."""
+
+    study: StudySpecJSON
+    instrument: str
+    items_hash: str
+    items_source: NotRequired[str]
+    source_config: NotRequired[dict[str, object]]
+    format_version: NotRequired[int]
+
+
 @dataclass(frozen=True)
 class StudySpec:
     """The study file, resolved (see README "The human condition" for its format)."""
@@ -81,7 +117,7 @@ class StudySpec:
     title: str = "A short communication study"
     max_participants: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StudySpecJSON:
         return {
             "seed": self.seed,
             "condition": self.condition,

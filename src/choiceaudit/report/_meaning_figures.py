@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import SupportsFloat
 
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -32,7 +33,8 @@ __all__ = [
     "unit_figure",
 ]
 
-Record = dict[str, Any]
+#: A table row as column → value, as the figure reads it back from its table.
+Record = Mapping[str, object]
 
 
 def _models(records: Sequence[Record], key: str = "model") -> list[str]:
@@ -43,8 +45,12 @@ def _colour(models: Sequence[str], model: str) -> str:
     return f"C{models.index(model) % 10}"
 
 
-def _num(value: Any) -> float:
-    return math.nan if value is None else float(value)
+def _num(value: object) -> float:
+    if value is None:
+        return math.nan
+    if isinstance(value, (SupportsFloat, str)):
+        return float(value)
+    raise TypeError(f"a plotted cell is not a number: {value!r}")
 
 
 def _grouped_bars(
@@ -92,7 +98,7 @@ def _unit_axis(ax: Axes, *, legend: bool = True, title: str | None = None) -> No
 def _shared_legend(fig: Figure, *, ncols: int = 4) -> None:
     """One legend for a row of panels, below them: per-panel legends of long model names would
     squeeze the panels to nothing."""
-    seen: dict[str, Any] = {}
+    seen: dict[str, Artist] = {}
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING
 
 from choiceaudit.instruments.signalling import SignallingAnalysis
 from choiceaudit.report._html import Section
@@ -19,10 +19,14 @@ from choiceaudit.report._signalling_figures import (
 )
 from choiceaudit.report._tables import ReportTable
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 __all__ = ["signalling_sections"]
 
 
-def _records(objs: Sequence[Any]) -> list[dict[str, Any]]:
+def _records(objs: Sequence[DataclassInstance]) -> list[dict[str, object]]:
+    # a flat result record is one table row, its fields the columns
     return [asdict(o) for o in objs]
 
 
@@ -274,7 +278,7 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
     set_label = analysis.set_label
     figures, tables = [], [_run_table(analysis, key)]
     if analysis.cells:
-        figures.append(coordinate_figure(_records(analysis.coordinates), set_label))
+        figures.append(coordinate_figure(analysis.coordinates, set_label))
         tables.append(_table1(analysis, key))
         tables.append(_references_table(analysis, key))
         tables.append(_decay_table(analysis, key))
@@ -293,7 +297,7 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                 )
             )
         if analysis.fit_cost:
-            figures.append(fit_cost_figure(_records(analysis.fit_cost), set_label))
+            figures.append(fit_cost_figure(analysis.fit_cost, set_label))
             tables.append(_slope_table(analysis, key))
             tables.append(_deciles_table(analysis, key))
         if analysis.slopes_gaussian:
@@ -306,7 +310,7 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                 )
             )
         if analysis.excess and analysis.excess_r is not None:
-            figures.append(excess_figure(_records(analysis.excess), _r_text(analysis)))
+            figures.append(excess_figure(analysis.excess, _r_text(analysis)))
     if analysis.conditions:
         tables.append(
             ReportTable.from_records(

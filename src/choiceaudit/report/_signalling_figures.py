@@ -5,11 +5,12 @@ colour, as in the paper."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
 
 from matplotlib.figure import Figure
 
+from choiceaudit.instruments.signalling import CoordinatePoint, ExcessPoint, FitCostBin
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._tables import ReportTable
 
@@ -30,33 +31,33 @@ def _style(names: Sequence[str]) -> dict[str, tuple[str, str]]:
     }
 
 
-def _facets(records: Sequence[dict[str, Any]]) -> list[str]:
-    return list(dict.fromkeys(str(r["facet"]) for r in records))
+def _facets(records: Sequence[CoordinatePoint] | Sequence[FitCostBin]) -> list[str]:
+    return list(dict.fromkeys(str(r.facet) for r in records))
 
 
-def coordinate_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigure:
+def coordinate_figure(records: Sequence[CoordinatePoint], set_label: str) -> ReportFigure:
     """Fig. 2: every chooser's mean (fit_norm, post_norm) against S, B and R (± 1 SD)."""
     table = ReportTable.from_records(
         "signalling_coordinates",
         f"Coordinates against the references ({set_label})",
-        records,
+        [asdict(r) for r in records],
     )
     facets = _facets(records)
-    choosers = list(dict.fromkeys(r["point"] for r in records if r["kind"] != "pole"))
+    choosers = list(dict.fromkeys(r.point for r in records if r.kind != "pole"))
     style = _style(choosers)
 
     def draw(fig: Figure) -> None:
         axes = fig.subplots(1, len(facets), sharex=True, sharey=True, squeeze=False)[0]
         for ax, facet in zip(axes, facets, strict=True):
-            here = [r for r in records if r["facet"] == facet]
+            here = [r for r in records if r.facet == facet]
             for r in here:
-                if r["kind"] == "pole":
-                    marker, letter = _POLES[r["point"]]
+                if r.kind == "pole":
+                    marker, letter = _POLES[r.point]
                     ax.errorbar(
-                        r["fit_norm"],
-                        r["post_norm"],
-                        xerr=r["fit_norm_sd"] or None,
-                        yerr=r["post_norm_sd"] or None,
+                        r.fit_norm,
+                        r.post_norm,
+                        xerr=r.fit_norm_sd or None,
+                        yerr=r.post_norm_sd or None,
                         fmt=marker,
                         color="black",
                         mfc="white",
@@ -66,22 +67,22 @@ def coordinate_figure(records: list[dict[str, Any]], set_label: str) -> ReportFi
                     )
                     ax.annotate(
                         letter,
-                        (r["fit_norm"], r["post_norm"]),
+                        (r.fit_norm, r.post_norm),
                         xytext=(6, 6),
                         textcoords="offset points",
                         fontweight="bold",
                     )
                 else:
-                    marker, colour = style[r["point"]]
+                    marker, colour = style[r.point]
                     ax.plot(
-                        r["fit_norm"],
-                        r["post_norm"],
+                        r.fit_norm,
+                        r.post_norm,
                         marker,
                         color=colour,
                         ms=7,
                         alpha=0.85,
                         zorder=3,
-                        label=r["point"],
+                        label=r.point,
                     )
             ax.set_title(f"rule: {facet}")
             ax.set_xlabel("fit_norm (1 = salience)")
@@ -109,40 +110,49 @@ def coordinate_figure(records: list[dict[str, Any]], set_label: str) -> ReportFi
     )
 
 
-def fit_cost_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigure:
+def fit_cost_figure(records: Sequence[FitCostBin], set_label: str) -> ReportFigure:
     """Fig. 3: achieved fit_norm (top) and post_norm (bottom) by fit_cost bin, with the three
     reference lines on each axis."""
     table = ReportTable.from_records(
-        "signalling_fit_cost", f"Achieved fit by fit_cost bin ({set_label})", records
+        "signalling_fit_cost",
+        f"Achieved fit by fit_cost bin ({set_label})",
+        [asdict(r) for r in records],
     )
     facets = _facets(records)
-    choosers = list(dict.fromkeys(r["chooser"] for r in records))
+    choosers = list(dict.fromkeys(r.chooser for r in records))
     style = _style(choosers)
 
-    # the fit axis (Fig. 3) above, the posterior axis (§IV-D) below
-    def one(_: dict[str, Any]) -> float:
-        return 1.0
-
-    def bayes_fit(r: dict[str, Any]) -> float:
-        return float(r["bayes_fit_norm"])
-
-    def salience_post(r: dict[str, Any]) -> float:
-        return float(r["salience_post_norm"])
-
-    panels = (
-        ("fit_norm", "achieved_fit_norm", one, bayes_fit),
-        ("post_norm", "achieved_post_norm", salience_post, one),
+    # the fit axis (Fig. 3) above, the posterior axis (§IV-D) below: per axis, the chooser's
+    # achieved value, the salience and Bayes lines, the random reference and its SD
+    Read = Callable[[FitCostBin], float]
+    panels: tuple[tuple[str, Read, Read, Read, Read, Read], ...] = (
+        (
+            "fit_norm",
+            lambda r: r.achieved_fit_norm,
+            lambda _: 1.0,
+            lambda r: float(r.bayes_fit_norm),
+            lambda r: r.random_fit_norm,
+            lambda r: r.random_fit_norm_sd,
+        ),
+        (
+            "post_norm",
+            lambda r: r.achieved_post_norm,
+            lambda r: float(r.salience_post_norm),
+            lambda _: 1.0,
+            lambda r: r.random_post_norm,
+            lambda r: r.random_post_norm_sd,
+        ),
     )
 
     def draw(fig: Figure) -> None:
         grid = fig.subplots(2, len(facets), sharex=True, sharey=True, squeeze=False)
-        for row, (axis, achieved, salience, bayes) in enumerate(panels):
+        for row, (axis, achieved, salience, bayes, random, random_sd) in enumerate(panels):
             for ax, facet in zip(grid[row], facets, strict=True):
-                here = [r for r in records if r["facet"] == facet]
-                ref = [r for r in here if r["chooser"] == here[0]["chooser"]]
-                x = [r["fit_cost"] for r in ref]
-                rand = [r[f"random_{axis}"] for r in ref]
-                sd = [r[f"random_{axis}_sd"] for r in ref]
+                here = [r for r in records if r.facet == facet]
+                ref = [r for r in here if r.chooser == here[0].chooser]
+                x = [r.fit_cost for r in ref]
+                rand = [random(r) for r in ref]
+                sd = [random_sd(r) for r in ref]
                 ax.plot(x, [salience(r) for r in ref], ":", color="black", label="salience")
                 ax.plot(x, [bayes(r) for r in ref], "--", color="black", label="Bayes")
                 ax.plot(x, rand, "-.", color="grey", label="random ±1 SD")
@@ -154,12 +164,12 @@ def fit_cost_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigu
                     alpha=0.15,
                 )
                 for chooser in choosers:
-                    rows = [r for r in here if r["chooser"] == chooser]
+                    rows = [r for r in here if r.chooser == chooser]
                     if rows:
                         marker, colour = style[chooser]
                         ax.plot(
-                            [r["fit_cost"] for r in rows],
-                            [r[achieved] for r in rows],
+                            [r.fit_cost for r in rows],
+                            [achieved(r) for r in rows],
                             marker=marker,
                             color=colour,
                             lw=1.2,
@@ -198,26 +208,26 @@ def fit_cost_figure(records: list[dict[str, Any]], set_label: str) -> ReportFigu
     )
 
 
-def excess_figure(records: list[dict[str, Any]], r_text: str) -> ReportFigure:
+def excess_figure(records: Sequence[ExcessPoint], r_text: str) -> ReportFigure:
     """§IV-C: excess consistency against distance of post_norm from random, one point a cell."""
     table = ReportTable.from_records(
         "signalling_excess_vs_distance",
         "Excess over the marginal null against distance from random, per chooser x rule cell",
-        records,
+        [asdict(r) for r in records],
     )
-    choosers = list(dict.fromkeys(r["chooser"] for r in records))
+    choosers = list(dict.fromkeys(r.chooser for r in records))
     style = _style(choosers)
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
         labels: dict[tuple[float, float], list[str]] = {}
         for r in records:
-            marker, colour = style[r["chooser"]]
-            xy = (float(r["excess"]), float(r["distance_from_random"]))
-            hollow = r["kind"] == "reference"  # shown for context, outside r
+            marker, colour = style[r.chooser]
+            xy = (float(r.excess), float(r.distance_from_random))
+            hollow = r.kind == "reference"  # shown for context, outside r
             ax.plot(*xy, marker, color=colour, ms=7, alpha=0.85, mfc="white" if hollow else colour)
             labels.setdefault((round(xy[0], 6), round(xy[1], 6)), []).append(
-                f"{r['chooser']}/{r['rule']}"
+                f"{r.chooser}/{r.rule}"
             )
         for xy, names in labels.items():  # coincident cells share one label
             ax.annotate(", ".join(names), xy, xytext=(5, 3), textcoords="offset points", fontsize=7)

@@ -53,6 +53,7 @@ from choiceaudit.scorers._registry import (
     model_status,
     parse_model_spec,
 )
+from choiceaudit.scorers._sparrow import SparrowScorer
 from choiceaudit.scorers._systemone import SystemOneScorer
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing them needs torch)
@@ -113,6 +114,7 @@ __all__ = [
     "Scorer",
     "ScorerError",
     "ScorerOptionError",
+    "SparrowScorer",
     "SystemOneScorer",
     "TokenTrie",
     "accepted_options",

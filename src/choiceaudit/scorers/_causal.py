@@ -14,9 +14,11 @@ import numpy as np
 
 from choiceaudit.scorers._chat import (
     ChatTemplate,
+    ChatTemplateRecord,
     rendered_context,
     rendered_continuation,
     resolve_chat_template,
+    template_record,
 )
 from choiceaudit.scorers._engine import DEFAULT_MAX_BATCH_TOKENS, context_window
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
@@ -28,6 +30,7 @@ __all__ = [
     "CausalLMScorer",
     "ChatTemplateRecord",
     "EngineOptions",
+    "EngineRecord",
     "PromptRenderer",
     "Prompting",
     "softmax",
@@ -42,11 +45,13 @@ def softmax(scores: FloatArray) -> FloatArray:
     return z / z.sum()  # type: ignore[no-any-return]
 
 
-class ChatTemplateRecord(TypedDict):
-    """Which chat template renders the prompts and its text."""
+class EngineRecord(TypedDict):
+    """The engine's batching options as the manifest records them."""
 
-    source: str
-    template: str
+    max_batch_tokens: int
+    max_batch_rows: int
+    pad_multiple: int
+    prefix_cache_mb: float
 
 
 class Prompting(TypedDict):
@@ -152,14 +157,12 @@ class CausalLMScorer:
     def describe_prompting(self) -> Prompting:
         """The manifest entries of how prompts are rendered and batched."""
         return {
-            "chat_template": None
-            if self.chat is None
-            else {"source": self.chat.source, "template": self.chat.template},
+            "chat_template": template_record(self.chat),
             "system_prompt": None if self.chat is None else self.chat.system_prompt,
             "context_window": self.context_window,
         }
 
-    def describe_engine(self) -> dict[str, Any]:
+    def describe_engine(self) -> EngineRecord:
         return {
             "max_batch_tokens": self.engine.max_batch_tokens,
             "max_batch_rows": self.engine.max_batch_rows,

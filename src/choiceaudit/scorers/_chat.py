@@ -10,7 +10,7 @@ markers), so a templated prompt is tokenized without adding special tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from choiceaudit.scorers._loading import (
     HF_EXTRA,
@@ -22,7 +22,21 @@ from choiceaudit.scorers._loading import (
 )
 from choiceaudit.scorers._protocol import ScorerError
 
-__all__ = ["ChatTemplate", "rendered_context", "rendered_continuation", "resolve_chat_template"]
+__all__ = [
+    "ChatTemplate",
+    "ChatTemplateRecord",
+    "rendered_context",
+    "rendered_continuation",
+    "resolve_chat_template",
+    "template_record",
+]
+
+
+class ChatTemplateRecord(TypedDict):
+    """Which chat template renders the prompts and its text."""
+
+    source: str
+    template: str
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,12 @@ class ChatTemplate:
         return text
 
 
+def template_record(chat: ChatTemplate | None) -> ChatTemplateRecord | None:
+    """The manifest's record of ``chat`` (``None`` without a template), the same in process
+    and on an ``openai:`` client."""
+    return None if chat is None else {"source": chat.source, "template": chat.template}
+
+
 def _looks_like_jinja(text: str) -> bool:
     return "{{" in text or "{%" in text
 
@@ -58,16 +78,17 @@ def _tokenizer_of(name: str) -> Any:
     """Load only the tokenizer of a causal LM name (no weights are read)."""
     transformers = require("transformers", HF_EXTRA)
     source = resolve_causal_lm(name)
-    kwargs: dict[str, Any] = {}
+    offline = False
     if source.kind in ("gguf-package", "gguf-file"):
         gguf, sha = _materialise_gguf(source)
         location = str(convert_gguf(gguf, sha))
     else:
         location = source.location
-        if source.kind == "hub" and _hub_offline():
-            kwargs["local_files_only"] = True
+        offline = source.kind == "hub" and _hub_offline()
     try:
-        return transformers.AutoTokenizer.from_pretrained(location, **kwargs)
+        if offline:
+            return transformers.AutoTokenizer.from_pretrained(location, local_files_only=True)
+        return transformers.AutoTokenizer.from_pretrained(location)
     except OSError as exc:
         raise ScorerError(
             f"could not load the tokenizer of {name!r} for its chat template: {exc}"

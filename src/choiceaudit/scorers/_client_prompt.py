@@ -17,18 +17,36 @@ are read.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from choiceaudit.scorers._chat import (
     ChatTemplate,
+    ChatTemplateRecord,
     _tokenizer_of,
     rendered_context,
     rendered_continuation,
     resolve_chat_template,
+    template_record,
 )
 from choiceaudit.scorers._protocol import ScorerError
 
-__all__ = ["ClientPrompt"]
+__all__ = ["ClientPrompt", "PromptDescription", "PromptFields"]
+
+
+class PromptFields(TypedDict, total=False):
+    """What a request body carries beyond its wire format's own fields: ``false`` when a
+    template applied on the client wrote the special tokens, else nothing."""
+
+    add_special_tokens: bool
+
+
+class PromptDescription(TypedDict):
+    """The manifest's record of the prompt options (the keys ``hf`` writes, and the tokenizer
+    the template was rendered with)."""
+
+    chat_template: ChatTemplateRecord | None
+    system_prompt: str | None
+    chat_tokenizer: str | None
 
 
 @dataclass(frozen=True)
@@ -83,16 +101,14 @@ class ClientPrompt:
     def continuation(self, text: str) -> str:
         return rendered_continuation(self.chat, text)
 
-    def body_fields(self) -> dict[str, Any]:
+    def body_fields(self) -> PromptFields:
         """What the request body carries beyond the wire format's own fields."""
         return {} if self.add_special_tokens else {"add_special_tokens": False}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> PromptDescription:
         """The manifest's record of the prompt options (the same keys as ``hf`` writes)."""
         return {
-            "chat_template": None
-            if self.chat is None
-            else {"source": self.chat.source, "template": self.chat.template},
+            "chat_template": template_record(self.chat),
             "system_prompt": None if self.chat is None else self.chat.system_prompt,
             "chat_tokenizer": self.tokenizer_name,
         }

@@ -26,13 +26,15 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypedDict
 
 from choiceaudit.scorers._protocol import ScorerError
 
 __all__ = [
     "BYTE_LEVEL_PRE_TOKENIZERS",
     "TOKENIZER_REVISION",
+    "GGUFValue",
+    "PreTokenizerRecord",
     "honour_pre_tokenizer",
     "pre_tokenizer_for",
     "read_gguf_metadata",
@@ -59,14 +61,30 @@ def _string(f: BinaryIO) -> str:
     return f.read(n).decode("utf-8", errors="replace")
 
 
-def _value(f: BinaryIO, vtype: int, keep: bool) -> Any:
+#: A GGUF metadata value: a scalar, a string, or an array of values (given as its length
+#: unless the caller asks for its items).
+GGUFValue = str | int | float | bool | list["GGUFValue"]
+
+
+class PreTokenizerRecord(TypedDict):
+    """What the conversion did about ``tokenizer.ggml.pre`` (kept in its conversion record)."""
+
+    tokenizer_model: str
+    pre: GGUFValue | None
+    pre_tokenizer: str
+    revision: int
+
+
+def _value(f: BinaryIO, vtype: int, keep: bool) -> GGUFValue:
     if vtype == _STRING:
         return _string(f)
     if vtype in _SCALARS:
-        return _read(f, _SCALARS[vtype])
+        scalar: int | float | bool = _read(f, _SCALARS[vtype])
+        return scalar
     if vtype != _ARRAY:
         raise ScorerError(f"{getattr(f, 'name', 'GGUF')}: unknown GGUF value type {vtype}")
-    itype, count = _read(f, "<I"), _read(f, "<Q")
+    itype: int = _read(f, "<I")
+    count: int = _read(f, "<Q")
     if itype in _SCALARS and not keep:
         f.seek(count * struct.calcsize(_SCALARS[itype]), 1)
         return count
@@ -74,7 +92,9 @@ def _value(f: BinaryIO, vtype: int, keep: bool) -> Any:
     return items if keep else count
 
 
-def read_gguf_metadata(path: Path | str, arrays: Collection[str] = ()) -> dict[str, Any]:
+def read_gguf_metadata(
+    path: Path | str, arrays: Collection[str] = ()
+) -> dict[str, GGUFValue]:
     """The GGUF's key/value metadata; arrays are given as their length unless named in ``arrays``."""
     with open(path, "rb") as f:
         if f.read(4) != b"GGUF":
@@ -84,7 +104,7 @@ def read_gguf_metadata(path: Path | str, arrays: Collection[str] = ()) -> dict[s
             raise ScorerError(f"{path}: GGUF version {version} is not supported (need ≥ 2)")
         _read(f, "<Q")  # tensor count
         n_kv = _read(f, "<Q")
-        out: dict[str, Any] = {}
+        out: dict[str, GGUFValue] = {}
         for _ in range(n_kv):
             key = _string(f)
             out[key] = _value(f, _read(f, "<I"), key in arrays)
@@ -146,7 +166,7 @@ def pre_tokenizer_for(tokenizer_model: str, pre: str | None, where: str) -> Any 
     )
 
 
-def honour_pre_tokenizer(tokenizer: Any, gguf: Path) -> dict[str, Any]:
+def honour_pre_tokenizer(tokenizer: Any, gguf: Path) -> PreTokenizerRecord:
     """Set the pre-tokenizer ``tokenizer.ggml.pre`` stands for on a tokenizer transformers built
     from ``gguf``; return what was done (for the conversion record)."""
     meta = read_gguf_metadata(gguf)

@@ -33,7 +33,7 @@ import os
 import random
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypedDict, TypeVar
 
 import httpx
@@ -51,7 +51,8 @@ _UNKNOWN, _ANSWERED, _UNREACHABLE = "unknown", "answered", "unreachable"
 _RECURRING = re.compile(
     r"assert|not (?:yet )?(?:supported|implemented)|unsupported|notimplemented|"
     r"unknown (?:parameter|field|argument)|unexpected keyword|extra[_ ](?:fields|inputs|forbidden)|"
-    r"typeerror|valueerror|keyerror|attributeerror|only (?:supports|accepts) (?:a )?(?:one|single)",
+    r"typeerror|valueerror|keyerror|attributeerror|only (?:supports|accepts) (?:a )?(?:one|single)|"
+    r"only no \w+ is supported",
     re.IGNORECASE,
 )
 
@@ -265,7 +266,7 @@ class HTTPBackend:
         )
 
     def _send(
-        self, method: str, url: str, body: dict[str, Any] | None, *, where: str = ""
+        self, method: str, url: str, body: Mapping[str, object] | None, *, where: str = ""
     ) -> httpx.Response:
         """One HTTP exchange, classified: a transient failure raises :class:`Retryable`, a 4xx
         that will not change a :class:`ScorerError` (via :meth:`_rejected`); any other

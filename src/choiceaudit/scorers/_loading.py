@@ -18,9 +18,9 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from choiceaudit.files import atomic_write_text, sha256_file
 from choiceaudit.scorers._gguf_tokenizer import TOKENIZER_REVISION, honour_pre_tokenizer
@@ -28,6 +28,8 @@ from choiceaudit.scorers._protocol import MissingBackendError, ScorerError
 
 __all__ = [
     "DTYPES",
+    "LMDescription",
+    "LoadFlags",
     "LoadedLM",
     "ModelSource",
     "cache_dir",
@@ -85,9 +87,31 @@ class ModelSource:
     license_note: str | None = None
 
 
+class LMDescription(TypedDict):
+    """A loaded causal LM as its manifest records it; a model converted from a GGUF also names
+    the converted directory and the GGUF file it came from."""
+
+    model: str
+    model_id: str
+    source: str
+    location: str
+    package: str | None
+    weights_sha256: str | None
+    revision: str | None
+    dtype: str
+    device: str
+    tokenizer: str
+    bos_token: str | None
+    license_note: str | None
+    libraries: dict[str, str]
+    converted_dir: NotRequired[str]
+    weights_file: NotRequired[str]
+
+
 @dataclass
 class LoadedLM:
-    """A loaded model and tokenizer plus the manifest description of where they came from."""
+    """A loaded model and tokenizer plus the manifest description of where they came from
+    (``converted_dir`` and ``weights_file`` for a model converted from a GGUF)."""
 
     model: Any
     tokenizer: Any
@@ -96,10 +120,11 @@ class LoadedLM:
     device: str
     weights_sha256: str | None = None
     revision: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    converted_dir: str | None = None
+    weights_file: str | None = None
 
-    def describe(self) -> dict[str, Any]:
-        return {
+    def describe(self) -> LMDescription:
+        described: LMDescription = {
             "model": self.source.name,
             "model_id": self.source.model_id,
             "source": self.source.kind,
@@ -113,8 +138,33 @@ class LoadedLM:
             "bos_token": getattr(self.tokenizer, "bos_token", None),
             "license_note": self.source.license_note,
             "libraries": library_versions("torch", "transformers", "gguf", "accelerate"),
-            **self.extra,
         }
+        if self.converted_dir is not None:
+            described["converted_dir"] = self.converted_dir
+        if self.weights_file is not None:
+            described["weights_file"] = self.weights_file
+        return described
+
+
+@dataclass(frozen=True)
+class LoadFlags:
+    """The keyword flags of transformers' ``from_pretrained``: the caller's trust in remote
+    code, and offline reading from the local cache (a hub id while ``HF_HUB_OFFLINE`` is set).
+    Weights are read from safetensors only, whatever the source."""
+
+    trust_remote_code: bool = False
+    local_files_only: bool = False
+
+    def tokenizer_kwargs(self) -> dict[str, bool]:
+        """The tokenizer's flags: the same trust and offline flags, no weight-format flag."""
+        out = {"trust_remote_code": self.trust_remote_code}
+        if self.local_files_only:
+            out["local_files_only"] = True
+        return out
+
+    def model_kwargs(self) -> dict[str, bool]:
+        """The model's flags: the tokenizer's, and safetensors only (nothing is unpickled)."""
+        return {**self.tokenizer_kwargs(), "use_safetensors": True}
 
 
 def _package_dir(module: str, pip_cmd: str) -> Path:
@@ -306,18 +356,17 @@ def load_causal_lm(
     torch = require("torch", HF_EXTRA)
     transformers = require("transformers", HF_EXTRA)
     torch_dtype = getattr(torch, dtype)
-    common: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+    flags = LoadFlags(trust_remote_code=trust_remote_code)
     weights_sha: str | None = None
     revision: str | None = None
-    extra: dict[str, Any] = {}
+    converted: str | None = None
+    weights_file: str | None = None
     if source.kind in ("gguf-package", "gguf-file"):
         gguf, gguf_sha = _materialise_gguf(source)
         location = convert_gguf(gguf, gguf_sha)
         weights_sha = gguf_sha
-        extra["converted_dir"] = str(location)
-        extra["weights_file"] = gguf.name
+        converted, weights_file = str(location), gguf.name
         load_from: str = str(location)
-        common["use_safetensors"] = True
     elif source.kind == "local-dir":
         location = Path(source.location)
         if not any(location.glob("*.safetensors")):
@@ -327,16 +376,15 @@ def load_causal_lm(
             )
         weights_sha = _weights_sha256(location)
         load_from = str(location)
-        common["use_safetensors"] = True
     else:
         load_from = source.location
-        common["use_safetensors"] = True
-        if _hub_offline():
-            common["local_files_only"] = True
+        flags = LoadFlags(trust_remote_code=trust_remote_code, local_files_only=_hub_offline())
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(load_from, **common_tok(common))
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            load_from, **flags.tokenizer_kwargs()
+        )
         model = transformers.AutoModelForCausalLM.from_pretrained(
-            load_from, dtype=torch_dtype, **common
+            load_from, dtype=torch_dtype, **flags.model_kwargs()
         )
     except OSError as exc:
         if source.kind == "hub":
@@ -363,10 +411,6 @@ def load_causal_lm(
         device=device,
         weights_sha256=weights_sha,
         revision=revision,
-        extra=extra,
+        converted_dir=converted,
+        weights_file=weights_file,
     )
-
-
-def common_tok(common: dict[str, Any]) -> dict[str, Any]:
-    """Tokenizer kwargs: the same trust and offline flags, no weight-format flag."""
-    return {k: v for k, v in common.items() if k != "use_safetensors"}

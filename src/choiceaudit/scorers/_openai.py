@@ -11,7 +11,7 @@ client (:mod:`._client_prompt`): the server is sent the text ``hf`` would read i
 ``openai:X`` is asked what ``X`` is asked. Without a template the server adds its own special
 tokens, as ``hf`` does; with one it is asked not to (the template writes them).
 
-Three wire formats (``api=``; bodies and parsing in :mod:`._openai_wire`):
+Three wire formats (``api=``; bodies in :mod:`._openai_bodies`, parsing in :mod:`._openai_wire`):
 
 * ``completions`` — OpenAI ``POST /v1/completions`` with ``echo: true``, ``logprobs: 1``,
   ``max_tokens: 0``: ``choices[i].logprobs`` gives ``tokens``, ``token_logprobs`` and
@@ -76,7 +76,7 @@ dtype and tokenizer.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -84,22 +84,27 @@ import httpx
 
 from choiceaudit.scorers._client_prompt import ClientPrompt
 from choiceaudit.scorers._http import HTTPBackend, Retryable
+from choiceaudit.scorers._openai_bodies import (
+    InvalidBody,
+    ServedModel,
+    ServerReport,
+    request_body,
+)
 from choiceaudit.scorers._openai_rows import decision_from_tokens
 from choiceaudit.scorers._openai_wire import (
     APIS,
     INFO,
-    InvalidBody,
     Parsed,
     Tokens,
     align_tokens,
     parse_body,
-    request_body,
 )
 from choiceaudit.scorers._probe import ProbeResult, run_probe, skipped_probe
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
 from choiceaudit.types import Decision, Query
 
 __all__ = ["APIS", "OpenAIScorer", "align_tokens"]
+
 
 class OpenAIScorer(HTTPBackend):
     """Causal LM option scorer over an inference server (rules ``sum``, ``mean``, ``pmi``); see
@@ -193,7 +198,7 @@ class OpenAIScorer(HTTPBackend):
         self._refused_models: dict[str, int] = {}
         self._reorder = {"queries_checked": 0, "tokens_compared": 0, "mismatches": 0}
         self._reorder_max = 0.0
-        self._info: dict[str, Any] | None = None
+        self._info: ServerReport | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIScorer(endpoint={self.endpoint!r}, model={self.model!r}, api={self.api!r})"
@@ -216,21 +221,23 @@ class OpenAIScorer(HTTPBackend):
 
     # -- the manifest --------------------------------------------------------------------------
 
-    def server_info(self) -> dict[str, Any]:
+    def server_info(self) -> ServerReport:
         """The server's entry for the model, as it reports it (fetched once, redacted)."""
         if self._info is None:
             path = INFO[self.api]
+            info: ServerReport
             try:
                 body = self.exchange("GET", self.base_url + path, None, where="the model list")
             except ScorerError as exc:
                 if "answered HTTP 4" not in str(exc):
                     raise
-                self._info = {"endpoint": path, "error": str(exc)}
+                info = {"endpoint": path, "error": str(exc)}
             else:
-                self._info = self.redact({"endpoint": path, "entry": self._model_entry(body)})
-        return self._info
+                info = {"endpoint": path, "entry": self.redact(self._model_entry(body))}
+            self._info = info
+        return info if self._info is None else self._info
 
-    def _model_entry(self, body: Any) -> Any:
+    def _model_entry(self, body: object) -> object:
         if self.api == "sglang" or not isinstance(body, dict):
             return body
         data = body.get("data")
@@ -247,22 +254,18 @@ class OpenAIScorer(HTTPBackend):
 
     def describe(self) -> dict[str, Any]:
         info = self.server_info()
-        found = info.get("entry")
-        entry: dict[str, Any] = found if isinstance(found, dict) else {}
-        mine = entry.get("choiceaudit")
-        own: dict[str, Any] = mine if isinstance(mine, dict) else {}
-        model_id = own.get("model_id") or entry.get("root") or entry.get("model_path")
+        served = ServedModel.from_entry(info.get("entry"))
         probe = self._probe_result
         with self._lock:
             return {
                 "backend": "openai",
                 "name": self.name,
                 "model": self.name,
-                "model_id": model_id,
-                "weights_sha256": own.get("weights_sha256"),
-                "revision": own.get("revision"),
-                "dtype": own.get("dtype"),
-                "tokenizer": own.get("tokenizer") or entry.get("tokenizer_path"),
+                "model_id": served.model_id,
+                "weights_sha256": served.weights_sha256,
+                "revision": served.revision,
+                "dtype": served.dtype,
+                "tokenizer": served.tokenizer,
                 **self.prompt.describe(),
                 "server": {
                     "base_url": self.base_url,
@@ -423,10 +426,13 @@ class OpenAIScorer(HTTPBackend):
     def scored(self, texts: list[str], *, as_list: bool, max_retries: int | None = None) -> Parsed:
         """One scoring request for ``texts``, parsed and checked (the probe uses it too)."""
         self._count("requests")
-        body = {
-            **request_body(self.api, self.model, texts, as_list=as_list),
-            **self.prompt.body_fields(),
-        }
+        body = request_body(
+            self.api,
+            self.model,
+            texts,
+            as_list=as_list,
+            add_special_tokens=self.prompt.add_special_tokens,
+        )
         parsed: Parsed = self.exchange(
             "POST",
             self.endpoint,
@@ -464,7 +470,7 @@ class OpenAIScorer(HTTPBackend):
         self,
         method: str,
         url: str,
-        body: dict[str, Any] | None,
+        body: Mapping[str, object] | None,
         *,
         where: str,
         parse: Callable[[Any], Any] = lambda data: data,

@@ -1,6 +1,7 @@
-"""The wire formats of the ``openai`` scorer: request bodies, and responses parsed into each
-string's tokens with their character spans and log-probabilities (:mod:`._openai` states the
-definitions, the hazards and the client).
+"""The wire formats of the ``openai`` scorer: responses parsed into each string's tokens with
+their character spans and log-probabilities (:mod:`._openai` states the definitions, the
+hazards and the client; :mod:`._openai_bodies` the request bodies and the typed records each
+answer's JSON is read into).
 
 Spans come from ``text_offset`` where those are true character offsets into the string
 (``offsets``), else from aligning the token strings to it (``aligned``, :func:`align_tokens`).
@@ -17,8 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from choiceaudit.scorers._openai_bodies import (
+    EchoChoice,
+    InvalidBody,
+    PromptLogprobsChoice,
+    SGLangResult,
+)
 from choiceaudit.scorers._protocol import ScorerError
 
 __all__ = [
@@ -26,12 +32,10 @@ __all__ = [
     "INFO",
     "LOGPROB_TOLERANCE",
     "ConformanceError",
-    "InvalidBody",
     "Parsed",
     "Tokens",
     "align_tokens",
     "parse_body",
-    "request_body",
 ]
 
 #: Endpoint of each wire format, relative to the base URL.
@@ -55,10 +59,6 @@ LOGPROB_TOLERANCE = 1e-4
 TILING = "tokens tile the text"
 POSSIBLE = "log-probabilities are possible"
 NO_GENERATION = "nothing generated after the echo"
-
-
-class InvalidBody(Exception):
-    """The body broke the wire format; retried like a transient failure, never recorded."""
 
 
 class ConformanceError(ScorerError):
@@ -87,40 +87,6 @@ class Parsed:
     tokens: list[Tokens]
     fingerprint: str | None = None
     model: str | None = None
-
-
-def request_body(api: str, model: str, texts: list[str], *, as_list: bool = True) -> dict[str, Any]:
-    """The request body of ``api`` scoring ``texts`` (nothing generated, greedy); with
-    ``as_list=False`` the one text is sent as a plain string, for a server that takes one
-    prompt per request."""
-    if not as_list and len(texts) != 1:
-        raise ValueError("one text per request when the prompt is not a list")
-    prompt: str | list[str] = texts if as_list else texts[0]
-    if api == "completions":
-        return {
-            "model": model,
-            "prompt": prompt,
-            "echo": True,
-            "logprobs": 1,
-            "max_tokens": 0,
-            "temperature": 0.0,
-        }
-    if api == "vllm-prompt-logprobs":
-        return {
-            "model": model,
-            "prompt": prompt,
-            "prompt_logprobs": 0,
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "return_token_ids": True,
-        }
-    return {
-        "text": prompt,
-        "sampling_params": {"max_new_tokens": 0, "temperature": 0.0},
-        "return_logprob": True,
-        "logprob_start_len": 0,
-        "return_text_in_logprobs": True,
-    }
 
 
 def align_tokens(text: str, tokens: Sequence[str | None]) -> tuple[tuple[int, int], ...]:
@@ -172,28 +138,49 @@ def _offset_spans(
     return tuple(spans)
 
 
-def parse_body(api: str, base_url: str, texts: list[str], data: Any) -> Parsed:
-    """The tokens of each of ``texts`` in a response ``data`` of ``api``. A body that breaks
-    the format raises :class:`InvalidBody` (retried); tokens that cannot be placed in the text
-    raise :class:`ScorerError` (not retried: the server is consistent, and wrong)."""
+def parse_body(api: str, base_url: str, texts: list[str], data: object) -> Parsed:
+    """The tokens of each of ``texts`` in a response ``data`` of ``api`` (the decoded JSON).
+    A body that breaks the format raises :class:`InvalidBody` (retried); tokens that cannot
+    be placed in the text raise :class:`ScorerError` (not retried: the server is consistent,
+    and wrong)."""
     if api == "sglang":
         items = data if isinstance(data, list) else [data]
         if len(items) != len(texts):
             raise InvalidBody(f"{len(items)} results for {len(texts)} prompts")
-        return Parsed([_sglang(base_url, t, i) for t, i in zip(texts, items, strict=True)])
+        return Parsed(
+            [_sglang(base_url, t, SGLangResult.from_json(i)) for t, i in zip(texts, items, strict=True)]
+        )
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
         raise InvalidBody("body has no choices")
-    choices = sorted(data["choices"], key=lambda c: int(c["index"]))
-    if [int(c["index"]) for c in choices] != list(range(len(texts))):
-        raise InvalidBody(f"choices {[c.get('index') for c in choices]} for {len(texts)} prompts")
+    choices = sorted(data["choices"], key=_choice_index)
+    if [_choice_index(c) for c in choices] != list(range(len(texts))):
+        shown = [c.get("index") if isinstance(c, dict) else None for c in choices]
+        raise InvalidBody(f"choices {shown} for {len(texts)} prompts")
     fingerprint = data.get("system_fingerprint")
     model = data.get("model")
-    read = _echo if api == "completions" else _prompt_logprobs
+    if api == "completions":
+        tokens = [
+            _echo(base_url, t, EchoChoice.from_json(c)) for t, c in zip(texts, choices, strict=True)
+        ]
+    else:
+        tokens = [
+            _prompt_logprobs(base_url, t, PromptLogprobsChoice.from_json(c))
+            for t, c in zip(texts, choices, strict=True)
+        ]
     return Parsed(
-        [read(base_url, t, c) for t, c in zip(texts, choices, strict=True)],
+        tokens,
         fingerprint if isinstance(fingerprint, str) else None,
         model if isinstance(model, str) else None,
     )
+
+
+def _choice_index(choice: object) -> int:
+    if not isinstance(choice, dict) or "index" not in choice:
+        raise InvalidBody("a choice has no index")
+    try:
+        return int(choice["index"])
+    except (TypeError, ValueError):
+        raise InvalidBody(f"choice index {choice['index']!r} is not an integer") from None
 
 
 def _spans(
@@ -292,18 +279,17 @@ def check_tiling(
         )
 
 
-def _finish(base_url: str, text: str, tokens: Sequence[str | None],
-            offsets: Sequence[int] | None, logprobs: Sequence[Any]) -> Tokens:  # fmt: skip
+def _finish(
+    base_url: str,
+    text: str,
+    tokens: Sequence[str | None],
+    offsets: Sequence[int] | None,
+    logprobs: Sequence[float | None],
+) -> Tokens:
     if len(tokens) != len(logprobs) or (offsets is not None and len(offsets) != len(tokens)):
         raise InvalidBody("tokens, logprobs and offsets differ in length")
-    values: list[float | None] = []
     for i, v in enumerate(logprobs):
-        if v is None:
-            values.append(None)
-            continue
-        if not isinstance(v, int | float) or isinstance(v, bool):
-            raise InvalidBody(f"log-probability {v!r} is not a number")
-        if not (math.isfinite(v) and v <= LOGPROB_TOLERANCE):
+        if v is not None and not (math.isfinite(v) and v <= LOGPROB_TOLERANCE):
             raise ConformanceError(
                 POSSIBLE,
                 f"openai {base_url}: the server returned log-probability {v!r} for token {i} "
@@ -311,71 +297,39 @@ def _finish(base_url: str, text: str, tokens: Sequence[str | None],
                 f"(tolerance {LOGPROB_TOLERANCE}), so this server's numbers are wrong and no "
                 "row of this request is kept",
             )
-        values.append(float(v))
     spans, method = _spans(base_url, text, tokens, offsets)
-    return Tokens(spans, tuple(values), method)
+    return Tokens(spans, tuple(logprobs), method)
 
 
-def _echo(base_url: str, text: str, choice: dict[str, Any]) -> Tokens:
-    lp = choice["logprobs"]
-    if not isinstance(lp, dict):
-        raise InvalidBody("choice has no logprobs (does the server support echo with logprobs?)")
-    tokens, values, offsets = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
-    n_prompt = _prompt_count(base_url, text, choice, len(tokens))
+def _echo(base_url: str, text: str, choice: EchoChoice) -> Tokens:
+    n_prompt = _prompt_count(base_url, text, choice)
+    offsets = choice.text_offset
     return _finish(
         base_url,
         text,
-        tokens[:n_prompt],
+        choice.tokens[:n_prompt],
         None if offsets is None else offsets[:n_prompt],
-        values[:n_prompt],
+        choice.token_logprobs[:n_prompt],
     )
 
 
-def _prompt_logprobs(base_url: str, text: str, choice: dict[str, Any]) -> Tokens:
-    entries = choice["prompt_logprobs"]
-    ids = choice.get("prompt_token_ids")
-    if not isinstance(entries, list) or not entries:
-        raise InvalidBody("choice has no prompt_logprobs (is this a vLLM server?)")
-    if ids is not None and len(ids) != len(entries):
-        raise InvalidBody("prompt_token_ids and prompt_logprobs differ in length")
-    tokens: list[str | None] = []
-    values: list[float | None] = []
-    for j, entry in enumerate(entries):
-        if entry is None:
-            if j:
-                raise InvalidBody(f"prompt_logprobs[{j}] is null after the first token")
-            tokens.append(None)
-            values.append(None)
-            continue
-        if ids is not None:
-            picked = entry[str(ids[j])]
-        elif len(entry) == 1:
-            (picked,) = entry.values()
-        else:
-            raise InvalidBody("several candidates per prompt token and no prompt_token_ids")
-        tokens.append(picked["decoded_token"])
-        values.append(picked["logprob"])
-    return _finish(base_url, text, tokens, None, values)
+def _prompt_logprobs(base_url: str, text: str, choice: PromptLogprobsChoice) -> Tokens:
+    return _finish(base_url, text, choice.tokens, None, choice.logprobs)
 
 
-def _sglang(base_url: str, text: str, item: dict[str, Any]) -> Tokens:
-    entries = item["meta_info"]["input_token_logprobs"]
-    tokens = [e[2] for e in entries]
-    if any(not isinstance(t, str) for t in tokens):
-        raise InvalidBody("input_token_logprobs has no token text (send return_text_in_logprobs)")
-    return _finish(base_url, text, tokens, None, [e[0] for e in entries])
+def _sglang(base_url: str, text: str, result: SGLangResult) -> Tokens:
+    return _finish(base_url, text, result.tokens, None, result.logprobs)
 
 
-def _prompt_count(base_url: str, text: str, choice: dict[str, Any], n_returned: int) -> int:
+def _prompt_count(base_url: str, text: str, choice: EchoChoice) -> int:
     """How many returned tokens are the prompt's: all of them with ``max_tokens: 0``, or as
     many as ``prompt_token_ids`` says. A server that generated anyway without saying how many
-    tokens are the prompt's (the completion ``choice["text"]`` continues the prompt) cannot
-    be scored."""
-    ids = choice.get("prompt_token_ids")
-    if isinstance(ids, list):
-        return min(len(ids), n_returned)
-    echoed = choice.get("text")
-    if isinstance(echoed, str) and echoed != text and echoed.startswith(text):
+    tokens are the prompt's (the completion ``text`` continues the prompt) cannot be scored."""
+    n_returned = len(choice.tokens)
+    if choice.n_prompt_tokens is not None:
+        return min(choice.n_prompt_tokens, n_returned)
+    echoed = choice.text
+    if echoed is not None and echoed != text and echoed.startswith(text):
         raise ConformanceError(
             NO_GENERATION,
             f"openai {base_url}: asked for max_tokens 0 with echo, the server generated "

@@ -12,7 +12,11 @@ request and decoded partial UTF-8 tokens as ``""``). The probe checks, in this o
 2. **nothing generated after the echo** and **the tokens tile the text** (each character in
    exactly one token; the strings hold accented letters, CJK characters and an emoji, whose
    byte-level tokens a server may decode as ``""``) and **log-probabilities are possible** —
-   the same checks as every scored answer (:mod:`._openai_wire`).
+   the same checks as every scored answer (:mod:`._openai_wire`). A server that answers an
+   echo with an error saying echo is not supported (llama.cpp's own ``llama-server`` answers
+   every ``echo: true`` with "Only no echo is supported") is refused at once with that cause:
+   without the prompt's own log-probabilities nothing can be scored through it, so
+   ``probe=false`` cannot help either.
 3. **echo log-probabilities are conditional** — for each prefix ``P`` of
    :data:`CONDITIONAL_PREFIXES`, a one-token greedy completion of ``P`` gives a token ``g``
    and its log-probability ``log P(g | P)``; the echo of ``P + g`` must give ``g`` the same
@@ -25,6 +29,7 @@ what to do. ``probe=False`` skips the probe, and the manifest records that it wa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONDITIONAL",
     "CONDITIONAL_PREFIXES",
+    "ECHO",
     "SEVERAL_PROMPTS",
     "TILE_TEXTS",
     "ProbeFailed",
@@ -52,6 +58,7 @@ __all__ = [
 
 SEVERAL_PROMPTS = "several prompts per request"
 CONDITIONAL = "echo log-probabilities are conditional"
+ECHO = "echo with log-probabilities"
 
 #: Strings whose echo must tile: plain words, the prompt/answer join, non-ASCII, an emoji.
 TILE_TEXTS = ("The capital of France is Paris.", "Answer: yes, naïve café 日本語 🙂 ok")
@@ -59,6 +66,11 @@ TILE_TEXTS = ("The capital of France is Paris.", "Answer: yes, naïve café 日�
 CONDITIONAL_PREFIXES = ("The capital of France is", "One, two, three, four,", "The cat sat on the")
 
 _SKIP_HINT = "-o probe=false skips the probe, at the risk of wrong scores"
+#: An error answer saying the server has no echo at all (llama-server: "Only no echo is supported")
+_NO_ECHO = re.compile(
+    r"only no echo|echo (?:is )?not (?:yet )?(?:supported|implemented)|unsupported[^.]{0,40}echo",
+    re.IGNORECASE,
+)
 _FIX_HINT = (
     "use a server whose prompt scoring is exact (vLLM, SGLang, choiceaudit serve-model) or "
     "score the model in process"
@@ -146,6 +158,7 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
         raise _conformance(exc) from None
     except ScorerError as exc:
         answer = str(exc)
+        _refuse_without_echo(texts[0], answer)
         if "timeout" in answer:
             _unlimited_generation(scorer, texts[0], answer)
     try:
@@ -162,13 +175,30 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
                 "reads max_tokens 0 as 'no limit', as llama-cpp-python's does, is still busy "
                 "generating for the timed-out requests and fails this way)"
             )
+        _refuse_without_echo(texts[0], str(exc))
         raise ProbeFailed(
-            "echo with log-probabilities",
+            ECHO,
             f"asked to echo {texts[0]!r} with log-probabilities and max_tokens 0, the server "
             f"answered: {exc}{cause}; {_FIX_HINT} ({_SKIP_HINT})",
         ) from None
     scorer.several_prompts = False
     return answer
+
+
+def _refuse_without_echo(text: str, answer: str) -> None:
+    """Refuse a server whose error answer says it has no echo: every scored request needs the
+    echoed prompt's log-probabilities, so neither retrying nor skipping the probe helps."""
+    if not _NO_ECHO.search(answer):
+        return
+    raise ProbeFailed(
+        ECHO,
+        f"asked to echo {text!r} with log-probabilities and max_tokens 0, the server answered: "
+        f"{answer}; it does not implement echo (llama.cpp's llama-server refuses every "
+        "'echo: true' this way), so it cannot give a prompt's own log-probabilities and no "
+        "option can be scored through it; score the same GGUF file in process with "
+        "llama-cpp:<file.gguf>, or use a server whose prompt scoring is exact (vLLM, SGLang, "
+        "choiceaudit serve-model); -o probe=false cannot help, every scored request needs the echo",
+    )
 
 
 def _unlimited_generation(scorer: OpenAIScorer, text: str, answer: str) -> None:

@@ -42,17 +42,24 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import httpx
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from choiceaudit.scorers._http import HTTPBackend, Retryable
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
 from choiceaudit.types import Decision, Query
 
-__all__ = ["ENDPOINTS", "SUM_TOLERANCE", "PartialScoreError", "SystemOneScorer"]
+__all__ = [
+    "ENDPOINTS",
+    "SUM_TOLERANCE",
+    "ChoiceQuestion",
+    "DecisionRequest",
+    "PartialScoreError",
+    "SystemOneScorer",
+]
 
 #: Path of each API variant, relative to the base URL.
 ENDPOINTS: dict[str, str] = {"systemone": "/v1/systemone", "alpha": "/api/alpha/decisions"}
@@ -79,8 +86,37 @@ class _Response(BaseModel):
     answers: dict[str, _Answer] | None = None
     model: str | None = None
     build: str | None = None
-    usage: dict[str, Any] | None = None
+    usage: dict[str, float] | None = None
     cost: float | None = None
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _numeric_usage(cls, value: object) -> object:
+        """Keep the numeric entries of ``usage`` (what the manifest sums per key): a server's
+        nested or textual usage fields are no count, and a boolean is not a number."""
+        if not isinstance(value, dict):
+            return value  # None passes; anything else fails validation as a malformed body
+        return {
+            key: number
+            for key, number in value.items()
+            if isinstance(number, int | float) and not isinstance(number, bool)
+        }
+
+
+class ChoiceQuestion(TypedDict):
+    """One question of a decisions request: the options keyed in display order."""
+
+    type: str
+    instructions: str
+    criteria: dict[str, str]
+
+
+class DecisionRequest(TypedDict):
+    """The JSON body of a decisions request (Appendix A)."""
+
+    model: str
+    state: str
+    questions: dict[str, ChoiceQuestion]
 
 
 class _InvalidResponse(Exception):
@@ -211,7 +247,7 @@ class SystemOneScorer(HTTPBackend):
 
     # -- one query -----------------------------------------------------------------------------
 
-    def request_body(self, query: Query) -> dict[str, Any]:
+    def request_body(self, query: Query) -> DecisionRequest:
         """The JSON body for ``query`` (Appendix A): criteria keyed in display order."""
         criteria = dict(zip(query.keys, query.options, strict=True))
         return {
@@ -251,7 +287,7 @@ class SystemOneScorer(HTTPBackend):
             f"query {query.id}, item {item}, and the rest of the batch",
         )
 
-    def _attempt(self, query: Query, body: dict[str, Any]) -> Decision:
+    def _attempt(self, query: Query, body: DecisionRequest) -> Decision:
         response = self._send("POST", self.endpoint, body, where=f" for query {query.id}")
         try:
             decision, parsed = self._parse(query, response)
@@ -308,8 +344,7 @@ class SystemOneScorer(HTTPBackend):
             if build is not None:
                 self._builds.add(build)
             for key, value in (parsed.usage or {}).items():
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    self._usage[key] = self._usage.get(key, 0.0) + float(value)
+                self._usage[key] = self._usage.get(key, 0.0) + value
             if parsed.cost is not None:
                 self._cost += float(parsed.cost)
                 self._cost_seen = True

@@ -28,7 +28,9 @@ import hmac
 import threading
 import time
 import uuid
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -38,7 +40,81 @@ from starlette.routing import Route
 from choiceaudit.errors import ScorerError
 from choiceaudit.scorers import HFScorer, NextToken, PromptLogprobs, next_token, prompt_logprobs
 
-__all__ = ["create_app"]
+__all__ = [
+    "Completion",
+    "CompletionChoice",
+    "CompletionRequest",
+    "ServedIdentity",
+    "TokenizerIdentity",
+    "create_app",
+]
+
+
+#: The served tokenizer: its class, where it was loaded from, its size and its BOS.
+TokenizerIdentity = TypedDict(
+    "TokenizerIdentity",
+    {"class": str, "name_or_path": str | None, "vocab_size": int, "bos_token": str | None},
+)
+
+
+class ServedIdentity(TypedDict):
+    """The served model's identity under ``choiceaudit`` in ``/v1/models`` (the ``openai``
+    scorer records it in the run's manifest)."""
+
+    model: str
+    model_id: str
+    weights_sha256: str | None
+    revision: str | None
+    dtype: str
+    device: str
+    tokenizer: TokenizerIdentity
+    libraries: dict[str, str]
+    context_window: int | None
+
+
+class CompletionLogprobs(TypedDict):
+    """The OpenAI completions ``logprobs`` object of one prompt."""
+
+    tokens: list[str]
+    token_logprobs: list[float | None]
+    text_offset: list[int]
+    top_logprobs: list[dict[str, float] | None]
+
+
+class CompletionChoice(TypedDict):
+    index: int
+    text: str
+    logprobs: CompletionLogprobs
+    finish_reason: str
+    prompt_token_ids: NotRequired[list[int]]
+
+
+class Usage(TypedDict):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class Completion(TypedDict):
+    """A ``/v1/completions`` response body."""
+
+    id: str
+    object: str
+    created: int
+    model: str
+    system_fingerprint: str
+    choices: list[CompletionChoice]
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """A completions request this server takes: the prompts, whether it scores them (``echo``)
+    or generates one greedy token, and whether the tokenizer's special tokens are added."""
+
+    texts: tuple[str, ...]
+    echo: bool
+    add_special_tokens: bool
 
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -53,18 +129,22 @@ def create_app(
     name = served_name or scorer.name
     lm = scorer.lm
     described = lm.describe()
-    identity = {
-        key: described.get(key)
-        for key in ("model", "model_id", "weights_sha256", "revision", "dtype", "device")
+    identity: ServedIdentity = {
+        "model": described["model"],
+        "model_id": described["model_id"],
+        "weights_sha256": described["weights_sha256"],
+        "revision": described["revision"],
+        "dtype": described["dtype"],
+        "device": described["device"],
+        "tokenizer": {
+            "class": type(lm.tokenizer).__name__,
+            "name_or_path": getattr(lm.tokenizer, "name_or_path", None),
+            "vocab_size": len(lm.tokenizer),
+            "bos_token": getattr(lm.tokenizer, "bos_token", None),
+        },
+        "libraries": described["libraries"],
+        "context_window": scorer.context_window,
     }
-    identity["tokenizer"] = {
-        "class": type(lm.tokenizer).__name__,
-        "name_or_path": getattr(lm.tokenizer, "name_or_path", None),
-        "vocab_size": len(lm.tokenizer),
-        "bos_token": getattr(lm.tokenizer, "bos_token", None),
-    }
-    identity["libraries"] = described.get("libraries")
-    identity["context_window"] = scorer.context_window
     fingerprint = f"choiceaudit-{(identity['weights_sha256'] or 'unhashed')[:16]}"
     created = int(time.time())
     engine_lock = threading.Lock()  # one forward at a time; the model is not re-entrant
@@ -114,17 +194,15 @@ def create_app(
             return _error(400, "the body is not JSON")
         if not isinstance(body, dict):
             return _error(400, "the body must be a JSON object")
-        problem = _check_request(body, name)
-        if problem is not None:
-            return _error(404 if problem.startswith("model") else 400, problem)
-        prompts = body["prompt"]
-        texts = [prompts] if isinstance(prompts, str) else list(prompts)
+        asked = _check_request(body, name)
+        if isinstance(asked, str):
+            return _error(404 if asked.startswith("model") else 400, asked)
         from starlette.concurrency import run_in_threadpool
 
-        generating = body.get("echo") is not True
-        specials = bool(body.get("add_special_tokens", True))
+        texts, specials = list(asked.texts), asked.add_special_tokens
+        choices: list[CompletionChoice]
         try:
-            if generating:
+            if not asked.echo:
                 tokens = await run_in_threadpool(generate, texts, specials)
                 choices = [
                     _generated(i, t, n) for i, (t, n) in enumerate(zip(texts, tokens, strict=True))
@@ -146,18 +224,18 @@ def create_app(
     return Starlette(routes=routes)
 
 
-def _check_request(body: dict[str, Any], name: str) -> str | None:
-    """What is wrong with a completions request for this scoring-only server, if anything."""
+def _check_request(body: Mapping[str, object], name: str) -> CompletionRequest | str:
+    """A completions request (the decoded JSON body) as this scoring-only server takes it, or
+    what is wrong with it."""
     model = body.get("model")
     if model is not None and model != name:
         return f"model {model!r} is not served here (this server serves {name!r})"
     prompts = body.get("prompt")
-    is_text_list = (
-        isinstance(prompts, list) and prompts and all(isinstance(p, str) for p in prompts)
-    )
-    if not (isinstance(prompts, str) or is_text_list):
+    listed = prompts if isinstance(prompts, list) else []
+    texts = (prompts,) if isinstance(prompts, str) else tuple(p for p in listed if isinstance(p, str))
+    if not texts or (isinstance(prompts, list) and len(texts) != len(prompts)):
         return "prompt must be a string or a non-empty list of strings (token-id prompts are not served)"
-    for index, text in enumerate([prompts] if isinstance(prompts, str) else list(prompts or ())):
+    for index, text in enumerate(texts):
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate (JSON allows "\ud800")
@@ -175,16 +253,17 @@ def _check_request(body: dict[str, Any], name: str) -> str | None:
     logprobs = body.get("logprobs")
     if isinstance(logprobs, bool) or logprobs not in (0, 1):
         return "logprobs must be 0 or 1 (the prompt token's log-probability; no alternatives are served)"
-    if not isinstance(body.get("add_special_tokens", True), bool):
+    specials = body.get("add_special_tokens", True)
+    if not isinstance(specials, bool):
         return "add_special_tokens must be true or false"
     if body.get("n", 1) != 1 or body.get("stream", False):
         return "n must be 1 and stream false"
-    return None
+    return CompletionRequest(texts, body.get("echo") is True, specials)
 
 
 def _completion(
-    name: str, fingerprint: str, choices: list[dict[str, Any]], n_prompt: int, n_generated: int
-) -> dict[str, Any]:
+    name: str, fingerprint: str, choices: list[CompletionChoice], n_prompt: int, n_generated: int
+) -> Completion:
     return {
         "id": f"cmpl-{uuid.uuid4().hex}",
         "object": "text_completion",
@@ -200,7 +279,7 @@ def _completion(
     }
 
 
-def _generated(index: int, prompt: str, token: NextToken) -> dict[str, Any]:
+def _generated(index: int, prompt: str, token: NextToken) -> CompletionChoice:
     return {
         "index": index,
         "text": token.text,
@@ -214,7 +293,7 @@ def _generated(index: int, prompt: str, token: NextToken) -> dict[str, Any]:
     }
 
 
-def _choice(index: int, result: PromptLogprobs) -> dict[str, Any]:
+def _choice(index: int, result: PromptLogprobs) -> CompletionChoice:
     text = result.text
     tokens = [text[s:e] for s, e in result.offsets]
     top: list[dict[str, float] | None] = [

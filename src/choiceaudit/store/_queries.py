@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -49,7 +49,7 @@ class QueryLine(BaseModel):
     template: str = DEFAULT_TEMPLATE
     answer_format: Literal["text", "key"] = "text"
     perm: str | list[int] | None = None
-    meta: dict[str, Any] = {}
+    meta: dict[str, object] = {}  # open-ended JSON, carried into Query.meta as read
     id: str | None = None
 
     @field_validator("options")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -91,6 +91,30 @@ def _why_not_rebuildable(stamps: dict[Path, PartStamp | None]) -> str | None:
     return None
 
 
+class Rebuild(TypedDict):
+    """Why and from what a manifest was rebuilt, and what it lost."""
+
+    at: str
+    because: str
+    previous_manifest: str | None
+    parts: int
+    rows: int
+    lost: str
+
+
+class RebuiltManifest(TypedDict):
+    """A manifest written from the parts alone: the configuration and scorer identity they
+    carry, the rows they hold, and the record of the rebuild (no sessions survive)."""
+
+    config: object
+    scorer: object
+    status: str
+    rows: int
+    parts: int
+    sessions: list[object]
+    rebuilt_from_parts: Rebuild
+
+
 def _rebuild(store: RunStore, stamps: dict[Path, PartStamp | None], problem: str) -> None:
     """Write a manifest from the parts (the unreadable one, if any, moved to quarantine)."""
     stamp = next(s for s in stamps.values() if s is not None)
@@ -99,7 +123,7 @@ def _rebuild(store: RunStore, stamps: dict[Path, PartStamp | None], problem: str
     if store.manifest_path.exists():
         previous = str(_aside(store, store.manifest_path).relative_to(store.path))
     rows = len(store.done_ids())
-    manifest: dict[str, Any] = {
+    manifest: RebuiltManifest = {
         "config": json.loads(stamp.config_json),
         "scorer": json.loads(stamp.scorer_identity),
         "status": "incomplete",

@@ -12,7 +12,7 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,7 @@ __all__ = [
     "Item",
     "ItemSet",
     "Query",
+    "QueryRecord",
     "format_perm",
     "parse_perm",
     "tied_argmax",
@@ -128,6 +129,22 @@ def _freeze_meta(meta: Mapping[str, Any] | None, *, finite: bool = False) -> dic
                 f"Query.meta.{key} holds a non-finite number ({value!r}); meta must be finite JSON"
             ) from None
     return meta
+
+
+class QueryRecord(TypedDict):
+    """A :class:`Query` as one line of a JSONL query file (the store's planned queries):
+    every field, the permutation as its string form, ``meta`` as the query carries it."""
+
+    id: str
+    state: str
+    instruction: str
+    options: list[str]
+    keys: list[str]
+    neutral_state: str | None
+    template: str
+    answer_format: AnswerFormat
+    perm: str | None
+    meta: Mapping[str, object]
 
 
 @dataclass(frozen=True)
@@ -237,7 +254,7 @@ class Query:
         """Canonical option shown in display ``slot`` (identity when no permutation is given)."""
         return self.perm[slot] if self.perm is not None else slot
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> QueryRecord:
         return {
             "id": self.id,
             "state": self.state,

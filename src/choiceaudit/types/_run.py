@@ -44,8 +44,10 @@ class _Record:
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**values, extra=extra, stored_keys=frozenset(data))
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.extra)
+    def to_json(self) -> dict[str, object]:
+        """The record as the JSON object it was read from (the serialising edge: its values
+        are whatever the record's fields and unknown keys hold)."""
+        out: dict[str, object] = dict(self.extra)
         for name in self._known():
             value = getattr(self, name)
             if value is not None or name in self.stored_keys:

@@ -64,7 +64,7 @@ def index(q: Query) -> int:
 
 def test_choice_credit_splits_ties() -> None:
     credit = choice_credit(np.array([[0.4, 0.4, 0.1, 0.1], [0.7, 0.1, 0.1, 0.1]]))
-    np.testing.assert_allclose(credit, [[0.5, 0.5, 0, 0], [1, 0, 0, 0]])
+    np.testing.assert_allclose(credit, [[0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
 
 
 def ladder_rule(q: Query) -> tuple[int | None, float]:

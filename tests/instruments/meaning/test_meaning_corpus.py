@@ -74,7 +74,9 @@ def test_sample_rows_load_with_every_field(shared_data: Path) -> None:
     assert report.count("with_alt") == 1 and report.count("with_en_parenthetical") == 1
 
 
-def test_nfc_strip_dedupe_lowest_id_and_filter(tmp_path: Path, sample_rows: list[dict]) -> None:
+def test_nfc_strip_dedupe_lowest_id_and_filter(
+    tmp_path: Path, sample_rows: list[dict[str, Any]]
+) -> None:
     base = sample_rows[1]
     decomposed = unicodedata.normalize("NFD", "বোকা লোক")
     assert decomposed != "বোকা লোক"
@@ -100,7 +102,7 @@ def test_nfc_strip_dedupe_lowest_id_and_filter(tmp_path: Path, sample_rows: list
     assert report["examples"]["duplicate_idiom"] == [50]  # the higher id is the one dropped
 
 
-def test_csv_matches_jsonl(tmp_path: Path, sample_rows: list[dict]) -> None:
+def test_csv_matches_jsonl(tmp_path: Path, sample_rows: list[dict[str, Any]]) -> None:
     path = tmp_path / "c.csv"
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(BAGDHARA_FIELDS))
@@ -128,7 +130,9 @@ def test_csv_matches_jsonl(tmp_path: Path, sample_rows: list[dict]) -> None:
         )
 
 
-def test_bad_rows_name_file_row_and_field(tmp_path: Path, sample_rows: list[dict]) -> None:
+def test_bad_rows_name_file_row_and_field(
+    tmp_path: Path, sample_rows: list[dict[str, Any]]
+) -> None:
     good = sample_rows[0]
     missing = {k: v for k, v in good.items() if k != "tags"}
     path = write_jsonl(tmp_path / "m.jsonl", [good, missing])
@@ -151,7 +155,7 @@ def test_bad_rows_name_file_row_and_field(tmp_path: Path, sample_rows: list[dict
         load_bagdhara(tmp_path / "absent.jsonl")
 
 
-def _csv_lines(rows: list[dict]) -> list[list[str]]:
+def _csv_lines(rows: list[dict[str, Any]]) -> list[list[str]]:
     out = []
     for row in rows:
         cells = []
@@ -173,7 +177,7 @@ def _write_csv(path: Path, rows: list[list[str]]) -> Path:
 
 
 def test_csv_row_with_too_few_or_too_many_cells_names_file_row_and_field(
-    tmp_path: Path, sample_rows: list[dict]
+    tmp_path: Path, sample_rows: list[dict[str, Any]]
 ) -> None:
     good, second = _csv_lines(sample_rows[:2])
     assert (

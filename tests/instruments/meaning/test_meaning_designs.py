@@ -27,7 +27,7 @@ from choiceaudit.instruments.meaning._matrix import subset10
 from choiceaudit.instruments.meaning._options import build_e6
 from choiceaudit.instruments.meaning._text import words
 from choiceaudit.scorers import FakeScorer
-from choiceaudit.types import Arm, Decision, Query
+from choiceaudit.types import Arm, Decision, Manifest, Query
 
 
 def short_corpus() -> Corpus:
@@ -161,7 +161,7 @@ def test_english_blocks_carry_english_strings_and_seeds(synthetic: Corpus) -> No
     # the analysis never shows an English cell under a Bengali name
     queries = plan.queries()
     decisions = FakeScorer().score(queries)
-    arm = Arm("fake", "runs/meaning-fake", {"config": plan.config},
+    arm = Arm("fake", "runs/meaning-fake", Manifest(config=plan.config),
               tuple(zip(queries, decisions, strict=True)))  # fmt: skip
     analysis = analyse_meaning_runs([arm], n_resamples=20)
     parts = {a.display: a for a in analysis.arms}

@@ -26,7 +26,7 @@ def _rendered(item: str, canonical: list[str], perm: str, probs: list[float]) ->
     return Query(
         state=f"state {item}",
         options=tuple(canonical[int(c)] for c in perm),
-        perm=perm,
+        perm=tuple(int(c) for c in perm),
         meta={"item_id": item, "gold": 0, "probs": probs},
     )
 

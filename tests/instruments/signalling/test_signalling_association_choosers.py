@@ -114,7 +114,7 @@ def test_conceptnet_uncovered_items_are_flagged_and_excluded() -> None:
     s = cell_summary(rows, seed=0, n_resamples=50)
     assert s.n_uncovered_rows == 2 and s.n_items == 1 and s.n_renderings == 2
     with pytest.raises(ValueError, match="no rows"):
-        cell_summary([r for r in rows if r["item_id"] == uncovered.id], seed=0, n_resamples=50)
+        cell_summary([r for r in rows if r.item_id == uncovered.id], seed=0, n_resamples=50)
 
 
 def _swow() -> AssociationStrengths:

@@ -5,25 +5,35 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pytest
 
 from choiceaudit.audit import analyse_runs, run_signalling
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.signalling import SignallingAnalysis
 from choiceaudit.store import RunStore
 from choiceaudit.types import Decision
 
-ARGS = {"norms": "lancaster", "n_items": 8, "n_candidates": 4000, "seed": 11}
+
+class _Args(TypedDict):
+    norms: str
+    n_items: int
+    n_candidates: int
+    seed: int
+
+
+ARGS: _Args = {"norms": "lancaster", "n_items": 8, "n_candidates": 4000, "seed": 11}
 
 
 def test_batch_one_needs_a_batched_causal_lm(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="max_batch_rows"):
-        run_signalling(["fake"], [], tmp_path / "r", batch_one=True, **ARGS)  # type: ignore[arg-type]
+        run_signalling(["fake"], [], tmp_path / "r", batch_one=True, **ARGS)
 
 
 def test_the_flip_rate_counts_changed_choices_per_tile(tmp_path: Path) -> None:
-    (batched,) = run_signalling(["fake"], [], tmp_path / "r", **ARGS)  # type: ignore[arg-type]
+    (batched,) = run_signalling(["fake"], [], tmp_path / "r", **ARGS)
     single = tmp_path / "r" / "fake-batch1"
     shutil.copytree(batched / "instrument", single / "instrument")
     manifest = RunStore(batched).read_manifest()
@@ -43,8 +53,9 @@ def test_the_flip_rate_counts_changed_choices_per_tile(tmp_path: Path) -> None:
         changed.append((row.index, row.query, decision))
     store.write_part(changed)
     (analysis,) = analyse_runs([batched, single])
+    assert isinstance(analysis, SignallingAnalysis)
     flips = {(f.rule, f.tile): f for f in analysis.batch_flips}
-    per_tile = {}
+    per_tile: dict[str, int] = {}
     for row in rows:
         per_tile[str(row.query.meta["tile"])] = per_tile.get(str(row.query.meta["tile"]), 0) + 1
     for (rule, tile), flip in flips.items():
@@ -57,6 +68,7 @@ def test_the_flip_rate_counts_changed_choices_per_tile(tmp_path: Path) -> None:
     assert not [s for s in analysis.skipped if s.analysis.startswith("batch-1 flips")]
     # the batch-1 run alone: no flip rate can be computed, and the analysis says why
     (alone,) = analyse_runs([single])
+    assert isinstance(alone, SignallingAnalysis)
     assert alone.batch_flips == ()
     (skip,) = [s for s in alone.skipped if s.analysis.startswith("batch-1 flips")]
     assert "the batched run of fake is not among the runs analysed" in skip.reason
@@ -64,13 +76,14 @@ def test_the_flip_rate_counts_changed_choices_per_tile(tmp_path: Path) -> None:
 
 def test_the_batch_one_arm_is_never_a_model_cell(tmp_path: Path) -> None:
     # a batch-1 arm identical to its batched run: beside it (zero flips), not a second model
-    (batched,) = run_signalling(["fake"], ["uniform"], tmp_path / "r", **ARGS)[:1]  # type: ignore[arg-type]
+    (batched,) = run_signalling(["fake"], ["uniform"], tmp_path / "r", **ARGS)[:1]
     single = tmp_path / "r" / "fake-batch1"
     shutil.copytree(batched, single)
     manifest = RunStore(single).read_manifest()
     manifest["config"] = {**manifest["config"], "model": "fake (batch 1)", "batch_of": "fake"}
     RunStore(single).write_manifest(manifest)
     (analysis,) = analyse_runs([batched, tmp_path / "r" / "uniform", single])
+    assert isinstance(analysis, SignallingAnalysis)
     assert {c.chooser for c in analysis.cells} == {"fake", "uniform"}
     models = [c for c in analysis.cells if c.kind == "model"]
     assert len(models) == 1 and models[0].bonferroni_level == pytest.approx(0.95)

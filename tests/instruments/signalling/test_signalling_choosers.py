@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,10 +39,10 @@ def _queries() -> tuple[Query, ...]:
     return tuple(render_queries(_items()))
 
 
-def _size_rows(scorer: Scorer, rule: str = "probs") -> list[dict[str, object]]:
+def _size_rows(scorer: Scorer, rule: str = "probs") -> list[dict[str, Any]]:
     qs = list(_queries())
     rows = coordinate_table(_items(), qs, scorer.score(qs), rules=[rule])
-    return [r for r in rows if r["tile"] == "size"]
+    return [r for r in rows if r.tile == "size"]
 
 
 def test_choosers_implement_the_scorer_protocol() -> None:
@@ -61,10 +62,10 @@ def test_bayes_oracle_sends_o_bayes_in_every_permutation() -> None:
 
 def test_salience_chooser_sits_at_the_salience_pole() -> None:
     rows = _size_rows(SalienceChooser(_items()))
-    assert all(r["fit_norm"] == 1.0 and r["agree_fit"] == 1.0 for r in rows)
-    assert all(r["post_norm"] == pytest.approx(r["salience_post_norm"]) for r in rows)
-    conflict = [r for r in rows if r["conflict"]]
-    assert all(r["agree_bayes"] == 0.0 for r in conflict)
+    assert all(r.fit_norm == 1.0 and r.agree_fit == 1.0 for r in rows)
+    assert all(r.post_norm == pytest.approx(r.salience_post_norm) for r in rows)
+    conflict = [r for r in rows if r.conflict]
+    assert all(r.agree_bayes == 0.0 for r in conflict)
 
 
 def test_bayes_cell_summary_poles_and_consistency() -> None:
@@ -76,16 +77,16 @@ def test_bayes_cell_summary_poles_and_consistency() -> None:
     assert s.post_norm_minus_random.excludes_zero
     ex = s.excess_consistency
     assert ex.consistency == 1.0 and ex.tied_items == 0 and ex.n_items == 20
-    a = [r["chosen"][0] for r in rows if r["perm_index"] == 0]
+    a = [r.chosen[0] for r in rows if r.perm_index == 0]
     assert ex.excess == pytest.approx(1.0 - stats.marginal_null(a, a, 6))
 
 
 def test_uniform_chooser_lands_exactly_on_the_random_reference() -> None:
     rows = _size_rows(UniformChooser())
     for r in rows:
-        assert r["n_tied"] == 6
-        assert r["post_norm"] == pytest.approx(r["random_post_norm"])
-        assert r["agree_bayes"] == pytest.approx(1 / 6)
+        assert r.n_tied == 6
+        assert r.post_norm == pytest.approx(r.random_post_norm)
+        assert r.agree_bayes == pytest.approx(1 / 6)
     s = cell_summary(rows, seed=0, n_resamples=500)
     assert s.post_norm_minus_random.estimate == pytest.approx(0.0, abs=1e-12)
     assert not s.post_norm_minus_random.excludes_zero
@@ -115,8 +116,9 @@ def test_position_biased_chooser_maps_slots_through_the_permutation() -> None:
     rows = _size_rows(fake)
     items = {i.id: i for i in _items() if i.meta["tile"] == "size"}
     for r in rows:
-        perm = items[str(r["item_id"])].meta["perms"][int(r["perm_index"])]  # type: ignore[call-overload]
-        assert r["chosen"] == [int(perm[0])]
+        assert r.perm_index is not None
+        perm = items[r.item_id].meta["perms"][r.perm_index]
+        assert r.chosen == (int(perm[0]),)
     s = cell_summary(rows, seed=0, n_resamples=200)
     same = np.mean([i.meta["perms"][0][0] == i.meta["perms"][1][0] for i in items.values()])
     assert s.excess_consistency.consistency == pytest.approx(same)

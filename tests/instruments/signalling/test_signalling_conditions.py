@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import zlib
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -203,9 +204,15 @@ def _tiles(path: Path, dims: tuple[str, str]) -> Path:
     return path
 
 
+class _Sizes(TypedDict):
+    seed: int
+    n_candidates: int
+    n_items: int
+
+
 def test_tile_screen_decides_or_the_build_refuses(tmp_path: Path) -> None:
     bundle = _synthetic_bundle()
-    kw = {"seed": 1, "n_candidates": 4_000, "n_items": 40}
+    kw: _Sizes = {"seed": 1, "n_candidates": 4_000, "n_items": 40}
     ok = build_signalling_items(bundle, tiles=_tiles(tmp_path / "ok.toml", ("b", "c")), **kw)
     assert ok.items.config["tile_screen"]["decision"]["decided_by"] == "screen"
     wrong = _tiles(tmp_path / "wrong.toml", ("a", "c"))

@@ -3,28 +3,46 @@ no item left out for a tie; on rows built here, so it needs no data."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 
 from choiceaudit import stats
-from choiceaudit.instruments.signalling._analysis import paired_excess
+from choiceaudit.instruments.signalling._analysis import CoordinateRow, paired_excess
 
 
-def _rows(choices_a: list[list[int]], choices_b: list[list[int]], k: int) -> list[dict[str, Any]]:
+def _row(item_id: str, perm: int, k: int, chosen: list[int]) -> CoordinateRow:
+    # only the item, the permutation, the menu size and the chosen set enter the excess
+    return CoordinateRow(
+        item_id=item_id,
+        tile="size",
+        conflict=True,
+        condition="4",
+        format="V",
+        perm_index=perm,
+        rule="probs",
+        n_options=k,
+        chosen=tuple(chosen),
+        chosen_slots=tuple(chosen),
+        covered=True,
+        n_tied=len(chosen),
+        fit_norm=0.0,
+        post_norm=0.0,
+        agree_fit=0.0,
+        agree_bayes=0.0,
+        random_fit_norm=0.0,
+        random_post_norm=0.0,
+        random_agree_fit=0.0,
+        random_agree_bayes=0.0,
+        salience_post_norm=0.0,
+        bayes_fit_norm=0.0,
+    )
+
+
+def _rows(choices_a: list[list[int]], choices_b: list[list[int]], k: int) -> list[CoordinateRow]:
     rows = []
     for i, (a, b) in enumerate(zip(choices_a, choices_b, strict=True)):
         for perm, chosen in ((0, a), (1, b)):
-            rows.append(
-                {
-                    "item_id": f"i{i}",
-                    "perm_index": perm,
-                    "n_options": k,
-                    "chosen": chosen,
-                    "n_tied": len(chosen),
-                }
-            )
+            rows.append(_row(f"i{i}", perm, k, chosen))
     return rows
 
 
@@ -69,7 +87,7 @@ def test_a_hedging_chooser_gets_its_monte_carlo_value() -> None:
 
 
 def test_an_unpaired_item_is_the_only_one_left_out() -> None:
-    lone = {"item_id": "lone", "perm_index": 0, "n_options": 3, "chosen": [1], "n_tied": 1}
+    lone = _row("lone", 0, 3, [1])
     rows = [*_rows([[0], [1, 2]], [[0], [2]], 3), lone]
     ex = paired_excess(rows)
     assert (ex.n_items, ex.tied_items, ex.excluded_unpaired) == (2, 1, 1)

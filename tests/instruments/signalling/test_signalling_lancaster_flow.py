@@ -43,7 +43,7 @@ def test_lancaster_items_render_and_score() -> None:
     queries = render_queries(items, conditions=("4", "5"))
     assert len(queries) == 80 * 2 * 2
     rows = coordinate_table(items, queries, BayesOracleChooser(items).score(queries))
-    rows = [r for r in rows if r["rule"] == "probs" and r["tile"] == "haptic"]
+    rows = [r for r in rows if r.rule == "probs" and r.tile == "haptic"]
     s = cell_summary(rows, seed=0, n_resamples=200)
     assert s.agree_bayes.mean == 1.0
     assert s.post_norm.mean == pytest.approx(1.0)

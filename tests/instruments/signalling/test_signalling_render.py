@@ -21,7 +21,7 @@ CLUES = ["tulip", "cloud", "pebble", "ribbon", "feather", "lemon", "sock", "coin
 
 
 def _item(**changes: object) -> Item:
-    meta = {
+    meta: dict[str, object] = {
         "tile": "moves",
         "question": "Does the object move by itself?",
         "means": MEANS,
@@ -153,7 +153,7 @@ def test_cosine_chooser_word_level_matches_conditions_2_and_3_and_counts_negativ
         "cloud": [0.0, -1.0, 0.0],
     }
     item = _item(means=["kettle", "rope"], clues=["lemon", "cloud"], target=[0, 0])
-    chooser = CosineChooser([item], lambda texts: [vectors[t] for t in texts])  # type: ignore[arg-type]
+    chooser = CosineChooser([item], lambda texts: np.array([vectors[t] for t in texts]))
     q = render_queries([item])[0]
     assert q.options == ("moves", "stays still", "moves a little")
     d = chooser.score([q])[0]
@@ -162,7 +162,7 @@ def test_cosine_chooser_word_level_matches_conditions_2_and_3_and_counts_negativ
     assert d.scores["cosine"].tolist() == pytest.approx([0.0, 0.0, 0.6])
     # hypothesis matrix: 3 options x (kettle, rope) x (lemon, cloud), pair minimum; the
     # negative entries are the ones with rope or cloud whose best word is not opposite
-    sims = {
+    sims: dict[str, dict[str, float]] = {
         "moves": {"kettle": 0, "rope": 0, "lemon": 1, "cloud": -1},
         "stays still": {"kettle": 1, "rope": 0, "lemon": 0, "cloud": 0},
         "moves a little": {"kettle": 0.6, "rope": 0, "lemon": 1, "cloud": -0.8},

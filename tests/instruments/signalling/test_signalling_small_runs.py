@@ -26,6 +26,8 @@ class ThreeRuleLM:
     """A deterministic stand-in for a causal LM: PMI, sum and mean scores per option from a
     hash of the item's text and the option, so choices depend on the item."""
 
+    name = "three-rule-lm"
+
     def score(self, queries: Sequence[Query]) -> list[Decision]:
         out = []
         for q in queries:

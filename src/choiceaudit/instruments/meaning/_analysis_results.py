@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from choiceaudit.instruments.meaning._config import MeaningConfig
 from choiceaudit.instruments.meaning._experiment_results import ArmAnalysis
@@ -140,7 +139,7 @@ class MeaningAnalysis:
         """The arms with rows (and so an analysis)."""
         return tuple(a for a in self.arms if a.analysis is not None)
 
-    def summary(self) -> list[dict[str, Any]]:
+    def summary(self) -> list[dict[str, str | int | float]]:
         """Per analysed arm (its display label names the language): ``model``, ``rows``, plain
         accuracy per ladder family and ``"LAR d-lit"`` (NaN without d-lit), and
         ``"choice≠argmax"`` where the server's choice disagreed with its vector, with the
@@ -148,7 +147,7 @@ class MeaningAnalysis:
         ``"LAR d-lit (choice)"``): what ``choiceaudit run meaning`` prints."""
         out = []
         for a in self.analysed:
-            record: dict[str, Any] = {"model": a.display, "rows": a.n_rows, **a.ladder_accuracy(),
+            record: dict[str, str | int | float] = {"model": a.display, "rows": a.n_rows, **a.ladder_accuracy(),
                                       "LAR d-lit": a.lar_d_lit()}  # fmt: skip
             checks = (
                 {} if a.analysis is None or a.analysis.e1 is None else a.analysis.e1.choice_check

@@ -29,7 +29,8 @@ from __future__ import annotations
 import ast
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -78,19 +79,31 @@ _LIST_FIELDS = frozenset(
         "tags",
     }
 )
-_TEXT_FIELDS = frozenset(
-    {
-        "idiom",
-        "literal_meaning",
-        "figurative_meaning_bn",
-        "figurative_meaning_en",
-        "frequency",
-        "sentiment",
-        "scape",
-        "note",
-        "history",
-    }
-)
+@dataclass(frozen=True)
+class _Row:
+    """One record of the 19-field schema, checked and normalised: text fields NFC + strip
+    (``""`` for a null), list fields lists of such strings (``[]`` for a null); the three
+    significance fields are kept as the file gave them."""
+
+    id: int
+    idiom: str
+    alternative_idioms: list[str]
+    literal_meaning: str
+    figurative_meaning_bn: str
+    figurative_meaning_en: str
+    similar_in_english: list[str]
+    example_sentences_in_bangla: list[str]
+    example_sentences_in_english: list[str]
+    usage_domain: list[str]
+    tags: list[str]
+    frequency: str
+    sentiment: str
+    historical_significance: object
+    religious_significance: object
+    cultural_significance: object
+    scape: str
+    note: str
+    history: str
 
 
 def load_bagdhara(path: str | Path) -> Corpus:
@@ -115,37 +128,37 @@ def load_bagdhara(path: str | Path) -> Corpus:
     report.step("loaded", len(rows))
     report.step("normalised", len(rows))
 
-    rows.sort(key=lambda r: (r[1]["id"], r[0]))
+    rows.sort(key=lambda r: (r[1].id, r[0]))
     seen_idiom: dict[str, tuple[int, int]] = {}
     seen_id: dict[int, tuple[int, str]] = {}
-    kept: list[tuple[int, dict[str, Any]]] = []
+    kept: list[tuple[int, _Row]] = []
     for row_no, rec in rows:
-        rid = rec["id"]
-        if not rec["idiom"]:
+        rid = rec.id
+        if not rec.idiom:
             report.drop("missing_idiom", rid)
             continue
-        if rid in seen_id and seen_id[rid][1] != rec["idiom"]:
+        if rid in seen_id and seen_id[rid][1] != rec.idiom:
             raise CorpusError(
                 str(path),
                 row_no,
                 "id",
                 f"id {rid} is also used by row {seen_id[rid][0]} with a different idiom",
             )
-        seen_id.setdefault(rid, (row_no, rec["idiom"]))
-        if rec["idiom"] in seen_idiom:
+        seen_id.setdefault(rid, (row_no, rec.idiom))
+        if rec.idiom in seen_idiom:
             report.drop("duplicate_idiom", rid)
             continue
-        seen_idiom[rec["idiom"]] = (rid, row_no)
+        seen_idiom[rec.idiom] = (rid, row_no)
         kept.append((row_no, rec))
     report.step("deduplicated", len(kept))
 
     entries: list[IdiomEntry] = []
     for _, rec in kept:
-        if not rec["figurative_meaning_bn"]:
-            report.drop("missing_figurative_meaning_bn", rec["id"])
+        if not rec.figurative_meaning_bn:
+            report.drop("missing_figurative_meaning_bn", rec.id)
             continue
-        if not rec["literal_meaning"]:
-            report.drop("missing_literal_meaning", rec["id"])
+        if not rec.literal_meaning:
+            report.drop("missing_literal_meaning", rec.id)
             continue
         entries.append(_entry(rec))
     report.step("usable", len(entries))
@@ -155,39 +168,36 @@ def load_bagdhara(path: str | Path) -> Corpus:
     return Corpus("bagdhara", "bn", tuple(entries), report, other_language="en")
 
 
-def _entry(rec: dict[str, Any]) -> IdiomEntry:
-    idiom = rec["idiom"]
-    alternatives = tuple(dict.fromkeys(a for a in rec["alternative_idioms"] if a and a != idiom))
+def _entry(rec: _Row) -> IdiomEntry:
+    idiom = rec.idiom
+    alternatives = tuple(dict.fromkeys(a for a in rec.alternative_idioms if a and a != idiom))
     extra = {
-        k: rec[k]
-        for k in (
-            "usage_domain",
-            "frequency",
-            "sentiment",
-            "historical_significance",
-            "religious_significance",
-            "cultural_significance",
-            "scape",
-        )
+        "usage_domain": rec.usage_domain,
+        "frequency": rec.frequency,
+        "sentiment": rec.sentiment,
+        "historical_significance": rec.historical_significance,
+        "religious_significance": rec.religious_significance,
+        "cultural_significance": rec.cultural_significance,
+        "scape": rec.scape,
     }
     return IdiomEntry(
-        id=rec["id"],
+        id=rec.id,
         expression=idiom,
-        gold=rec["figurative_meaning_bn"],
-        literal=rec["literal_meaning"],
+        gold=rec.figurative_meaning_bn,
+        literal=rec.literal_meaning,
         language="bn",
-        tags=tuple(t for t in rec["tags"] if t),
+        tags=tuple(t for t in rec.tags if t),
         alternatives=alternatives,
-        carriers=tuple(s for s in rec["example_sentences_in_bangla"] if s),
-        gold_other=rec["figurative_meaning_en"] or None,
-        literal_other=english_parenthetical(rec["literal_meaning"]),
-        equivalents_other=tuple(s for s in rec["similar_in_english"] if s),
-        carriers_other=tuple(s for s in rec["example_sentences_in_english"] if s),
+        carriers=tuple(s for s in rec.example_sentences_in_bangla if s),
+        gold_other=rec.figurative_meaning_en or None,
+        literal_other=english_parenthetical(rec.literal_meaning),
+        equivalents_other=tuple(s for s in rec.similar_in_english if s),
+        carriers_other=tuple(s for s in rec.example_sentences_in_english if s),
         extra=extra,
     )
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_jsonl(path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:
     with path.open(encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
@@ -201,7 +211,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield line_no, rec
 
 
-def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_csv(path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:
     with path.open(encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
         missing = [f for f in BAGDHARA_FIELDS if f not in (reader.fieldnames or [])]
@@ -211,7 +221,7 @@ def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for rec in reader:
             row_no = reader.line_num
             _check_cell_count(str(path), row_no, header, rec)
-            out: dict[str, Any] = {}
+            out: dict[str, object] = {}
             for name in BAGDHARA_FIELDS:
                 cell = rec[name]
                 out[name] = None if cell is None or cell.strip() == "" else cell
@@ -259,31 +269,53 @@ def _parse_list_cell(path: str, row_no: int, name: str, cell: str) -> list[Any]:
     raise CorpusError(path, row_no, name, f"cannot parse list cell {text[:60]!r}")
 
 
-def _normalise_row(path: str, row_no: int, rec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def _normalise_row(path: str, row_no: int, rec: Mapping[str, object]) -> tuple[int, _Row]:
+    """The record as a checked, normalised :class:`_Row`; the first field (in schema order)
+    that is missing or of the wrong type raises, naming file, row and field."""
     missing = [f for f in BAGDHARA_FIELDS if f not in rec]
     if missing:
         raise CorpusError(path, row_no, missing[0], f"missing field (schema has 19: {missing})")
-    out: dict[str, Any] = {}
-    out["id"] = _parse_id(path, row_no, rec["id"])
-    for name in BAGDHARA_FIELDS[1:]:
+
+    def strings(name: str) -> list[str]:
         value = rec[name]
-        if name in _LIST_FIELDS:
-            if value is None:
-                out[name] = []
-                continue
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise CorpusError(path, row_no, name, f"expected a list of strings, got {value!r}")
-            out[name] = [normalise_text(v) for v in value]
-        elif name in _TEXT_FIELDS:
-            if value is not None and not isinstance(value, str):
-                raise CorpusError(path, row_no, name, f"expected text, got {value!r}")
-            out[name] = normalise_text(value) if value is not None else ""
-        else:
-            out[name] = value
-    return row_no, out
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise CorpusError(path, row_no, name, f"expected a list of strings, got {value!r}")
+        return [normalise_text(v) for v in value]
+
+    def text(name: str) -> str:
+        value = rec[name]
+        if value is not None and not isinstance(value, str):
+            raise CorpusError(path, row_no, name, f"expected text, got {value!r}")
+        return normalise_text(value) if value is not None else ""
+
+    # keyword arguments are evaluated in schema order, so the first bad field is the one named
+    row = _Row(
+        id=_parse_id(path, row_no, rec["id"]),
+        idiom=text("idiom"),
+        alternative_idioms=strings("alternative_idioms"),
+        literal_meaning=text("literal_meaning"),
+        figurative_meaning_bn=text("figurative_meaning_bn"),
+        figurative_meaning_en=text("figurative_meaning_en"),
+        similar_in_english=strings("similar_in_english"),
+        example_sentences_in_bangla=strings("example_sentences_in_bangla"),
+        example_sentences_in_english=strings("example_sentences_in_english"),
+        usage_domain=strings("usage_domain"),
+        tags=strings("tags"),
+        frequency=text("frequency"),
+        sentiment=text("sentiment"),
+        historical_significance=rec["historical_significance"],
+        religious_significance=rec["religious_significance"],
+        cultural_significance=rec["cultural_significance"],
+        scape=text("scape"),
+        note=text("note"),
+        history=text("history"),
+    )
+    return row_no, row
 
 
-def _parse_id(path: str, row_no: int, value: Any) -> int:
+def _parse_id(path: str, row_no: int, value: object) -> int:
     if isinstance(value, bool):
         raise CorpusError(path, row_no, "id", f"id must be an integer, got {value!r}")
     if isinstance(value, int):

@@ -16,11 +16,19 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from choiceaudit.errors import InputError
 
-__all__ = ["Corpus", "CorpusError", "IdiomEntry", "LoaderReport", "normalise_text"]
+__all__ = [
+    "Corpus",
+    "CorpusError",
+    "IdiomEntry",
+    "LoaderRecord",
+    "LoaderReport",
+    "LoaderStep",
+    "normalise_text",
+]
 
 
 class CorpusError(InputError):
@@ -74,6 +82,22 @@ class IdiomEntry:
         return len(self.expression.split())
 
 
+class LoaderStep(TypedDict):
+    """One membership step and the entries left after it, as the run's config stores it."""
+
+    step: str
+    count: int
+
+
+class LoaderRecord(TypedDict):
+    """A :class:`LoaderReport` as the run's config stores it (``loader``)."""
+
+    source: str
+    steps: list[LoaderStep]
+    dropped: dict[str, int]
+    examples: dict[str, list[int]]
+
+
 @dataclass
 class LoaderReport:
     """Counts after each step, in order, and dropped rows by reason (with a few row ids each)."""
@@ -98,7 +122,7 @@ class LoaderReport:
                 return n
         raise KeyError(f"loader report for {self.source} has no step {name!r}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LoaderRecord:
         return {
             "source": self.source,
             "steps": [{"step": s, "count": n} for s, n in self.steps],

@@ -39,8 +39,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from choiceaudit.instruments.meaning._corpus import (
     Corpus,
@@ -146,12 +147,41 @@ def _expression(phrase: str) -> str:
     return normalise_text(" ".join(text.split()))
 
 
+@dataclass(frozen=True)
+class _Phrase:
+    """One record of the dictionary: its id, phrase, definition and spelling patterns."""
+
+    id: int
+    phrase: str
+    definition: str
+    patterns: tuple[str, ...]
+
+
+def _phrase(path: Path, row: int, rec: Mapping[str, object]) -> _Phrase:
+    """Record ``row`` as a :class:`_Phrase`; a missing field or an id that is not an integer
+    raises, naming file, row and field."""
+    for name in ("id", "phrase", "definition"):
+        if name not in rec:
+            raise CorpusError(str(path), row, name, "missing field")
+    value = rec["id"]
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError
+        rid = int(value)
+    except ValueError:
+        raise CorpusError(str(path), row, "id", f"not an integer: {value!r}") from None
+    patterns = rec.get("patterns", [])
+    if not isinstance(patterns, list):
+        raise CorpusError(str(path), row, "patterns", f"not a list: {patterns!r}")
+    return _Phrase(rid, str(rec["phrase"]), str(rec["definition"]), tuple(str(p) for p in patterns))
+
+
 def load_idioms_en(path: str | Path | None = None) -> Corpus:
     """Load the englishidioms dictionary (default: the installed package's phrases.json)."""
     path = Path(path) if path is not None else find_phrases_json()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        records: list[dict[str, Any]] = data["dictionary"]
+        records: list[Mapping[str, object]] = data["dictionary"]
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise CorpusError(
             str(path), None, None, f"not an englishidioms phrases.json: {exc}"
@@ -159,30 +189,27 @@ def load_idioms_en(path: str | Path | None = None) -> Corpus:
     report = LoaderReport(source=str(path))
     report.step("loaded", len(records))
 
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[_Phrase]] = {}
     for row, rec in enumerate(records):
-        for name in ("id", "phrase", "definition"):
-            if name not in rec:
-                raise CorpusError(str(path), row, name, "missing field")
-        definition = str(rec["definition"])
-        if "Lit." not in definition or "Fig." not in definition:
-            report.drop("not_lit_and_fig", int(rec["id"]))
+        phrase = _phrase(path, row, rec)
+        if "Lit." not in phrase.definition or "Fig." not in phrase.definition:
+            report.drop("not_lit_and_fig", phrase.id)
             continue
-        groups.setdefault(definition, []).append(rec)
+        groups.setdefault(phrase.definition, []).append(phrase)
     report.step("lit_and_fig_marked", sum(len(g) for g in groups.values()))
 
     entries: dict[str, IdiomEntry] = {}
     n_grouped = 0
     for definition, group in groups.items():
-        group.sort(key=lambda r: int(r["id"]))
+        group.sort(key=lambda r: r.id)
         head = group[0]
         for other in group[1:]:
-            report.drop("same_definition_as_lower_id", int(other["id"]))
+            report.drop("same_definition_as_lower_id", other.id)
         n_grouped += 1
         senses = parse_senses(definition)
         lit = next((s for s in senses if s[0] == "lit"), None)
         fig = next((s for s in senses if s[0] == "fig"), None)
-        rid = int(head["id"])
+        rid = head.id
         if lit is None or fig is None:
             report.drop("no_separate_lit_and_fig_sense", rid)
             continue
@@ -192,11 +219,11 @@ def load_idioms_en(path: str | Path | None = None) -> Corpus:
         if lit[1].casefold() == fig[1].casefold():
             report.drop("literal_equals_gold", rid)
             continue
-        expression = _expression(str(head["phrase"]))
-        alternatives: list[str] = [_expression(str(r["phrase"])) for r in group[1:]]
-        for rec in group:
-            if not _VARIABLE.search(str(rec["phrase"])):
-                alternatives.extend(_expression(str(p)) for p in rec.get("patterns", []))
+        expression = _expression(head.phrase)
+        alternatives: list[str] = [_expression(r.phrase) for r in group[1:]]
+        for member in group:
+            if not _VARIABLE.search(member.phrase):
+                alternatives.extend(_expression(p) for p in member.patterns)
         alts = tuple(dict.fromkeys(a for a in alternatives if a and a != expression))
         entry = IdiomEntry(
             id=rid,
@@ -206,7 +233,7 @@ def load_idioms_en(path: str | Path | None = None) -> Corpus:
             language="en",
             alternatives=alts,
             carriers=tuple(fig[2]),
-            extra={"phrase": str(head["phrase"])},
+            extra={"phrase": head.phrase},
         )
         if expression in entries:
             keep = min(entries[expression], entry, key=lambda e: e.id)

@@ -37,18 +37,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning._build_report import (
+    count_item,
+    new_report,
+    skip_item,
+)
 from choiceaudit.instruments.meaning._contract import OPTION_KEYS, SEEDS_BN
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._items import (
     ItemBuild,
     as_pools,
-    count_item,
     draw_slate,
     indices_of,
     language_of,
     make_query,
-    new_report,
-    skip_item,
     state_of,
     view_of,
 )

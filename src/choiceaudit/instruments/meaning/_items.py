@@ -26,9 +26,15 @@ import copy
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning._build_report import (
+    BuildReport,
+    count_item,
+    new_report,
+    skip_item,
+)
 from choiceaudit.instruments.meaning._contract import (
     FAMILIES,
     INSTRUCTIONS,
@@ -51,6 +57,8 @@ from choiceaudit.types import Query, format_perm
 
 __all__ = [
     "LITERAL_FAMILIES",
+    "CellExtra",
+    "CellMeta",
     "ItemBuild",
     "ItemDraw",
     "Slate",
@@ -199,6 +207,32 @@ def slate_texts(pools: Pools, slate: Slate, view: View) -> tuple[str, ...]:
     return tuple(out)
 
 
+class CellExtra(TypedDict, total=False):
+    """What an intervention adds to a query's meta: whether the state or the options differ
+    from the item's own (E3, E6), whether the variant left them unchanged (an identity
+    perturbation, excluded from that variant's statistics) and E7's key binding."""
+
+    state_changed: bool
+    identity_perturbation: bool
+    options_changed: bool
+    key_binding: str
+
+
+class CellMeta(CellExtra):
+    """The meta naming a query's cell (family, condition, experiment, plan block, language,
+    seed base), its top-ups and the corpus frequency label; ``render_meaning_query`` adds the
+    item id and the gold and literal positions."""
+
+    family: str
+    condition: str
+    experiment: str
+    block: str
+    language: str
+    seed_base: int
+    topped_up: int
+    frequency: str | None
+
+
 def render_meaning_query(
     entry: IdiomEntry,
     canonical: Sequence[str],
@@ -206,7 +240,7 @@ def render_meaning_query(
     *,
     state: str,
     instruction: str,
-    meta: dict[str, Any],
+    meta: CellMeta,
     literal_index: int | None,
     keys: Sequence[str] | None = None,
 ) -> Query:
@@ -245,7 +279,7 @@ def make_query(
     view: View = "own",
     perm: Sequence[int] | None = None,
     canonical: Sequence[str] | None = None,
-    extra: dict[str, Any] | None = None,
+    extra: CellExtra | None = None,
     block: str | None = None,
     keys: Sequence[str] | None = None,
 ) -> Query:
@@ -316,7 +350,7 @@ class ItemBuild:
     """Queries plus a build report (items and top-ups per family, skips with reasons)."""
 
     queries: tuple[Query, ...]
-    report: dict[str, Any]
+    report: BuildReport
 
 
 def build_ladder(
@@ -392,7 +426,7 @@ def draw_slate(
     index: int,
     seed_base: int,
     family: str,
-    report: dict[str, Any],
+    report: BuildReport,
     *,
     views: Sequence[View] = ("own",),
 ) -> ItemDraw | None:
@@ -412,31 +446,3 @@ def indices_of(pools: Pools, item_ids: Sequence[int] | None) -> list[int]:
     if missing:
         raise ValueError(f"item ids not in corpus {pools.corpus.name}: {missing[:10]}")
     return [pools.index_of[i] for i in item_ids]
-
-
-def new_report(
-    pools: Pools, families: Sequence[str], seed_base: int, experiment: str
-) -> dict[str, Any]:
-    return {
-        "corpus": pools.corpus.name,
-        "experiment": experiment,
-        "seed_base": seed_base,
-        "sem_source": pools.sem_source,
-        "sem_neighbours": pools.sem_neighbours if pools.sem_source == "embedding" else None,
-        "families": {
-            f: {"items": 0, "topped_up_items": 0, "topped_up_options": 0} for f in families
-        },
-        "skipped": {},
-    }
-
-
-def count_item(report: dict[str, Any], family: str, topped: int) -> None:
-    stats = report["families"][family]
-    stats["items"] += 1
-    stats["topped_up_items"] += int(topped > 0)
-    stats["topped_up_options"] += topped
-
-
-def skip_item(report: dict[str, Any], family: str, reason: str) -> None:
-    by_reason = report["skipped"].setdefault(family, {})
-    by_reason[reason] = by_reason.get(reason, 0) + 1

@@ -19,6 +19,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from choiceaudit.instruments.meaning._rows import MeaningRows
 
@@ -73,11 +74,9 @@ def ladder_language_rows(
 
 
 def _concat(parts: list[MeaningRows]) -> MeaningRows:
-    fields: dict[str, Any] = {}
-    for f in dataclasses.fields(MeaningRows):
-        values = [getattr(p, f.name) for p in parts]
-        if f.name == "options":
-            fields[f.name] = tuple(o for v in values for o in v)
-        else:
-            fields[f.name] = np.concatenate(values)
-    return MeaningRows(**fields)
+    columns: dict[str, npt.NDArray[Any]] = {
+        f.name: np.concatenate([getattr(p, f.name) for p in parts])
+        for f in dataclasses.fields(MeaningRows)
+        if f.name != "options"
+    }
+    return MeaningRows(options=tuple(o for p in parts for o in p.options), **columns)

@@ -20,21 +20,22 @@ literal option the parenthetical alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning._build_report import (
+    count_item,
+    new_report,
+)
 from choiceaudit.instruments.meaning._contract import MATRIX_SEED, SUBSET_FRAC, SUBSET_SEED
 from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
 from choiceaudit.instruments.meaning._items import (
     ItemBuild,
     ItemDraw,
     as_pools,
-    count_item,
     draw_slate,
     make_query,
-    new_report,
 )
 from choiceaudit.instruments.meaning._pools import Pools, View
 from choiceaudit.instruments.meaning._text import jaccard, words
@@ -91,7 +92,7 @@ def build_matrix(
         if outside:
             raise ValueError(f"items not in the capture pool: {outside[:10]}")
         pool_ids = [i for i in pool_ids if i in set(item_ids)]
-    report: dict[str, Any] = new_report(pools, [family], seed_base, "matrix")
+    report = new_report(pools, [family], seed_base, "matrix")
     report["pool"] = counts
     queries: list[Query] = []
     for item_id in pool_ids:

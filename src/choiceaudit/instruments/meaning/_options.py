@@ -25,18 +25,20 @@ import random
 from collections.abc import Sequence
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning._build_report import (
+    count_item,
+    new_report,
+    skip_item,
+)
 from choiceaudit.instruments.meaning._contract import SEEDS_BN
 from choiceaudit.instruments.meaning._corpus import Corpus
 from choiceaudit.instruments.meaning._items import (
     ItemBuild,
     as_pools,
-    count_item,
     draw_slate,
     indices_of,
     language_of,
     make_query,
-    new_report,
-    skip_item,
     slate_texts,
     state_of,
     view_of,

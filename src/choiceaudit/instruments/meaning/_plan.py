@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning._build_report import BuildReport
+from choiceaudit.instruments.meaning._config import PlanConfig
 from choiceaudit.instruments.meaning._contract import (
     FAMILIES,
     MATRIX_SEED,
@@ -27,7 +28,7 @@ from choiceaudit.instruments.meaning._contract import (
     SEEDS_EN,
     SPLIT_SEED,
 )
-from choiceaudit.instruments.meaning._corpus import Corpus
+from choiceaudit.instruments.meaning._corpus import Corpus, LoaderStep
 from choiceaudit.instruments.meaning._designs import (
     DESIGNS,
     Block,
@@ -69,12 +70,12 @@ class MeaningPlan:
     """Item builds per experiment, in run order, and the configuration that made them."""
 
     builds: dict[str, ItemBuild]
-    config: dict[str, Any]
+    config: PlanConfig
 
     def queries(self) -> list[Query]:
         return [q for build in self.builds.values() for q in build.queries]
 
-    def reports(self) -> dict[str, Any]:
+    def reports(self) -> dict[str, BuildReport]:
         return {name: build.report for name, build in self.builds.items()}
 
 
@@ -192,7 +193,7 @@ def _plan_config(
     sem_source: str,
     e7_keys: Sequence[str],
     split_seed: int,
-) -> dict[str, Any]:
+) -> PlanConfig:
     """The plan's configuration as the run stores it (JSON: read back as a ``MeaningConfig``)."""
     pool_counts = capture_pool(corpus)[1] if corpus.other_language is not None else {}
     return {
@@ -236,11 +237,11 @@ def _plan_config(
     }
 
 
-def loader_steps(corpus: Corpus, pool: Mapping[str, int]) -> list[dict[str, Any]]:
+def loader_steps(corpus: Corpus, pool: Mapping[str, int]) -> list[LoaderStep]:
     """The membership steps from the corpus file to the capture pool, in order, with the count
     after each: the loader's steps (loaded → … → usable) then the pool's
     (English parenthetical → English equivalent → Jaccard < 0.34)."""
-    steps = [{"step": name, "count": n} for name, n in corpus.report.steps]
+    steps: list[LoaderStep] = [{"step": name, "count": n} for name, n in corpus.report.steps]
     names = {"with_en_parenthetical": "pool: English parenthetical",
              "with_equivalent": "pool: English equivalent and gold",
              "distinct": "pool: Jaccard < 0.34"}  # fmt: skip

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,7 @@ import numpy.typing as npt
 from choiceaudit import metrics, stats
 from choiceaudit.types import Decision, FloatArray, IntArray, Query, parse_perm
 
-__all__ = ["MeaningRows", "choice_credit", "decision_fields"]
+__all__ = ["DecisionFields", "MeaningRows", "choice_credit", "decision_fields"]
 
 
 def choice_credit(probs: FloatArray) -> FloatArray:
@@ -366,7 +366,15 @@ class MeaningRows:
         return out
 
 
-def decision_fields(query: Query, decision: Decision) -> dict[str, Any]:
+class DecisionFields(TypedDict):
+    """What a meaning row keeps of a decision beyond ``probs`` (see :func:`decision_fields`)."""
+
+    raw: list[float] | None
+    conf_head: float | None
+    reported_slot: int | None
+
+
+def decision_fields(query: Query, decision: Decision) -> DecisionFields:
     """What a meaning row keeps of a decision beyond ``probs``: the vector as returned
     (``scores["prob"]``, else ``probs``), the confidence head, and the display slot of the
     returned ``choice`` (``aux["reported_choice"]`` or sparrow's ``aux["choice_key"]``)."""

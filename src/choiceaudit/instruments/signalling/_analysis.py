@@ -17,8 +17,8 @@ the two stored permutations, a tied choice scored by split credit like every oth
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,12 +34,66 @@ from choiceaudit.instruments.signalling._results import (
 from choiceaudit.types import Decision, FloatArray, Item, Query
 
 __all__ = [
+    "CoordinateRow",
     "cell_summary",
     "coordinate_table",
     "item_references",
     "paired_excess",
     "summarise_cells",
 ]
+
+
+@dataclass(frozen=True)
+class CoordinateRow:
+    """One rendering under one rule: the chosen canonical set and its coordinates, beside the
+    item's references (what every cell, decile and agreement analysis reads)."""
+
+    item_id: str
+    tile: str | None
+    conflict: bool
+    condition: str | None
+    format: str | None
+    perm_index: int | None
+    rule: str
+    n_options: int
+    #: canonical options chosen (several when the decision ties)
+    chosen: tuple[int, ...]
+    #: the display slots chosen, in the query's order
+    chosen_slots: tuple[int, ...]
+    #: False where a chooser could not score the item (an association source without the words)
+    covered: bool
+    n_tied: int
+    fit_norm: float
+    post_norm: float
+    agree_fit: float
+    agree_bayes: float
+    random_fit_norm: float
+    random_post_norm: float
+    random_agree_fit: float
+    random_agree_bayes: float
+    salience_post_norm: float
+    bayes_fit_norm: float
+    #: format L's label form (None for format V)
+    label_form: str | None = None
+    #: the arm's label, set where several choosers' rows are pooled into one grouping
+    chooser: str = ""
+
+    def field(self, name: str) -> object:
+        """The value of one field by name (grouping and analysis-set criteria name fields)."""
+        if name not in _ROW_FIELDS:
+            raise KeyError(f"a coordinate row has no field {name!r}")
+        value: object = getattr(self, name)
+        return value
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _opt_int(value: object) -> int | None:
+    if value is None or isinstance(value, int):
+        return value
+    return int(str(value))
 
 
 def _minmax(x: FloatArray) -> FloatArray:
@@ -80,7 +134,7 @@ def coordinate_table(
     *,
     rules: Sequence[str] | None = None,
     decay: DecayFamily = "exponential",
-) -> list[dict[str, Any]]:
+) -> list[CoordinateRow]:
     """One row per (rendering, rule): the chosen canonical set and its coordinates.
 
     ``rules`` defaults to ``"probs"`` plus every score rule of each decision. A rule missing from
@@ -90,7 +144,7 @@ def coordinate_table(
         raise ValueError(f"{len(queries)} queries but {len(decisions)} decisions")
     by_id = {item.id: item for item in items}
     refs: dict[str, ItemReferences] = {}
-    rows: list[dict[str, Any]] = []
+    rows: list[CoordinateRow] = []
     for q, d in zip(queries, decisions, strict=True):
         d.check_against(q)
         item_id = str(q.meta.get("item_id"))
@@ -107,30 +161,31 @@ def coordinate_table(
             slots = list(d.choice(rule))
             chosen = [q.canonical(s) for s in slots]
             rows.append(
-                {
-                    "item_id": item_id,
-                    "tile": item.meta.get("tile"),
-                    "conflict": bool(item.meta.get("conflict")),
-                    "condition": q.meta.get("condition"),
-                    "format": q.meta.get("format"),
-                    "perm_index": q.meta.get("perm_index"),
-                    "rule": rule,
-                    "n_options": k,
-                    "chosen": chosen,
-                    "chosen_slots": slots,
-                    "covered": bool(d.aux.get("covered", True)),
-                    "n_tied": len(chosen),
-                    "fit_norm": float(np.mean(ref.fit_norm[chosen])),
-                    "post_norm": float(np.mean(ref.post_norm[chosen])),
-                    "agree_fit": float(np.mean(ref.fit_set[chosen])),
-                    "agree_bayes": float(np.mean([c == ref.o_bayes for c in chosen])),
-                    "random_fit_norm": ref.random_fit_norm,
-                    "random_post_norm": ref.random_post_norm,
-                    "random_agree_fit": float(ref.fit_set.mean()),
-                    "random_agree_bayes": 1.0 / k,
-                    "salience_post_norm": ref.salience_post_norm,
-                    "bayes_fit_norm": ref.bayes_fit_norm,
-                }
+                CoordinateRow(
+                    item_id=item_id,
+                    tile=_opt_str(item.meta.get("tile")),
+                    conflict=bool(item.meta.get("conflict")),
+                    condition=_opt_str(q.meta.get("condition")),
+                    format=_opt_str(q.meta.get("format")),
+                    perm_index=_opt_int(q.meta.get("perm_index")),
+                    rule=rule,
+                    n_options=k,
+                    chosen=tuple(chosen),
+                    chosen_slots=tuple(slots),
+                    covered=bool(d.aux.get("covered", True)),
+                    n_tied=len(chosen),
+                    fit_norm=float(np.mean(ref.fit_norm[chosen])),
+                    post_norm=float(np.mean(ref.post_norm[chosen])),
+                    agree_fit=float(np.mean(ref.fit_set[chosen])),
+                    agree_bayes=float(np.mean([c == ref.o_bayes for c in chosen])),
+                    random_fit_norm=ref.random_fit_norm,
+                    random_post_norm=ref.random_post_norm,
+                    random_agree_fit=float(ref.fit_set.mean()),
+                    random_agree_bayes=1.0 / k,
+                    salience_post_norm=ref.salience_post_norm,
+                    bayes_fit_norm=ref.bayes_fit_norm,
+                    label_form=_opt_str(q.meta.get("label_form")),
+                )
             )
     return rows
 
@@ -148,6 +203,8 @@ _ITEM_FIELDS = (
     "bayes_fit_norm",
 )
 
+_ROW_FIELDS = frozenset(CoordinateRow.__dataclass_fields__)
+
 
 def _mean_sd(x: FloatArray) -> MeanMedianSD:
     return MeanMedianSD(
@@ -158,7 +215,7 @@ def _mean_sd(x: FloatArray) -> MeanMedianSD:
 
 
 def cell_summary(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[CoordinateRow],
     *,
     seed: int,
     n_resamples: int = 4000,
@@ -175,24 +232,24 @@ def cell_summary(
     words) are excluded and counted in ``n_uncovered_rows``; rows with a NaN coordinate (an item
     whose fit or posterior is flat across options) in ``n_flat_rows``.
     """
-    rules = {r["rule"] for r in rows}
+    rules = {r.rule for r in rows}
     if len(rules) != 1:
         raise ValueError(f"a cell holds one scoring rule, got {sorted(rules)}")
-    covered = [r for r in rows if r.get("covered", True)]
-    defined = [bool(np.isfinite(r["fit_norm"]) and np.isfinite(r["post_norm"])) for r in covered]
+    covered = [r for r in rows if r.covered]
+    defined = [bool(np.isfinite(r.fit_norm) and np.isfinite(r.post_norm)) for r in covered]
     use = [r for r, ok in zip(covered, defined, strict=True) if ok]
     n_flat = len(covered) - len(use)
     if not use:
         raise ValueError("cell has no rows with defined coordinates")
-    item_ids = sorted({r["item_id"] for r in use})
+    item_ids = sorted({r.item_id for r in use})
     index = {i: j for j, i in enumerate(item_ids)}
     per_item = {f: np.zeros(len(item_ids)) for f in _ITEM_FIELDS}
     counts = np.zeros(len(item_ids))
     for r in use:
-        j = index[r["item_id"]]
+        j = index[r.item_id]
         counts[j] += 1
         for f in _ITEM_FIELDS:
-            per_item[f][j] += r[f]
+            per_item[f][j] += getattr(r, f)
     for f in _ITEM_FIELDS:
         per_item[f] /= counts
     levels = {"": level}
@@ -223,7 +280,7 @@ def cell_summary(
         n_renderings=len(use),
         n_flat_rows=n_flat,
         n_uncovered_rows=len(rows) - len(covered),
-        n_tied_renderings=sum(r["n_tied"] > 1 for r in use),
+        n_tied_renderings=sum(r.n_tied > 1 for r in use),
         fit_norm=_mean_sd(per_item["fit_norm"]),
         post_norm=_mean_sd(per_item["post_norm"]),
         agree_fit=_mean_sd(per_item["agree_fit"]),
@@ -243,24 +300,30 @@ def cell_summary(
     )
 
 
-def _o_fit_both(rows: Sequence[Mapping[str, Any]]) -> float | None:
+def _o_fit_both(rows: Sequence[CoordinateRow]) -> float | None:
     """§IV-B: share of items whose choice is ``o_fit`` under both stored permutations (a tied
     choice counts only when every tied option is ``o_fit``), over items with both renderings."""
     pairs: dict[str, dict[int, float]] = {}
     for r in rows:
-        pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = float(r["agree_fit"])
+        pairs.setdefault(r.item_id, {})[_perm(r)] = r.agree_fit
     both = [p for p in pairs.values() if 0 in p and 1 in p]
     if not both:
         return None
     return float(np.mean([p[0] == 1.0 and p[1] == 1.0 for p in both]))
 
 
-def paired_excess(rows: Sequence[Mapping[str, Any]]) -> PairedExcess:
+def _perm(row: CoordinateRow) -> int:
+    if row.perm_index is None:
+        raise ValueError(f"row for item {row.item_id!r} has no stored permutation index")
+    return row.perm_index
+
+
+def paired_excess(rows: Sequence[CoordinateRow]) -> PairedExcess:
     """Excess over the marginal null from renderings 0 and 1 of each item (§IV-A), every tie
     scored by split credit (§I-H: the expectation under indifference; see
     :func:`choiceaudit.stats.split_credit_excess`), so no item is left out for a tie. Menus of
     different sizes have no common marginal and come back unavailable with the reason."""
-    ks = {r["n_options"] for r in rows}
+    ks = {r.n_options for r in rows}
     if len(ks) > 1:
         return PairedExcess(
             available=False,
@@ -269,48 +332,52 @@ def paired_excess(rows: Sequence[Mapping[str, Any]]) -> PairedExcess:
             excluded_unpaired=0,
             reason=f"menus of different sizes {sorted(ks)}: group by tile",
         )
-    pairs: dict[str, dict[int, Mapping[str, Any]]] = {}
+    pairs: dict[str, dict[int, CoordinateRow]] = {}
     for r in rows:
-        pairs.setdefault(r["item_id"], {})[int(r["perm_index"])] = r
+        pairs.setdefault(r.item_id, {})[_perm(r)] = r
     both = [p for p in pairs.values() if 0 in p and 1 in p]
-    counts = {
-        "n_items": len(both),
-        "tied_items": sum(p[0]["n_tied"] > 1 or p[1]["n_tied"] > 1 for p in both),
-        "excluded_unpaired": len(pairs) - len(both),
-    }
+    n_items = len(both)
+    tied_items = sum(p[0].n_tied > 1 or p[1].n_tied > 1 for p in both)
+    excluded = len(pairs) - len(both)
     if not both:
         return PairedExcess(
-            available=False, reason="no item holds both stored permutations", **counts
+            available=False,
+            n_items=n_items,
+            tied_items=tied_items,
+            excluded_unpaired=excluded,
+            reason="no item holds both stored permutations",
         )
     ex = stats.split_credit_excess(
-        [p[0]["chosen"] for p in both], [p[1]["chosen"] for p in both], ks.pop()
+        [p[0].chosen for p in both], [p[1].chosen for p in both], ks.pop()
     )
     return PairedExcess(
         available=True,
         consistency=ex.consistency,
         marginal_null=ex.marginal_null,
         excess=ex.excess,
-        **counts,
+        n_items=n_items,
+        tied_items=tied_items,
+        excluded_unpaired=excluded,
     )
 
 
 def summarise_cells(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[CoordinateRow],
     *,
     by: Sequence[str] = ("rule", "tile", "condition", "format"),
     seed: int,
     n_resamples: int = 4000,
     level: float = 0.95,
     bonferroni_cells: int | None = None,
-) -> dict[tuple[Any, ...], CellSummary]:
+) -> dict[tuple[object, ...], CellSummary]:
     """:func:`cell_summary` for every group of rows sharing the ``by`` fields (rule required),
     with the Bonferroni interval across ``bonferroni_cells`` cells (default: all the groups
     returned; the battery passes the number of model x rule cells, §I-H2)."""
     if "rule" not in by:
         raise ValueError("group by 'rule': a cell holds one scoring rule")
-    groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[object, ...], list[CoordinateRow]] = {}
     for r in rows:
-        groups.setdefault(tuple(r[f] for f in by), []).append(r)
+        groups.setdefault(tuple(r.field(f) for f in by), []).append(r)
     return {
         key: cell_summary(
             group,

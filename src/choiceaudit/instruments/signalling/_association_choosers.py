@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -95,7 +94,7 @@ class ConceptNetPathChooser:
                 self.adjacency.setdefault(b, set()).add(a)
         self._hops: dict[str, dict[str, int]] = {}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, str | float]:
         return {
             "backend": "reference",
             "name": self.name,
@@ -223,7 +222,7 @@ class SwowWalkChooser:
         self._transition_t = self.transition.T.tocsr()
         self._profiles: dict[str, FloatArray] = {}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, str | float]:
         return {
             "backend": "reference",
             "name": self.name,

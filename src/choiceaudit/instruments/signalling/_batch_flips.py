@@ -30,9 +30,7 @@ def batch_flip_records(group: Sequence[AnalysedArm]) -> tuple[list[BatchFlip], l
     whose batched run is not in ``group``, or that shares no rendering or rule with it, comes
     back as a ``Skipped``."""
     by_model = {
-        str(a.arm.config.model): a
-        for a in group
-        if a.kind == "model" and not a.arm.config.batch_of
+        str(a.arm.config.model): a for a in group if a.kind == "model" and not a.arm.config.batch_of
     }
     records: list[BatchFlip] = []
     skipped: list[Skipped] = []

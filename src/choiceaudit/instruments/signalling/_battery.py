@@ -1,7 +1,7 @@
 """The frozen analysis battery over several choosers' coordinate rows (paper §I-H, §IV-A–§IV-D,
 §IV-G, §IV-H4): Table I cells, achieved fit by ``fit_cost`` bin, condition 4 vs 5 and format L.
 
-A :class:`ChooserRows` is one chooser's :func:`coordinate_table` rows (plus ``label_form``); the
+A :class:`ChooserRows` is one chooser's :func:`coordinate_table` rows; the
 battery is the ``analysis`` block of a frozen item directory (``default_analysis``), so every
 choice made here — analysis set, bootstrap size and level, bins, seed — was fixed before any run.
 Results are the typed records of ``_results``.
@@ -9,18 +9,23 @@ Results are the typed records of ``_results``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from choiceaudit.instruments.signalling._analysis import paired_excess, summarise_cells
+from choiceaudit.instruments.signalling._analysis import (
+    CoordinateRow,
+    paired_excess,
+    summarise_cells,
+)
 from choiceaudit.instruments.signalling._divergence import (
+    FitCostDeciles,
     choice_distributions,
     condition_agreement,
     fit_cost_deciles,
 )
+from choiceaudit.instruments.signalling._freeze_records import AnalysisBattery, AnalysisSetSpec
 from choiceaudit.instruments.signalling._results import (
     ConditionAgreement,
     CoordinateCell,
@@ -57,7 +62,7 @@ class ChooserRows:
     label: str
     kind: str
     rules: list[str]
-    rows: list[dict[str, Any]]
+    rows: list[CoordinateRow]
     #: the paper's condition (§I-K): "4" for a model on the analysis set, "1"-"3", "6", "7"
     #: for conditions run as choosers, "reference" for uniform and salience
     condition: str = "4"
@@ -65,14 +70,14 @@ class ChooserRows:
     partial_coverage: bool = False
 
 
-def in_analysis_set(row: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
+def in_analysis_set(row: CoordinateRow, spec: AnalysisSetSpec) -> bool:
     # a None criterion (``tile`` None: every tile) selects everything
-    return all(v is None or row[k] == v for k, v in spec.items())
+    return all(v is None or row.field(k) == v for k, v in spec.items())
 
 
 def battery_cells(
     choosers: Sequence[ChooserRows],
-    battery: Mapping[str, Any],
+    battery: AnalysisBattery,
     *,
     n_resamples: int | None = None,
 ) -> list[CoordinateCell]:
@@ -86,11 +91,9 @@ def battery_cells(
     boot = battery["bootstrap"]
     # uncovered rows stay in: the cell excludes and counts them (n_uncovered_rows); a chooser
     # that covers nothing of the analysis set has no cell
-    scored = {
-        a.label for a in choosers for r in a.rows if in_analysis_set(r, spec) and r["covered"]
-    }
+    scored = {a.label for a in choosers for r in a.rows if in_analysis_set(r, spec) and r.covered}
     rows = [
-        {**r, "chooser": a.label}
+        replace(r, chooser=a.label)
         for a in choosers
         for r in a.rows
         if a.label in scored and in_analysis_set(r, spec)
@@ -99,11 +102,11 @@ def battery_cells(
         return []
     partial = {a.label: a.partial_coverage for a in choosers}
     n_set = {
-        a.label: len({r["item_id"] for r in a.rows if in_analysis_set(r, spec)}) for a in choosers
+        a.label: len({r.item_id for r in a.rows if in_analysis_set(r, spec)}) for a in choosers
     }
     kinds = {a.label: a.kind for a in choosers}
     conditions = {a.label: a.condition for a in choosers}
-    model_cells = {(r["chooser"], r["rule"]) for r in rows if kinds[r["chooser"]] == "model"}
+    model_cells = {(r.chooser, r.rule) for r in rows if kinds[r.chooser] == "model"}
     cells = summarise_cells(
         rows,
         by=("chooser", "rule"),
@@ -113,7 +116,8 @@ def battery_cells(
         bonferroni_cells=max(len(model_cells), 1),
     )
     out = []
-    for (chooser, rule), c in cells.items():
+    for key, c in cells.items():
+        chooser, rule = str(key[0]), str(key[1])
         d, df = c.post_norm_minus_random, c.fit_norm_minus_random
         # summarise_cells always passes a cell count, so the Bonferroni intervals are there
         db, dfb = c.post_norm_minus_random_bonferroni, c.fit_norm_minus_random_bonferroni
@@ -207,13 +211,24 @@ def random_comparison(cells: Sequence[CoordinateCell]) -> list[RandomComparison]
     return out
 
 
+def _perm(row: CoordinateRow) -> int:
+    if row.perm_index is None:
+        raise ValueError(f"row for item {row.item_id!r} has no stored permutation index")
+    return row.perm_index
+
+
+def _tile_key(tile: str | None) -> str:
+    # rows of one arm share a tile type; None (a query without a tile) sorts as its own name
+    return "" if tile is None else tile
+
+
 def _set_agreement(a: Sequence[int], b: Sequence[int]) -> float:
     sa, sb = set(a), set(b)
     return len(sa & sb) / (len(sa) * len(sb))
 
 
 def rule_agreement_records(
-    choosers: Sequence[ChooserRows], battery: Mapping[str, Any]
+    choosers: Sequence[ChooserRows], battery: AnalysisBattery
 ) -> list[RuleAgreement]:
     """§I-H: per model, agreement between every two scoring rules on the chosen option over
     the renderings of the analysis set."""
@@ -222,12 +237,10 @@ def rule_agreement_records(
     for a in choosers:
         if a.kind != "model" or len(a.rules) < 2:
             continue
-        by_rule: dict[str, dict[tuple[str, int], list[int]]] = {}
+        by_rule: dict[str, dict[tuple[str, int], tuple[int, ...]]] = {}
         for r in a.rows:
             if in_analysis_set(r, spec):
-                by_rule.setdefault(r["rule"], {})[(r["item_id"], int(r["perm_index"]))] = r[
-                    "chosen"
-                ]
+                by_rule.setdefault(r.rule, {})[(r.item_id, _perm(r))] = r.chosen
         rules = [r for r in a.rules if r in by_rule]
         for i, ra in enumerate(rules):
             for rb in rules[i + 1 :]:
@@ -245,15 +258,10 @@ def tile_excess_records(choosers: Sequence[ChooserRows]) -> list[TileExcess]:
     out = []
     for a in choosers:
         for rule in a.rules:
-            tiles: dict[str, list[Mapping[str, Any]]] = {}
+            tiles: dict[str, list[CoordinateRow]] = {}
             for r in a.rows:
-                if (
-                    r["rule"] == rule
-                    and r["condition"] == "4"
-                    and r["format"] == "V"
-                    and r["covered"]
-                ):
-                    tiles.setdefault(str(r["tile"]), []).append(r)
+                if r.rule == rule and r.condition == "4" and r.format == "V" and r.covered:
+                    tiles.setdefault(str(r.tile), []).append(r)
             for tile, tile_rows in sorted(tiles.items()):
                 ex = paired_excess(tile_rows)
                 out.append(
@@ -278,11 +286,11 @@ def label_form_records(choosers: Sequence[ChooserRows]) -> list[LabelFormAgreeme
     for a in choosers:
         if a.kind != "model":
             continue
-        forms: dict[tuple[str, str, str], dict[tuple[str, int], list[int]]] = {}
+        forms: dict[tuple[str, str, str], dict[tuple[str, int], tuple[int, ...]]] = {}
         for r in a.rows:
-            if r["format"] == "L" and r["condition"] == "4":
-                key = (r["rule"], str(r["tile"]), str(r["label_form"]))
-                forms.setdefault(key, {})[(r["item_id"], int(r["perm_index"]))] = r["chosen"]
+            if r.format == "L" and r.condition == "4":
+                key = (r.rule, str(r.tile), str(r.label_form))
+                forms.setdefault(key, {})[(r.item_id, _perm(r))] = r.chosen
         for (rule, tile, form), rows in sorted(forms.items()):
             if form != "paren" or (rule, tile, "bare") not in forms:
                 continue
@@ -296,7 +304,7 @@ def label_form_records(choosers: Sequence[ChooserRows]) -> list[LabelFormAgreeme
     return out
 
 
-def analysis_set_label(spec: Mapping[str, Any]) -> str:
+def analysis_set_label(spec: AnalysisSetSpec) -> str:
     """Words for a frozen analysis set, e.g. "size conflict items, condition 4, format V"."""
     kind = "conflict" if spec.get("conflict") else "control"
     tile = spec.get("tile") or "all-tile"
@@ -306,7 +314,7 @@ def analysis_set_label(spec: Mapping[str, Any]) -> str:
 def fit_cost_records(
     choosers: Sequence[ChooserRows],
     items: Iterable[Item],
-    battery: Mapping[str, Any],
+    battery: AnalysisBattery,
     *,
     facets: Sequence[str],
     skipped: list[Skipped],
@@ -316,7 +324,7 @@ def fit_cost_records(
     cannot be binned is appended to ``skipped``."""
     spec = battery["analysis_set"]
     items = list(items)
-    n_set = len({r["item_id"] for a in choosers for r in a.rows if in_analysis_set(r, spec)})
+    n_set = len({r.item_id for a in choosers for r in a.rows if in_analysis_set(r, spec)})
     n_bins = min(int(battery["fit_cost_bins"]), n_set // 2)
     if n_bins < 2:
         skipped.append(
@@ -342,10 +350,8 @@ def fit_cost_records(
     sesoi = float(battery.get("sesoi", 0.05))
     for a in choosers:
         for rule in a.rules:
-            rows = [
-                r for r in a.rows if r["rule"] == rule and in_analysis_set(r, spec) and r["covered"]
-            ]
-            if len({r["item_id"] for r in rows}) < n_bins:
+            rows = [r for r in a.rows if r.rule == rule and in_analysis_set(r, spec) and r.covered]
+            if len({r.item_id for r in rows}) < n_bins:
                 skipped.append(
                     Skipped(f"fit_cost bins for {a.label}/{rule}", "too few covered items")
                 )
@@ -369,59 +375,59 @@ def fit_cost_records(
 
 
 def _slope_of(
-    res: Mapping[str, Any], chooser: str, rule: str, *, sesoi: float, n_resamples: int
+    res: FitCostDeciles, chooser: str, rule: str, *, sesoi: float, n_resamples: int
 ) -> FitCostSlope:
     """The §IV-D/§IV-E slopes of one chooser x rule from :func:`fit_cost_deciles`' result."""
-    sl, ps, pc = res["slope"], res["post_slope"], res["post_predicted_change"]
+    sl, ps, pc = res.slope, res.post_slope, res.post_predicted_change
     return FitCostSlope(
         chooser=chooser,
         rule=rule,
-        slope=sl["estimate"],
-        low=sl["low"],
-        high=sl["high"],
-        bayes_slope=res["bayes_slope"]["estimate"],
-        excludes_zero=bool(sl["low"] > 0 or sl["high"] < 0),
-        post_slope=ps["estimate"],
-        post_low=ps["low"],
-        post_high=ps["high"],
-        post_excludes_zero=bool(ps["low"] > 0 or ps["high"] < 0),
-        predicted_change=pc["estimate"],
-        predicted_low=pc["low"],
-        predicted_high=pc["high"],
+        slope=sl.estimate,
+        low=sl.low,
+        high=sl.high,
+        bayes_slope=res.bayes_slope.estimate,
+        excludes_zero=bool(sl.low > 0 or sl.high < 0),
+        post_slope=ps.estimate,
+        post_low=ps.low,
+        post_high=ps.high,
+        post_excludes_zero=bool(ps.low > 0 or ps.high < 0),
+        predicted_change=pc.estimate,
+        predicted_low=pc.low,
+        predicted_high=pc.high,
         sesoi=sesoi,
         n_resamples=n_resamples,
     )
 
 
-def _bins_of(res: Mapping[str, Any], facet: str, chooser: str, kind: str) -> list[FitCostBin]:
+def _bins_of(res: FitCostDeciles, facet: str, chooser: str, kind: str) -> list[FitCostBin]:
     """Fig. 3's bins of one chooser in one facet, each carrying the chooser's slope."""
-    sl = res["slope"]
+    sl = res.slope
     return [
         FitCostBin(
             facet=facet,
             chooser=chooser,
             kind=kind,
             bin=b,
-            fit_cost=row["fit_cost"],
-            achieved_fit_norm=row["achieved_fit_norm"],
-            salience_fit_norm=row["salience_fit_norm"],
-            bayes_fit_norm=row["bayes_fit_norm"],
-            random_fit_norm=row["random_fit_norm"],
-            random_fit_norm_sd=row["random_fit_norm_sd"],
-            slope=sl["estimate"],
-            slope_low=sl["low"],
-            slope_high=sl["high"],
-            bayes_slope=res["bayes_slope"]["estimate"],
-            fit_separation=row["fit_separation"],
-            achieved_post_norm=row["achieved_post_norm"],
-            salience_post_norm=row["salience_post_norm"],
-            bayes_post_norm=row["bayes_post_norm"],
-            post_separation=row["post_separation"],
-            random_post_norm=row["random_post_norm"],
-            random_post_norm_sd=row["random_post_norm_sd"],
-            departure_from_o_fit=row["departure_from_o_fit"],
+            fit_cost=row.fit_cost,
+            achieved_fit_norm=row.achieved_fit_norm,
+            salience_fit_norm=row.salience_fit_norm,
+            bayes_fit_norm=row.bayes_fit_norm,
+            random_fit_norm=row.random_fit_norm,
+            random_fit_norm_sd=row.random_fit_norm_sd,
+            slope=sl.estimate,
+            slope_low=sl.low,
+            slope_high=sl.high,
+            bayes_slope=res.bayes_slope.estimate,
+            fit_separation=row.fit_separation,
+            achieved_post_norm=row.achieved_post_norm,
+            salience_post_norm=row.salience_post_norm,
+            bayes_post_norm=row.bayes_post_norm,
+            post_separation=row.post_separation,
+            random_post_norm=row.random_post_norm,
+            random_post_norm_sd=row.random_post_norm_sd,
+            departure_from_o_fit=row.departure_from_o_fit,
         )
-        for b, row in enumerate(res["bins"], start=1)
+        for b, row in enumerate(res.bins, start=1)
     ]
 
 
@@ -434,15 +440,15 @@ def condition_records(choosers: Sequence[ChooserRows]) -> list[ConditionAgreemen
         if a.kind == "reference":
             continue
         for rule in a.rules:
-            tiles = sorted({r["tile"] for r in a.rows})
+            tiles = sorted({r.tile for r in a.rows}, key=_tile_key)
             for tile in ["all", *tiles]:
                 base = [
                     r
                     for r in a.rows
-                    if r["rule"] == rule and r["format"] == "V" and tile in ("all", r["tile"])
+                    if r.rule == rule and r.format == "V" and tile in ("all", r.tile)
                 ]
-                c4 = [r for r in base if r["condition"] == "4"]
-                c5 = [r for r in base if r["condition"] == "5"]
+                c4 = [r for r in base if r.condition == "4"]
+                c5 = [r for r in base if r.condition == "5"]
                 if not c4 or not c5:
                     continue
                 res = condition_agreement(c4, c5)
@@ -450,7 +456,7 @@ def condition_records(choosers: Sequence[ChooserRows]) -> list[ConditionAgreemen
                     ConditionAgreement(
                         chooser=a.label,
                         rule=rule,
-                        tile=tile,
+                        tile=str(tile),
                         n_matched=res.n_matched,
                         agreement=res.agreement,
                         tvd=res.tvd,
@@ -465,17 +471,17 @@ def format_l_records(choosers: Sequence[ChooserRows]) -> list[FormatLRecord]:
     uniform), per model x rule x tile x label form. Tied renderings enter the consistency by
     split credit and are counted. Reference choosers read the item, not the letters, and are left
     out."""
-    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str, str], list[CoordinateRow]] = {}
     for a in choosers:
         for r in a.rows:
-            if a.kind != "reference" and r["format"] == "L" and r["condition"] == "4":
-                key = (a.label, r["rule"], r["tile"], str(r["label_form"]))
+            if a.kind != "reference" and r.format == "L" and r.condition == "4":
+                key = (a.label, r.rule, str(r.tile), str(r.label_form))
                 groups.setdefault(key, []).append(r)
     records = []
     for (chooser, rule, tile, form), rows in sorted(groups.items()):
         dist = choice_distributions(rows)
         ex = paired_excess(rows)
-        k = int(rows[0]["n_options"])
+        k = rows[0].n_options
         records.append(
             FormatLRecord(
                 chooser=chooser,
@@ -488,9 +494,9 @@ def format_l_records(choosers: Sequence[ChooserRows]) -> list[FormatLRecord]:
                 null=ex.marginal_null,
                 excess=ex.excess,
                 chance=1.0 / k,
-                top_letter=chr(ord("A") + dist["top_slot"]),
-                top_share=dist["top_slot_share"],
-                canonical_dev=dist["canonical_max_deviation_from_uniform"],
+                top_letter=chr(ord("A") + dist.top_slot),
+                top_share=dist.top_slot_share,
+                canonical_dev=dist.canonical_max_deviation_from_uniform,
             )
         )
     return records

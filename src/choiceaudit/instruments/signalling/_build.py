@@ -15,13 +15,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling._associations import (
     read_swow_strengths,
     swow_coverage,
     with_coverage,
+)
+from choiceaudit.instruments.signalling._build_records import (
+    PoolRecord,
+    RetentionReport,
+    ScreenDecision,
+    SwowRecord,
+    TileScreen,
 )
 from choiceaudit.instruments.signalling._item_tables import item_set_hash
 from choiceaudit.instruments.signalling._items import RobustnessConfig, generate_candidates
@@ -79,22 +86,27 @@ def _finite_or_none(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def tile_screen(norms: NormsBundle, pool: Pool | None = None) -> dict[str, Any]:
+def tile_screen(norms: NormsBundle, pool: Pool | None = None) -> TileScreen:
     """The §I-C screen: rater-disagreement ratio of every dimension (None when unavailable),
     redundancy clusters (|r| > 0.7, over the pool when given) and the dimensions it selects."""
     ratios = {d: rater_disagreement_ratio(norms, d) for d in norms.dimensions}
     concepts = pool.indices if pool is not None else None
     clusters = redundancy_clusters(norms, concepts=concepts)
-    return {
+    choice = select_tile_dimensions(clusters, ratios)
+    screen: TileScreen = {
         "rater_disagreement_ratio": {d: _finite_or_none(r) for d, r in ratios.items()},
         "redundancy_clusters": [list(c) for c in clusters],
-        **select_tile_dimensions(clusters, ratios),
+        "selected": choice["selected"],
+        "excluded": choice["excluded"],
     }
+    if "unavailable" in choice:
+        screen["unavailable"] = choice["unavailable"]
+    return screen
 
 
 def check_tile_screen(
-    screen: dict[str, Any], tile_dimensions: list[str], *, override: bool = False, label: str = ""
-) -> dict[str, Any]:
+    screen: TileScreen, tile_dimensions: list[str], *, override: bool = False, label: str = ""
+) -> ScreenDecision:
     """The §I-C screen decides the tiles: compare the dimensions it selects with the tile
     file's. A disagreement raises :class:`TileScreenMismatchError` unless ``override`` (then the
     tile file is used and the override recorded). Where the screen cannot run (no rater SD), the
@@ -124,7 +136,7 @@ def check_tile_screen(
     }
 
 
-def swow_retention_report(pool: Pool) -> dict[str, Any]:
+def swow_retention_report(pool: Pool) -> RetentionReport:
     """Appendix A's retention report, which measures what the SWOW cue match keeps: reported
     as unavailable when the pool was built without SWOW, rather than a figure of another pool."""
     if "swow" not in pool.sources:
@@ -139,11 +151,23 @@ def swow_retention_report(pool: Pool) -> dict[str, Any]:
     # concepts), not the final pool after the homograph and noun filters: that is the primary
     # set; the final pool's retention is kept beside it.
     report = retention_report(pool, kept=pool.norms.coverage["swow"])
-    return {
-        **report,
-        "set": f"SWOW cue-list membership over all {len(pool.norms)} concepts",
-        "final_pool": retention_report(pool),
+    report["set"] = f"SWOW cue-list membership over all {len(pool.norms)} concepts"
+    report["final_pool"] = retention_report(pool)
+    return report
+
+
+def _pool_record(pool: Pool, bundle: NormsBundle, swow: SwowRecord | None) -> PoolRecord:
+    record: PoolRecord = {
+        "size": len(pool),
+        "steps": [[step, n] for step, n in pool.steps],
+        "sources": list(pool.sources),
+        "norms_skipped": dict(bundle.skipped),
     }
+    if bundle.loss is not None:
+        record["norms_loss"] = bundle.loss.to_dict()
+    if swow is not None:
+        record["swow"] = swow
+    return record
 
 
 @dataclass(frozen=True)
@@ -193,7 +217,7 @@ def build_signalling_items(
         if isinstance(norms, NormsBundle)
         else load_norms(norms, data=data, allow_loss=allow_loss)
     )
-    swow_record: dict[str, Any] | None = None
+    swow_record: SwowRecord | None = None
     if swow is not None:
         strengths = read_swow_strengths(swow)
         mask = swow_coverage(bundle, strengths)
@@ -225,14 +249,7 @@ def build_signalling_items(
         "n_items": n_items,
         "tiles_source": str(tile_source),
         "tiles_sha256": tiles_hash(tile_source),
-        "pool": {
-            "size": len(pool),
-            "steps": [list(s) for s in pool.steps],
-            "sources": list(pool.sources),
-            "norms_skipped": dict(bundle.skipped),
-            **({"norms_loss": bundle.loss.to_dict()} if bundle.loss is not None else {}),
-            **({"swow": swow_record} if swow_record is not None else {}),
-        },
+        "pool": _pool_record(pool, bundle, swow_record),
         "retention": swow_retention_report(pool),
         "tile_screen": screen,
     }

@@ -87,7 +87,7 @@ class UniformChooser:
             out.append(Decision(query_id=q.id, probs=p, scores={"prob": p}))
         return out
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, str]:
         # ``model`` names the chooser in run listings and provenance
         return {"backend": "reference", "name": self.name, "model": self.name}
 
@@ -100,7 +100,7 @@ class _ItemChooser:
         self.lookup = ItemLookup(items)
         self.decay: DecayFamily = decay
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, str]:
         return {"backend": "reference", "name": self.name, "model": self.name, "decay": self.decay}
 
     def _values(self, q: Query) -> tuple[Item, FloatArray, FloatArray]:
@@ -174,7 +174,7 @@ class CosineChooser:
         self.model = model
         self.word_level = word_level
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, str | bool]:
         return {
             "backend": "reference",
             "name": self.name,

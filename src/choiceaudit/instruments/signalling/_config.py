@@ -4,13 +4,33 @@ where it was), the rendering grid, and who chose (a model spec, a reference choo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from choiceaudit.types import RunConfig
 
-__all__ = ["SignallingConfig"]
+__all__ = ["ChatTemplateNote", "CoverageRecord", "SignallingConfig"]
+
+
+class ChatTemplateNote(TypedDict):
+    """The §I-J chat template chosen for a model (None: the plain prompt) and why."""
+
+    chat_template: str | None
+    why: str
+
+
+class CoverageRecord(TypedDict):
+    """An association chooser's §I-B coverage check as its run records it."""
+
+    chooser: str
+    n_items: int
+    n_covered: int
+    n_analysis_items: int
+    n_analysis_covered: int
+    uncovered_examples: list[str]
+    #: True when --allow-partial-coverage let a chooser that misses items run; a run
+    #: written before the field existed has none (read as False)
+    partial_allowed: NotRequired[bool]
 
 
 @dataclass(frozen=True)
@@ -34,7 +54,7 @@ class SignallingConfig(RunConfig):
     batch_of: str | None = None
     batch_rows: int | None = None
     condition: str | None = None
-    chat_template_default: Mapping[str, Any] | None = None
+    chat_template_default: ChatTemplateNote | None = None
     #: an association chooser's §I-B coverage check (items covered, and ``partial_allowed``
     #: when --allow-partial-coverage let a partial chooser run)
-    coverage: Mapping[str, Any] | None = None
+    coverage: CoverageRecord | None = None

@@ -16,9 +16,7 @@ pool. Why a measured number misses its tolerance is written in the instrument's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -40,7 +38,6 @@ __all__ = [
     "ConformanceRow",
     "PaperValue",
     "check_conformance",
-    "conformance_lines",
 ]
 
 
@@ -355,13 +352,13 @@ def _references(result: BuildResult, *, seed: int, n_resamples: int) -> list[Con
     )
     n_bins = 10 if len(items) >= 20 else max(2, len(items) // 2)
     deciles = fit_cost_deciles(bayes_rows, items, n_bins=n_bins, seed=seed, n_resamples=n_resamples)
-    bins = deciles["bins"]
-    post_sep = [x["post_separation"] for x in bins]
+    bins = deciles.bins
+    post_sep = [x.post_separation for x in bins]
     rows += [
-        _row("Bayes pole fit_norm, lowest fit_cost decile", bins[0]["bayes_fit_norm"]),
-        _row("Bayes pole fit_norm, highest fit_cost decile", bins[-1]["bayes_fit_norm"]),
-        _row("fit-axis separation, lowest decile", bins[0]["fit_separation"]),
-        _row("fit-axis separation, highest decile", bins[-1]["fit_separation"]),
+        _row("Bayes pole fit_norm, lowest fit_cost decile", bins[0].bayes_fit_norm),
+        _row("Bayes pole fit_norm, highest fit_cost decile", bins[-1].bayes_fit_norm),
+        _row("fit-axis separation, lowest decile", bins[0].fit_separation),
+        _row("fit-axis separation, highest decile", bins[-1].fit_separation),
         _row(
             "posterior-axis separation, smallest decile",
             min(post_sep),
@@ -369,7 +366,7 @@ def _references(result: BuildResult, *, seed: int, n_resamples: int) -> list[Con
         ),
         _row("posterior-axis separation, largest decile", max(post_sep)),
     ]
-    monotone = bool(np.all(np.diff([x["fit_separation"] for x in bins]) >= 0))
+    monotone = bool(np.all(np.diff([x.fit_separation for x in bins]) >= 0))
     rows.append(
         _measured("§IV-D", "fit-axis separation grows monotonically (1 = yes)", float(monotone))
     )
@@ -378,8 +375,8 @@ def _references(result: BuildResult, *, seed: int, n_resamples: int) -> list[Con
     )
     sal_dec = fit_cost_deciles(sal_rows, items, n_bins=n_bins, seed=seed, n_resamples=n_resamples)
     rows += [
-        _row("salience reference slope", sal_dec["slope"]["estimate"]),
-        _row("Bayes reference slope", deciles["bayes_slope"]["estimate"]),
+        _row("salience reference slope", sal_dec.slope.estimate),
+        _row("Bayes reference slope", deciles.bayes_slope.estimate),
     ]
     return rows
 
@@ -423,20 +420,3 @@ def check_conformance(
         swow="swow" in result.pool.sources,
         rows=tuple(rows),
     )
-
-
-def conformance_lines(report: ConformanceReport) -> Sequence[dict[str, Any]]:
-    """The report as plain records (for printing or writing)."""
-    return [
-        {
-            "section": r.section,
-            "quantity": r.quantity,
-            "paper": r.paper,
-            "measured": r.measured,
-            "gap": r.gap,
-            "tolerance": r.tolerance,
-            "status": r.status,
-            "note": r.note,
-        }
-        for r in report.rows
-    ]

@@ -11,10 +11,11 @@ order) — so the run can refuse, or record an explicit permission beside every 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from choiceaudit.instruments.signalling._config import CoverageRecord
+from choiceaudit.instruments.signalling._freeze_records import AnalysisSetSpec
 from choiceaudit.scorers import Scorer
 from choiceaudit.types import Item, Query
 
@@ -41,7 +42,8 @@ class CoverageCheck:
     def complete(self) -> bool:
         return self.n_covered == self.n_items
 
-    def as_record(self) -> dict[str, object]:
+    def as_record(self) -> CoverageRecord:
+        """The check as a run records it, with whether a partial chooser was let run."""
         return {
             "chooser": self.chooser,
             "n_items": self.n_items,
@@ -49,6 +51,7 @@ class CoverageCheck:
             "n_analysis_items": self.n_analysis_items,
             "n_analysis_covered": self.n_analysis_covered,
             "uncovered_examples": list(self.examples),
+            "partial_allowed": not self.complete,
         }
 
 
@@ -79,7 +82,7 @@ def item_coverage(
     )
 
 
-def analysis_item_ids(items: Iterable[Item], spec: Mapping[str, Any]) -> set[str]:
+def analysis_item_ids(items: Iterable[Item], spec: AnalysisSetSpec) -> set[str]:
     """Ids of the items in the frozen analysis set (its ``tile``, None for every tile, and its
     ``conflict`` flag)."""
     return {

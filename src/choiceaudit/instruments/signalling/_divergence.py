@@ -21,15 +21,21 @@ Rows are those of :func:`coordinate_table`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from choiceaudit import stats
+from choiceaudit.instruments.signalling._analysis import CoordinateRow
 from choiceaudit.instruments.signalling._results import CellSummary, ConditionMatch
 from choiceaudit.types import Item
 
 __all__ = [
+    "ChoiceDistribution",
+    "DecileBin",
+    "ExcessDistance",
+    "FitCostDeciles",
+    "SlopeInterval",
     "choice_distributions",
     "condition_agreement",
     "excess_distance_correlation",
@@ -37,8 +43,80 @@ __all__ = [
 ]
 
 
-def _interval(result: stats.BootstrapResult) -> dict[str, float]:
-    return {"estimate": result.estimate, "low": result.low, "high": result.high}
+@dataclass(frozen=True)
+class SlopeInterval:
+    """A point estimate with the low and high end of its bootstrap interval."""
+
+    estimate: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, result: stats.BootstrapResult, scale: float = 1.0) -> SlopeInterval:
+        """The interval of ``result``, every end multiplied by ``scale``."""
+        return cls(result.estimate * scale, result.low * scale, result.high * scale)
+
+
+@dataclass(frozen=True)
+class DecileBin:
+    """One ``fit_cost`` bin: the chooser beside the three references on both axes."""
+
+    n_items: int
+    fit_cost: float
+    fit_cost_low: float
+    fit_cost_high: float
+    achieved_fit_norm: float
+    salience_fit_norm: float
+    bayes_fit_norm: float
+    fit_separation: float
+    random_fit_norm: float
+    random_fit_norm_sd: float
+    achieved_post_norm: float
+    salience_post_norm: float
+    bayes_post_norm: float
+    post_separation: float
+    random_post_norm: float
+    random_post_norm_sd: float
+    departure_from_o_fit: float
+
+
+@dataclass(frozen=True)
+class FitCostDeciles:
+    """:func:`fit_cost_deciles` of one cell: the bins and the item-level slopes."""
+
+    rule: str
+    n_items: int
+    n_resamples: int
+    bins: tuple[DecileBin, ...]
+    slope: SlopeInterval
+    bayes_slope: SlopeInterval
+    post_slope: SlopeInterval
+    fit_cost_range: tuple[float, float]
+    post_predicted_change: SlopeInterval
+
+
+@dataclass(frozen=True)
+class ExcessDistance:
+    """Pearson r across cells between excess and distance from random, with its interval."""
+
+    n_cells: int
+    skipped: int
+    estimate: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ChoiceDistribution:
+    """Canonical-option and display-slot shares of one cell, ties split equally."""
+
+    n_renderings: int
+    canonical: tuple[float, ...]
+    slots: tuple[float, ...]
+    canonical_max_deviation_from_uniform: float
+    slot_max_deviation_from_uniform: float
+    top_slot: int
+    top_slot_share: float
 
 
 #: Per-item fields of a coordinate row averaged over renderings for the decile analysis.
@@ -54,14 +132,14 @@ _DECILE_FIELDS = (
 
 
 def fit_cost_deciles(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[CoordinateRow],
     items: Iterable[Item],
     *,
     n_bins: int = 10,
     seed: int,
     n_resamples: int = 4000,
     level: float = 0.95,
-) -> dict[str, Any]:
+) -> FitCostDeciles:
     """Achieved fit and posterior by ``fit_cost`` bin for one cell (rows of a single rule).
 
     Items are averaged over their renderings, sorted by ``fit_cost`` and cut into ``n_bins``
@@ -75,20 +153,20 @@ def fit_cost_deciles(
     pole's, and the mean coordinate ``post_norm`` on ``fit_cost`` (§IV-E) with its predicted
     change over the observed ``fit_cost`` range.
     """
-    rules = {r["rule"] for r in rows}
+    rules = {r.rule for r in rows}
     if len(rules) != 1:
         raise ValueError(f"fit_cost deciles take one scoring rule, got {sorted(rules)}")
     cost = {i.id: float(i.meta["fit_cost"]) for i in items}
     sums: dict[str, list[float]] = {}
     width = len(_DECILE_FIELDS)
     for r in rows:
-        if not (np.isfinite(r["fit_norm"]) and np.isfinite(r["post_norm"])):
+        if not (np.isfinite(r.fit_norm) and np.isfinite(r.post_norm)):
             continue
-        if r["item_id"] not in cost:
-            raise KeyError(f"row for unknown item {r['item_id']!r}")
-        acc = sums.setdefault(r["item_id"], [0.0] * (width + 1))
+        if r.item_id not in cost:
+            raise KeyError(f"row for unknown item {r.item_id!r}")
+        acc = sums.setdefault(r.item_id, [0.0] * (width + 1))
         for j, f in enumerate(_DECILE_FIELDS):
-            acc[j] += float(r[f])
+            acc[j] += float(getattr(r, f))
         acc[width] += 1
     if len(sums) < n_bins:
         raise ValueError(f"{len(sums)} items cannot fill {n_bins} bins")
@@ -105,52 +183,55 @@ def fit_cost_deciles(
         random_fit = per["random_fit_norm"][part]
         random_post = per["random_post_norm"][part]
         bins.append(
-            {
-                "n_items": int(part.size),
-                "fit_cost": float(x[part].mean()),
-                "fit_cost_low": float(x[part].min()),
-                "fit_cost_high": float(x[part].max()),
-                "achieved_fit_norm": float(per["fit_norm"][part].mean()),
-                "salience_fit_norm": 1.0,
-                "bayes_fit_norm": bayes_fit,
-                "fit_separation": 1.0 - bayes_fit,
-                "random_fit_norm": float(random_fit.mean()),
-                "random_fit_norm_sd": float(random_fit.std(ddof=1)) if part.size > 1 else 0.0,
-                "achieved_post_norm": float(per["post_norm"][part].mean()),
-                "salience_post_norm": salience_post,
-                "bayes_post_norm": 1.0,
-                "post_separation": 1.0 - salience_post,
-                "random_post_norm": float(random_post.mean()),
-                "random_post_norm_sd": float(random_post.std(ddof=1)) if part.size > 1 else 0.0,
-                "departure_from_o_fit": float(1.0 - per["agree_fit"][part].mean()),
-            }
+            DecileBin(
+                n_items=int(part.size),
+                fit_cost=float(x[part].mean()),
+                fit_cost_low=float(x[part].min()),
+                fit_cost_high=float(x[part].max()),
+                achieved_fit_norm=float(per["fit_norm"][part].mean()),
+                salience_fit_norm=1.0,
+                bayes_fit_norm=bayes_fit,
+                fit_separation=1.0 - bayes_fit,
+                random_fit_norm=float(random_fit.mean()),
+                random_fit_norm_sd=float(random_fit.std(ddof=1)) if part.size > 1 else 0.0,
+                achieved_post_norm=float(per["post_norm"][part].mean()),
+                salience_post_norm=salience_post,
+                bayes_post_norm=1.0,
+                post_separation=1.0 - salience_post,
+                random_post_norm=float(random_post.mean()),
+                random_post_norm_sd=float(random_post.std(ddof=1)) if part.size > 1 else 0.0,
+                departure_from_o_fit=float(1.0 - per["agree_fit"][part].mean()),
+            )
         )
-    kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "level": level}
-    post_slope = stats.ols_slope(x, per["post_norm"], **kw)
+    post_slope = stats.ols_slope(
+        x, per["post_norm"], n_resamples=n_resamples, seed=seed, level=level
+    )
     span = float(x.max() - x.min())
-    return {
-        "rule": next(iter(rules)),
-        "n_items": len(ids),
-        "n_resamples": n_resamples,
-        "bins": bins,
-        "slope": _interval(stats.ols_slope(x, per["fit_norm"], **kw)),
-        "bayes_slope": _interval(stats.ols_slope(x, per["bayes_fit_norm"], **kw)),
-        "post_slope": _interval(post_slope),
-        "fit_cost_range": [float(x.min()), float(x.max())],
-        "post_predicted_change": {
-            "estimate": post_slope.estimate * span,
-            "low": post_slope.low * span,
-            "high": post_slope.high * span,
-        },
-    }
+    return FitCostDeciles(
+        rule=next(iter(rules)),
+        n_items=len(ids),
+        n_resamples=n_resamples,
+        bins=tuple(bins),
+        slope=SlopeInterval.of(
+            stats.ols_slope(x, per["fit_norm"], n_resamples=n_resamples, seed=seed, level=level)
+        ),
+        bayes_slope=SlopeInterval.of(
+            stats.ols_slope(
+                x, per["bayes_fit_norm"], n_resamples=n_resamples, seed=seed, level=level
+            )
+        ),
+        post_slope=SlopeInterval.of(post_slope),
+        fit_cost_range=(float(x.min()), float(x.max())),
+        post_predicted_change=SlopeInterval.of(post_slope, span),
+    )
 
 
-def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (row["item_id"], row["perm_index"], row["rule"], row["format"])
+def _key(row: CoordinateRow) -> tuple[str, int | None, str, str | None]:
+    return (row.item_id, row.perm_index, row.rule, row.format)
 
 
 def condition_agreement(
-    rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]]
+    rows_a: Sequence[CoordinateRow], rows_b: Sequence[CoordinateRow]
 ) -> ConditionMatch:
     """Agreement and total-variation distance between two conditions' choices (see module
     docstring). Renderings are matched on (item, permutation, rule, format); unmatched rows are
@@ -167,9 +248,9 @@ def condition_agreement(
         if rb is None:
             unmatched += 1
             continue
-        a, b = set(ra["chosen"]), set(rb["chosen"])
+        a, b = set(ra.chosen), set(rb.chosen)
         agree.append(len(a & b) / (len(a) * len(b)))
-        k = int(ra["n_options"])
+        k = ra.n_options
         pair = mass.setdefault(k, [np.zeros(k), np.zeros(k)])
         pair[0][list(a)] += 1.0 / len(a)
         pair[1][list(b)] += 1.0 / len(b)
@@ -188,8 +269,8 @@ def condition_agreement(
 
 
 def excess_distance_correlation(
-    cells: Mapping[Any, CellSummary], *, seed: int, n_resamples: int = 4000
-) -> dict[str, Any]:
+    cells: Mapping[object, CellSummary], *, seed: int, n_resamples: int = 4000
+) -> ExcessDistance:
     """Pearson r across cells between excess consistency and |post_norm − random| (§IV-C).
 
     ``cells`` are :func:`cell_summary` results; cells without an available excess are skipped
@@ -206,28 +287,28 @@ def excess_distance_correlation(
     if len(xs) < 3:
         raise ValueError(f"need at least 3 cells with an excess, got {len(xs)}")
     r = stats.pearson_r(xs, ys, n_resamples=n_resamples, seed=seed)
-    return {"n_cells": len(xs), "skipped": skipped, **_interval(r)}
+    return ExcessDistance(len(xs), skipped, r.estimate, r.low, r.high)
 
 
-def choice_distributions(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def choice_distributions(rows: Sequence[CoordinateRow]) -> ChoiceDistribution:
     """Canonical-option and display-slot shares of one cell (ties split equally), the largest
     absolute deviation of each from uniform, and the most chosen slot's share."""
-    ks = {int(r["n_options"]) for r in rows}
+    ks = {r.n_options for r in rows}
     if len(ks) != 1:
         raise ValueError(f"menus of different sizes {sorted(ks)}: group by tile first")
     k = ks.pop()
     canonical, slots = np.zeros(k), np.zeros(k)
     for r in rows:
-        canonical[list(r["chosen"])] += 1.0 / len(r["chosen"])
-        slots[list(r["chosen_slots"])] += 1.0 / len(r["chosen_slots"])
+        canonical[list(r.chosen)] += 1.0 / len(r.chosen)
+        slots[list(r.chosen_slots)] += 1.0 / len(r.chosen_slots)
     canonical /= len(rows)
     slots /= len(rows)
-    return {
-        "n_renderings": len(rows),
-        "canonical": canonical.tolist(),
-        "slots": slots.tolist(),
-        "canonical_max_deviation_from_uniform": float(np.abs(canonical - 1 / k).max()),
-        "slot_max_deviation_from_uniform": float(np.abs(slots - 1 / k).max()),
-        "top_slot": int(np.argmax(slots)),
-        "top_slot_share": float(slots.max()),
-    }
+    return ChoiceDistribution(
+        n_renderings=len(rows),
+        canonical=tuple(float(x) for x in canonical),
+        slots=tuple(float(x) for x in slots),
+        canonical_max_deviation_from_uniform=float(np.abs(canonical - 1 / k).max()),
+        slot_max_deviation_from_uniform=float(np.abs(slots - 1 / k).max()),
+        top_slot=int(np.argmax(slots)),
+        top_slot_share=float(slots.max()),
+    )

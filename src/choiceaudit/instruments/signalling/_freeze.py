@@ -41,6 +41,16 @@ import pyarrow.parquet as pq
 
 from choiceaudit.errors import AnalysisError, InputError, unreadable
 from choiceaudit.files import canonical_json, sha256_bytes
+from choiceaudit.instruments.signalling._freeze_records import (
+    Amendment,
+    AnalysisBattery,
+    CandidateRecord,
+    CovariateReport,
+    FitFamily,
+    FreezeRecord,
+    RenderingOverrides,
+    RenderingSpec,
+)
 from choiceaudit.instruments.signalling._item_tables import item_rows, item_set_hash, prompt_rows
 from choiceaudit.instruments.signalling._render import (
     INSTRUCTION,
@@ -85,7 +95,7 @@ COVARIATES: dict[str, str] = {
 }
 
 #: The fit function (§I-D, §I-E, Appendix B), recorded in every freeze.
-FIT_FAMILY: dict[str, Any] = {
+FIT_FAMILY: FitFamily = {
     "primary": "exponential",
     "families": {"exponential": "f = exp(-d / w)", "gaussian": "f = exp(-(d / w)^2)"},
     "distance": "bin distance on the rating instrument, w = one bin width",
@@ -98,7 +108,7 @@ class InstrumentMismatchError(AnalysisError):
     """A run, a file or the amendment log does not match the frozen instrument."""
 
 
-def default_rendering() -> dict[str, Any]:
+def default_rendering() -> RenderingSpec:
     """Every rendering the paper pre-registers (§I-G–§I-I): conditions 4 and 5, format V and
     format L under both label forms, two stored permutations each."""
     return {
@@ -112,7 +122,7 @@ def default_rendering() -> dict[str, Any]:
     }
 
 
-def default_analysis(items: ItemSet, *, n_resamples: int = 4000) -> dict[str, Any]:
+def default_analysis(items: ItemSet, *, n_resamples: int = 4000) -> AnalysisBattery:
     """The analysis battery (§I-F1, §I-H, §IV), fixed here before any model runs.
 
     The analysis set is the conflict items of the paper's primary tile, ``size``, where the
@@ -147,7 +157,7 @@ def default_analysis(items: ItemSet, *, n_resamples: int = 4000) -> dict[str, An
     }
 
 
-def _canonical(payload: Any) -> bytes:
+def _canonical(payload: object) -> bytes:
     return canonical_json(payload, allow_nan=False).encode("utf-8")
 
 
@@ -155,17 +165,23 @@ def _sha(data: bytes) -> str:
     return sha256_bytes(data)
 
 
-def instrument_hash(record: Mapping[str, Any]) -> str:
+def instrument_hash(record: FreezeRecord) -> str:
     """sha256 over the content fields of a freeze record (see module docstring)."""
-    fields = ("item_set_hash", "prompts_sha256", "tiles_sha256", "fit_family")
-    payload = {k: record[k] for k in fields}
-    payload.update(rendering=record["rendering"], analysis=record["analysis"])
+    payload = {
+        "item_set_hash": record["item_set_hash"],
+        "prompts_sha256": record["prompts_sha256"],
+        "tiles_sha256": record["tiles_sha256"],
+        "fit_family": record["fit_family"],
+        "rendering": record["rendering"],
+        "analysis": record["analysis"],
+    }
     return _sha(_canonical(payload))
 
 
-def _covariate_report(items: ItemSet) -> dict[str, Any]:
+def _covariate_report(items: ItemSet) -> CovariateReport:
     present = {k for i in items for k in i.meta if k.startswith("target_")}
-    available, unavailable = [], {}
+    available: list[str] = []
+    unavailable: dict[str, str] = {}
     for name, reason in COVARIATES.items():
         if {f"target_means_{name}", f"target_clue_{name}"} <= present:
             available.append(name)
@@ -190,7 +206,7 @@ def _item_table(items: ItemSet) -> pa.Table:
     return pa.Table.from_pylist(rows)
 
 
-def _item_set_json(items: ItemSet) -> dict[str, Any]:
+def _item_set_json(items: ItemSet) -> dict[str, object]:
     return {
         "name": items.name,
         "config": dict(items.config),
@@ -224,19 +240,19 @@ class FrozenInstrument:
 
     path: Path
     items: ItemSet
-    record: dict[str, Any]
+    record: FreezeRecord
 
     @property
     def hash(self) -> str:
         return str(self.record["hash"])
 
     @property
-    def rendering(self) -> dict[str, Any]:
-        return dict(self.record["rendering"])
+    def rendering(self) -> RenderingSpec:
+        return self.record["rendering"].copy()
 
     @property
-    def analysis(self) -> dict[str, Any]:
-        return dict(self.record["analysis"])
+    def analysis(self) -> AnalysisBattery:
+        return self.record["analysis"].copy()
 
     def render(
         self,
@@ -247,16 +263,22 @@ class FrozenInstrument:
     ) -> list[Query]:
         """The frozen renderings (or a subset of them; anything outside the freeze raises)."""
         r = self.rendering
-        chosen = {
+        chosen: dict[str, Sequence[str]] = {
             "conditions": list(conditions) if conditions is not None else r["conditions"],
             "formats": list(formats) if formats is not None else r["formats"],
             "label_forms": list(label_forms) if label_forms is not None else r["label_forms"],
         }
+        chosen_frozen: dict[str, Sequence[str]] = {
+            "conditions": r["conditions"],
+            "formats": r["formats"],
+            "label_forms": r["label_forms"],
+        }
         for key, values in chosen.items():
-            extra = sorted(set(values) - set(r[key]))
+            extra = sorted(set(values) - set(chosen_frozen[key]))
             if extra:
+                frozen_values = chosen_frozen[key]
                 raise InstrumentMismatchError(
-                    f"{self.path}: {key} {extra} are not in the frozen rendering {r[key]}; "
+                    f"{self.path}: {key} {extra} are not in the frozen rendering {frozen_values}; "
                     "freeze a new item directory or append an amendment and re-freeze"
                 )
         return render_queries(
@@ -280,9 +302,9 @@ def freeze_instrument(
     items: ItemSet,
     out_dir: Path | str,
     *,
-    rendering: Mapping[str, Any] | None = None,
-    analysis: Mapping[str, Any] | None = None,
-    candidates: Mapping[str, Sequence[Any]] | None = None,
+    rendering: RenderingOverrides | None = None,
+    analysis: AnalysisBattery | None = None,
+    candidates: Mapping[str, Sequence[object]] | None = None,
     now: dt.datetime | None = None,
 ) -> FrozenInstrument:
     """Write the item directory (see module docstring). ``candidates`` (columns, e.g.
@@ -295,8 +317,8 @@ def freeze_instrument(
             f"{out} already holds a frozen instrument; amendments go to {AMENDMENTS_FILE} "
             "(amend_instrument), a new item set goes to a new directory"
         )
-    render_cfg = {**default_rendering(), **dict(rendering or {})}
-    analysis_cfg = dict(analysis) if analysis is not None else default_analysis(items)
+    render_cfg = _rendering(rendering)
+    analysis_cfg = analysis.copy() if analysis is not None else default_analysis(items)
     queries = render_queries(
         items,
         conditions=render_cfg["conditions"],
@@ -315,7 +337,7 @@ def freeze_instrument(
     pq.write_table(pa.Table.from_pylist(prompts), out / PROMPTS_FILE)
     (out / AMENDMENTS_FILE).touch()
     files = [ITEM_SET_FILE, ITEMS_FILE, PROMPTS_FILE, f"tiles/{tiles_name}"]
-    candidate_record: dict[str, Any] | None = None
+    candidate_record: CandidateRecord | None = None
     if candidates is not None:
         table = pa.table({k: list(v) for k, v in candidates.items()})
         pq.write_table(table, out / CANDIDATES_FILE)
@@ -327,7 +349,7 @@ def freeze_instrument(
             "selected": selected,
             "unselected": table.num_rows - selected,
         }
-    record: dict[str, Any] = {
+    record: FreezeRecord = {
         "format_version": FORMAT_VERSION,
         "instrument": "signalling",
         "item_set_hash": item_set_hash(items),
@@ -352,6 +374,24 @@ def freeze_instrument(
         json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return FrozenInstrument(out, items, record)
+
+
+def _rendering(overrides: RenderingOverrides | None) -> RenderingSpec:
+    """The default rendering with a caller's overrides; an unknown field is refused, since a
+    rendering field the freeze does not know would be hashed but never rendered."""
+    d, o = default_rendering(), overrides or RenderingOverrides()
+    unknown = sorted(set(o) - set(d))
+    if unknown:
+        raise InputError(f"rendering: unknown fields {unknown} (known: {sorted(d)})")
+    return {
+        "conditions": o.get("conditions", d["conditions"]),
+        "formats": o.get("formats", d["formats"]),
+        "label_forms": o.get("label_forms", d["label_forms"]),
+        "template": o.get("template", d["template"]),
+        "instruction": o.get("instruction", d["instruction"]),
+        "salience_sentence": o.get("salience_sentence", d["salience_sentence"]),
+        "experiment": o.get("experiment", d["experiment"]),
+    }
 
 
 def _read_json(path: Path) -> Any:
@@ -379,7 +419,7 @@ def load_instrument(path: Path | str, *, verify_files: bool = True) -> FrozenIns
     record_path = root / INSTRUMENT_FILE
     if not record_path.is_file():
         raise InputError(f"{root} is not a frozen item directory (no {INSTRUMENT_FILE})")
-    record = _read_json(record_path)
+    record: FreezeRecord = _read_json(record_path)
     set_path = root / ITEM_SET_FILE
     items = _item_set_from_json(_read_json(set_path), set_path)
     actual = item_set_hash(items)
@@ -400,7 +440,7 @@ def load_instrument(path: Path | str, *, verify_files: bool = True) -> FrozenIns
     return FrozenInstrument(root, items, record)
 
 
-def read_amendments(path: Path | str) -> list[dict[str, Any]]:
+def read_amendments(path: Path | str) -> list[Amendment]:
     """The amendment log, verified: every entry carries the sha256 of its own content
     (``entry_sha256``) and of the log bytes before its line (``previous_sha256``), so an edited,
     reordered or truncated-in-the-middle log raises."""
@@ -408,7 +448,8 @@ def read_amendments(path: Path | str) -> list[dict[str, Any]]:
     if not log.is_file():
         return []
     data = log.read_bytes()
-    entries, offset = [], 0
+    entries: list[Amendment] = []
+    offset = 0
     for number, line in enumerate(data.splitlines(keepends=True), start=1):
         try:
             entry = json.loads(line)
@@ -432,7 +473,7 @@ def read_amendments(path: Path | str) -> list[dict[str, Any]]:
 
 def amend_instrument(
     path: Path | str, text: str, *, author: str | None = None, now: dt.datetime | None = None
-) -> dict[str, Any]:
+) -> Amendment:
     """Append a dated amendment to the item directory's log (the frozen files and the hash
     are untouched); returns the entry written."""
     if not text.strip():
@@ -440,7 +481,7 @@ def amend_instrument(
     frozen = load_instrument(path, verify_files=False)
     log = frozen.path / AMENDMENTS_FILE
     before = log.read_bytes() if log.is_file() else b""
-    entry = {
+    entry: Amendment = {
         "date": (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds"),
         "text": text,
         "author": author,
@@ -453,7 +494,7 @@ def amend_instrument(
     return entry
 
 
-def check_run_hash(config: Mapping[str, Any], frozen: FrozenInstrument, *, run: str) -> None:
+def check_run_hash(config: Mapping[str, object], frozen: FrozenInstrument, *, run: str) -> None:
     """Refuse a run (by its manifest ``config``) whose ``items_hash`` is not ``frozen.hash``."""
     recorded = config.get("items_hash")
     if recorded != frozen.hash:

@@ -25,21 +25,26 @@ beside each row (``aux["responses"]``) and places each one on the coordinate wit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats as sps
 
 from choiceaudit import stats
-from choiceaudit.instruments.signalling._analysis import cell_summary, coordinate_table
+from choiceaudit.instruments.signalling._analysis import (
+    CoordinateRow,
+    cell_summary,
+    coordinate_table,
+)
 from choiceaudit.instruments.signalling._battery import analysis_set_label, in_analysis_set
 from choiceaudit.instruments.signalling._config import SignallingConfig
 from choiceaudit.instruments.signalling._divergence import fit_cost_deciles
 from choiceaudit.instruments.signalling._freeze import check_run_hash, load_instrument
-from choiceaudit.types import Arm, Decision, Query, Skipped
+from choiceaudit.instruments.signalling._freeze_records import AnalysisBattery
+from choiceaudit.types import Arm, Decision, Item, Query, Skipped
 
 __all__ = [
     "STRATEGIES",
@@ -140,9 +145,17 @@ def _classify(p: dict[str, float]) -> str:
     return "random-like" if fit_random and bayes_random else "unclassified"
 
 
-def _response_rows(arm: Arm, items: Any) -> list[dict[str, Any]]:
+class Response(NamedTuple):
+    """One person's response on the coordinate, with who gave it and in which block."""
+
+    row: CoordinateRow
+    panel_id: str
+    block: str
+
+
+def _response_rows(arm: Arm, items: Iterable[Item]) -> list[Response]:
     """One coordinate row per response (``coordinate_table`` on a one-hot decision), with the
-    participant and block added."""
+    participant and block beside it."""
     queries: list[Query] = []
     decisions: list[Decision] = []
     who: list[tuple[str, str]] = []
@@ -152,40 +165,40 @@ def _response_rows(arm: Arm, items: Any) -> list[dict[str, Any]]:
             decisions.append(Decision.uniform_over(q.id, q.n_options, [int(resp["slot"])]))
             who.append((str(resp["panel_id"]), str(resp["block"])))
     rows = coordinate_table(items, queries, decisions, rules=["probs"])
-    for row, (panel_id, block) in zip(rows, who, strict=True):
-        row["panel_id"], row["block"] = panel_id, block
-    return rows
+    return [
+        Response(row, panel_id, block) for row, (panel_id, block) in zip(rows, who, strict=True)
+    ]
 
 
 def _participants(
-    rows: Sequence[dict[str, Any]], level: float, n_resamples: int, seed: int
+    responses: Sequence[Response], level: float, n_resamples: int, seed: int
 ) -> list[ParticipantStrategy]:
-    by: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r["block"] == "classification" and r["conflict"]:
-            by.setdefault(r["panel_id"], []).append(r)
+    by: dict[str, list[CoordinateRow]] = {}
+    for r in responses:
+        if r.block == "classification" and r.row.conflict:
+            by.setdefault(r.panel_id, []).append(r.row)
     out = []
     for panel_id, own in sorted(by.items()):
         n = len(own)
-        k_fit = round(sum(r["agree_fit"] for r in own))
-        k_bayes = round(sum(r["agree_bayes"] for r in own))
+        k_fit = round(sum(r.agree_fit for r in own))
+        k_bayes = round(sum(r.agree_bayes for r in own))
         fit_lo, fit_hi = _clopper_pearson(k_fit, n, level)
         bay_lo, bay_hi = _clopper_pearson(k_bayes, n, level)
         fit_ci = stats.bootstrap_ci(
-            [r["fit_norm"] for r in own], n_resamples=n_resamples, level=level, seed=seed
+            [r.fit_norm for r in own], n_resamples=n_resamples, level=level, seed=seed
         )
         post_ci = stats.bootstrap_ci(
-            [r["post_norm"] for r in own], n_resamples=n_resamples, level=level, seed=seed
+            [r.post_norm for r in own], n_resamples=n_resamples, level=level, seed=seed
         )
         p = {
             "o_fit_rate": k_fit / n,
             "o_fit_low": fit_lo,
             "o_fit_high": fit_hi,
-            "random_o_fit_rate": float(np.mean([r["random_agree_fit"] for r in own])),
+            "random_o_fit_rate": float(np.mean([r.random_agree_fit for r in own])),
             "o_bayes_rate": k_bayes / n,
             "o_bayes_low": bay_lo,
             "o_bayes_high": bay_hi,
-            "random_o_bayes_rate": float(np.mean([r["random_agree_bayes"] for r in own])),
+            "random_o_bayes_rate": float(np.mean([r.random_agree_bayes for r in own])),
         }
         out.append(
             ParticipantStrategy(
@@ -205,14 +218,14 @@ def _participants(
 
 
 def _population(
-    rows: Sequence[dict[str, Any]],
-    frozen_items: Any,
-    battery: dict[str, Any],
+    responses: Sequence[Response],
+    frozen_items: Iterable[Item],
+    battery: AnalysisBattery,
     level: float,
     skipped: list[Skipped],
 ) -> PopulationCurve | None:
     spec = battery["analysis_set"]
-    block = [r for r in rows if r["block"] == "population"]
+    block = [r.row for r in responses if r.block == "population"]
     use = [r for r in block if in_analysis_set(r, spec)]
     if len(use) < len(block):
         skipped.append(
@@ -232,20 +245,20 @@ def _population(
     n_items = s.n_items
     n_bins = min(int(battery["fit_cost_bins"]), n_items // 2)
     bins: list[PopulationBin] = []
-    slope = (None, None, None)
+    slope: tuple[float | None, float | None, float | None] = (None, None, None)
     if n_bins >= 2:
         res = fit_cost_deciles(use, frozen_items, n_bins=n_bins, seed=seed, n_resamples=1000)
         bins = [
             PopulationBin(
                 b,
-                row["fit_cost"],
-                row["achieved_fit_norm"],
-                row["bayes_fit_norm"],
-                row["random_fit_norm"],
+                row.fit_cost,
+                row.achieved_fit_norm,
+                row.bayes_fit_norm,
+                row.random_fit_norm,
             )
-            for b, row in enumerate(res["bins"], start=1)
+            for b, row in enumerate(res.bins, start=1)
         ]
-        slope = (res["slope"]["estimate"], res["slope"]["low"], res["slope"]["high"])
+        slope = (res.slope.estimate, res.slope.low, res.slope.high)
     else:
         skipped.append(Skipped("population fit_cost bins", f"{n_items} items (at least 4 needed)"))
     d, dfit = s.post_norm_minus_random, s.fit_norm_minus_random

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.signalling._build_records import LossRecord
 from choiceaudit.types import BoolArray, FloatArray
 
 __all__ = ["Dimension", "NormsBundle", "NormsFormatError", "SourceLoss"]
@@ -74,7 +74,7 @@ class SourceLoss:
         ]
         return [head, *body]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LossRecord:
         return {
             "source": self.source,
             "expected": self.expected,

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.instruments.signalling._build_records import RetentionBlock, RetentionReport
 from choiceaudit.instruments.signalling._norms import NormsBundle
 from choiceaudit.types import BoolArray
 
@@ -118,7 +118,7 @@ def _rate(mask: BoolArray, kept: BoolArray) -> float:
     return float((mask & kept).sum() / total) if total else float("nan")
 
 
-def retention_report(pool: Pool, kept: BoolArray | None = None) -> dict[str, Any]:
+def retention_report(pool: Pool, kept: BoolArray | None = None) -> RetentionReport:
     """Appendix A: retention of natural kinds vs artifacts over all concepts of the norms, for
     the membership ``kept`` (default: the final pool).
 
@@ -137,7 +137,7 @@ def retention_report(pool: Pool, kept: BoolArray | None = None) -> dict[str, Any
     natural = ~artifact
     kept = pool.mask if kept is None else np.asarray(kept, dtype=bool)
 
-    def block(where: BoolArray) -> dict[str, float | int]:
+    def block(where: BoolArray) -> RetentionBlock:
         nat, art = _rate(natural & where, kept), _rate(artifact & where, kept)
         return {
             "natural_kinds": int((natural & where).sum()),
@@ -149,7 +149,8 @@ def retention_report(pool: Pool, kept: BoolArray | None = None) -> dict[str, Any
 
     everyone = np.ones(len(norms), dtype=bool)
     single = np.array([(" " not in w) and ("_" not in w) for w in norms.words])
-    out: dict[str, Any] = {"available": True, "all": block(everyone), "single_word": block(single)}
+    everything, single_words = block(everyone), block(single)
+    out: RetentionReport = {"available": True, "all": everything, "single_word": single_words}
     freq = norms.covariates.get("frequency")
     if freq is not None:
         finite = np.isfinite(freq)
@@ -159,7 +160,7 @@ def retention_report(pool: Pool, kept: BoolArray | None = None) -> dict[str, Any
         edges = np.quantile(freq[finite], [0.25, 0.5, 0.75])
         stratum = np.searchsorted(edges, np.where(finite, freq, 0.0), side="left")
         out["frequency_quartiles"] = [block(finite & (stratum == q)) for q in range(4)]
-    base = out["all"]["gap_pp"]
+    base = everything["gap_pp"]
     if base:
-        out["share_of_gap_explained_by_multiword"] = (base - out["single_word"]["gap_pp"]) / base
+        out["share_of_gap_explained_by_multiword"] = (base - single_words["gap_pp"]) / base
     return out

@@ -13,7 +13,7 @@ hypothesis (L0 undefined) or the target with no option (S1 undefined).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -64,7 +64,7 @@ class RSAChooser:
         self.alpha = alpha
         self.name = f"rsa({base.name})"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, str | float]:
         return {"backend": "reference", "name": self.name, "alpha": self.alpha}
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:

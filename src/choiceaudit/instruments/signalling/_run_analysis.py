@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from choiceaudit import stats
-from choiceaudit.instruments.signalling._analysis import coordinate_table
+from choiceaudit.instruments.signalling._analysis import CoordinateRow, coordinate_table
 from choiceaudit.instruments.signalling._batch_flips import batch_flip_records, is_batch_one
 from choiceaudit.instruments.signalling._battery import (
     ChooserRows,
@@ -48,6 +47,7 @@ from choiceaudit.instruments.signalling._freeze import (
     load_instrument,
     read_amendments,
 )
+from choiceaudit.instruments.signalling._freeze_records import AnalysisBattery
 from choiceaudit.instruments.signalling._results import (
     ArmSummary,
     CoordinateCell,
@@ -82,7 +82,7 @@ class AnalysedArm(ChooserRows):
 
     arm: Arm[SignallingConfig]
     frozen: FrozenInstrument
-    rows_gaussian: list[dict[str, Any]]
+    rows_gaussian: list[CoordinateRow]
 
 
 def _label(arm: Arm[SignallingConfig]) -> tuple[str, str]:
@@ -132,11 +132,8 @@ def analyse_arm(given: Arm, frozen: FrozenInstrument | None = None) -> AnalysedA
         decisions.append(decision)
     rows = coordinate_table(frozen.items, picked, decisions, rules=rules)
     gaussian = coordinate_table(frozen.items, picked, decisions, rules=rules, decay="gaussian")
-    forms = [q.meta.get("label_form") for q in picked for _ in rules]
-    for row, row_g, form in zip(rows, gaussian, forms, strict=True):
-        row["label_form"] = row_g["label_form"] = form
     condition = chooser_condition(str(config.chooser)) if kind == "reference" else "4"
-    partial = bool((config.coverage or {}).get("partial_allowed", False))
+    partial = bool(config.coverage.get("partial_allowed", False)) if config.coverage else False
     return AnalysedArm(
         label,
         kind,
@@ -257,7 +254,7 @@ def _flat(values: Sequence[float]) -> bool:
 
 
 def _excess(
-    cells: Sequence[CoordinateCell], battery: dict[str, Any], skipped: list[Skipped]
+    cells: Sequence[CoordinateCell], battery: AnalysisBattery, skipped: list[Skipped]
 ) -> tuple[tuple[ExcessPoint, ...], ExcessCorrelation | None]:
     points = tuple(
         ExcessPoint(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -25,13 +25,23 @@ from choiceaudit.instruments.signalling._items import (
     RobustnessConfig,
     assess_robustness,
 )
-from choiceaudit.instruments.signalling._ties import pooled_tie_readings, tie_readings
+from choiceaudit.instruments.signalling._oracle import OracleResult
+from choiceaudit.instruments.signalling._ties import (
+    TieReadings,
+    pooled_tie_readings,
+    tie_readings,
+)
 from choiceaudit.types import IntArray, Item, ItemSet, format_perm
 
 __all__ = [
     "CANDIDATE_FIELDS",
     "SUMMARY_FIELDS",
+    "CellSelection",
+    "Quantiles",
     "Selection",
+    "SelectionStats",
+    "TieReport",
+    "TileSelection",
     "build_item_set",
     "candidate_columns",
     "cell_counts",
@@ -52,6 +62,76 @@ SUMMARY_FIELDS: tuple[str, ...] = (
 )
 
 
+class Quantiles(TypedDict):
+    """Mean and the 10th, 50th and 90th percentiles of one property."""
+
+    mean: float
+    p10: float
+    median: float
+    p90: float
+
+
+class SelectionStats(TypedDict):
+    """``n`` candidates and, when there are any, the quantiles of every summary field."""
+
+    n: int
+    fit_cost: NotRequired[Quantiles]
+    competition_ratio: NotRequired[Quantiles]
+    posterior_ratio: NotRequired[Quantiles]
+    posterior_gap: NotRequired[Quantiles]
+    bayes_margin: NotRequired[Quantiles]
+    tie: NotRequired[Quantiles]
+
+
+class CellSelection(TypedDict):
+    """One (tile, conflict) cell: the selected candidates beside the unselected ones."""
+
+    selected: SelectionStats
+    unselected: SelectionStats
+
+
+class TileSelection(TypedDict):
+    """One tile's conflict and control cells."""
+
+    conflict: CellSelection
+    control: CellSelection
+
+
+class TieReport(TypedDict):
+    """The tie readings per tile and pooled over tiles."""
+
+    per_tile: dict[str, TieReadings]
+    pooled: TieReadings
+
+
+def _quantiles(values: npt.ArrayLike, which: npt.NDArray[np.bool_]) -> Quantiles:
+    v = np.asarray(values, dtype=np.float64)[which]
+    q10, q50, q90 = np.quantile(v, [0.1, 0.5, 0.9])
+    return {"mean": float(v.mean()), "p10": float(q10), "median": float(q50), "p90": float(q90)}
+
+
+def _stats(o: OracleResult, which: npt.NDArray[np.bool_]) -> SelectionStats:
+    # every field is read through the same mask, so all have values or none does
+    n = int(which.sum())
+    if not n:
+        return {"n": n}
+    return {
+        "n": n,
+        "fit_cost": _quantiles(o.fit_cost, which),
+        "competition_ratio": _quantiles(o.competition_ratio, which),
+        "posterior_ratio": _quantiles(o.posterior_ratio, which),
+        "posterior_gap": _quantiles(o.posterior_gap, which),
+        "bayes_margin": _quantiles(o.bayes_margin, which),
+        "tie": _quantiles(o.tie, which),
+    }
+
+
+def _cell(
+    o: OracleResult, chosen: npt.NDArray[np.bool_], mask: npt.NDArray[np.bool_]
+) -> CellSelection:
+    return {"selected": _stats(o, chosen & mask), "unselected": _stats(o, ~chosen & mask)}
+
+
 @dataclass(frozen=True)
 class Selection:
     """Chosen candidate rows per tile: ``conflict[tile]`` and ``control[tile]``."""
@@ -65,33 +145,19 @@ class Selection:
     def rows(self, tile: str) -> IntArray:
         return np.sort(np.concatenate([self.conflict[tile], self.control[tile]]))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, TileSelection]:
         """Per tile and cell, ``n``, mean and quantiles (10/50/90) of every summary field for
         the selected candidates and for the unselected ones (robust or not)."""
-        out: dict[str, Any] = {}
+        out: dict[str, TileSelection] = {}
         for block in self.blocks:
             name = block.tile.name
             o = block.oracle
             chosen = np.zeros(len(block), dtype=bool)
             chosen[self.rows(name)] = True
-            tile_out: dict[str, Any] = {}
-            for cell, mask in (("conflict", o.conflict), ("control", ~o.conflict)):
-                cell_out: dict[str, Any] = {}
-                for label, which in (("selected", chosen & mask), ("unselected", ~chosen & mask)):
-                    stats: dict[str, Any] = {"n": int(which.sum())}
-                    for f in SUMMARY_FIELDS:
-                        v = np.asarray(getattr(o, f), dtype=np.float64)[which]
-                        if v.size:
-                            q10, q50, q90 = np.quantile(v, [0.1, 0.5, 0.9])
-                            stats[f] = {
-                                "mean": float(v.mean()),
-                                "p10": float(q10),
-                                "median": float(q50),
-                                "p90": float(q90),
-                            }
-                    cell_out[label] = stats
-                tile_out[cell] = cell_out
-            out[name] = tile_out
+            out[name] = {
+                "conflict": _cell(o, chosen, o.conflict),
+                "control": _cell(o, chosen, ~o.conflict),
+            }
         return out
 
 
@@ -123,12 +189,12 @@ CANDIDATE_FIELDS: tuple[str, ...] = (
 )
 
 
-def candidate_columns(selection: Selection) -> dict[str, list[Any]]:
+def candidate_columns(selection: Selection) -> dict[str, list[object]]:
     """Every generated candidate, one row each (selected or not), as columns: the item
     properties selection could see, the per-candidate robustness report, ``selected``, and
     what regenerating the candidate needs (concept ids of the Means and Clues lists, target
     positions, option ids ``<tile>:<canonical index>`` of the frozen tile file)."""
-    cols: dict[str, list[Any]] = {f: [] for f in CANDIDATE_FIELDS}
+    cols: dict[str, list[object]] = {f: [] for f in CANDIDATE_FIELDS}
     for block in selection.blocks:
         o, ga = block.oracle, block.oracle_gaussian
         flags = selection.robustness[block.tile.name]
@@ -232,7 +298,7 @@ def select_items(
     return Selection(tuple(blocks), conflict, control, robustness, config)
 
 
-def _tie_report(blocks: Sequence[CandidateBlock]) -> dict[str, Any]:
+def _tie_report(blocks: Sequence[CandidateBlock]) -> TieReport:
     per_tile = {b.tile.name: tie_readings(b) for b in blocks}
     return {"per_tile": per_tile, "pooled": pooled_tie_readings(per_tile)}
 
@@ -278,7 +344,7 @@ def build_item_set(selection: Selection, *, seed: int, name: str = "signalling")
             ids = [bundle.concepts[i] for i in concepts]
             m = block.n_means
             ti, tj = (int(x) for x in block.target[row])
-            covs: dict[str, Any] = {}
+            covs: dict[str, float | None] = {}
             for cov, values in bundle.covariates.items():
                 for role, idx in (("means", concepts[ti]), ("clue", concepts[m + tj])):
                     v = float(values[idx])

@@ -22,8 +22,8 @@ is the algebraic test of :mod:`._oracle` (spread of log-likelihood differences â
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
@@ -32,10 +32,71 @@ from choiceaudit.instruments.signalling._items import CandidateBlock
 from choiceaudit.instruments.signalling._oracle import TIE_ATOL
 from choiceaudit.types import BoolArray
 
-__all__ = ["TIE_RANGES", "TIE_SETS", "pooled_tie_readings", "tie_readings"]
+__all__ = [
+    "TIE_RANGES",
+    "TIE_SETS",
+    "Sufficiency",
+    "TieReadings",
+    "TieShare",
+    "pooled_tie_readings",
+    "tie_readings",
+]
 
 TIE_SETS: tuple[str, ...] = ("bayes_optimum", "any_two_options")
 TIE_RANGES: tuple[str, ...] = ("listed_concepts", "target_pair")
+
+
+class TieShare(TypedDict):
+    """One reading: tied units, the geometric ones among them and their share; ``tie_rate``
+    (tied candidates over all) for the ``bayes_optimum`` readings of a non-empty block."""
+
+    tied: int
+    geometric: int
+    geometric_share: float | None
+    tie_rate: NotRequired[float]
+
+
+class Sufficiency(TypedDict):
+    """Option pairs geometric under one range, and how many of them tie."""
+
+    geometric_pairs: int
+    tied: int
+    p_tie_given_geometric: float | None
+
+
+# the readings are recorded under "<tie set>/<range>" keys, which the class syntax cannot name
+TieReadings = TypedDict(
+    "TieReadings",
+    {
+        "candidates": int,
+        "bayes_optimum/listed_concepts": TieShare,
+        "bayes_optimum/target_pair": TieShare,
+        "any_two_options/listed_concepts": TieShare,
+        "any_two_options/target_pair": TieShare,
+        "sufficiency/listed_concepts": Sufficiency,
+        "sufficiency/target_pair": Sufficiency,
+    },
+)
+TieReadings.__doc__ = """:func:`tie_readings` of a block (or pooled over blocks), as recorded in
+the item set's ``config["tie_readings"]``."""
+
+_ShareKey = Literal[
+    "bayes_optimum/listed_concepts",
+    "bayes_optimum/target_pair",
+    "any_two_options/listed_concepts",
+    "any_two_options/target_pair",
+]
+_SufficiencyKey = Literal["sufficiency/listed_concepts", "sufficiency/target_pair"]
+_SHARE_KEYS: tuple[_ShareKey, ...] = (
+    "bayes_optimum/listed_concepts",
+    "bayes_optimum/target_pair",
+    "any_two_options/listed_concepts",
+    "any_two_options/target_pair",
+)
+_SUFFICIENCY_KEYS: tuple[_SufficiencyKey, ...] = (
+    "sufficiency/listed_concepts",
+    "sufficiency/target_pair",
+)
 
 
 def _sides(block: CandidateBlock, rows: slice, scope: str) -> tuple[BoolArray, BoolArray]:
@@ -88,27 +149,36 @@ def _counts(block: CandidateBlock, chunk: int = 4096) -> dict[str, list[int]]:
     return out
 
 
-def _shares(counts: dict[str, list[int]], n: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"candidates": n}
-    for key, (a, b) in counts.items():
-        if key.startswith("sufficiency/"):
-            # Appendix B calls the geometric condition sufficient: P(tie | geometric) = 1
-            out[key] = {
-                "geometric_pairs": a,
-                "tied": b,
-                "p_tie_given_geometric": b / a if a else None,
-            }
-            continue
-        out[key] = {
-            "tied": a,
-            "geometric": b,
-            "geometric_share": b / a if a else None,
-            **({"tie_rate": a / n} if key.startswith("bayes_optimum") and n else {}),
-        }
+def _share(counts: Sequence[int], n: int, *, rate: bool) -> TieShare:
+    a, b = counts
+    out: TieShare = {"tied": a, "geometric": b, "geometric_share": b / a if a else None}
+    if rate and n:
+        out["tie_rate"] = a / n
     return out
 
 
-def tie_readings(block: CandidateBlock) -> dict[str, Any]:
+def _sufficiency(counts: Sequence[int]) -> Sufficiency:
+    # Appendix B calls the geometric condition sufficient: P(tie | geometric) = 1
+    a, b = counts
+    return {"geometric_pairs": a, "tied": b, "p_tie_given_geometric": b / a if a else None}
+
+
+def _shares(counts: Mapping[str, Sequence[int]], n: int) -> TieReadings:
+    def share(key: _ShareKey) -> TieShare:
+        return _share(counts[key], n, rate=key.startswith("bayes_optimum"))
+
+    return {
+        "candidates": n,
+        "bayes_optimum/listed_concepts": share("bayes_optimum/listed_concepts"),
+        "bayes_optimum/target_pair": share("bayes_optimum/target_pair"),
+        "any_two_options/listed_concepts": share("any_two_options/listed_concepts"),
+        "any_two_options/target_pair": share("any_two_options/target_pair"),
+        "sufficiency/listed_concepts": _sufficiency(counts["sufficiency/listed_concepts"]),
+        "sufficiency/target_pair": _sufficiency(counts["sufficiency/target_pair"]),
+    }
+
+
+def tie_readings(block: CandidateBlock) -> TieReadings:
     """Per reading ``"<tie set>/<range>"``: tied units, geometric units, the geometric share
     and (for ``bayes_optimum``) the tie rate over the block's candidates; per range
     ``"sufficiency/<range>"``: option pairs that are geometric under that range and the share of
@@ -116,18 +186,16 @@ def tie_readings(block: CandidateBlock) -> dict[str, Any]:
     return _shares(_counts(block), len(block))
 
 
-def pooled_tie_readings(per_tile: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def pooled_tie_readings(per_tile: Mapping[str, TieReadings]) -> TieReadings:
     """Per-tile :func:`tie_readings` results pooled over tiles (counts summed, then shares)."""
     total: dict[str, list[int]] = {}
     for result in per_tile.values():
-        for key, cell in result.items():
-            if key == "candidates":
-                continue
+        for key in _SHARE_KEYS:
             acc = total.setdefault(key, [0, 0])
-            if key.startswith("sufficiency/"):
-                acc[0] += int(cell["geometric_pairs"])
-                acc[1] += int(cell["tied"])
-            else:
-                acc[0] += int(cell["tied"])
-                acc[1] += int(cell["geometric"])
+            acc[0] += int(result[key]["tied"])
+            acc[1] += int(result[key]["geometric"])
+        for skey in _SUFFICIENCY_KEYS:
+            acc = total.setdefault(skey, [0, 0])
+            acc[0] += int(result[skey]["geometric_pairs"])
+            acc[1] += int(result[skey]["tied"])
     return _shares(total, sum(int(r["candidates"]) for r in per_tile.values()))

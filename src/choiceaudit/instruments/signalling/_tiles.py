@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments.signalling._build_records import DimensionChoice, TileRecord
 from choiceaudit.instruments.signalling._norms import NormsBundle
 from choiceaudit.types import FloatArray
 
@@ -85,7 +85,7 @@ class Tile:
     def highs(self) -> FloatArray:
         return np.asarray(self.edges[1:], dtype=np.float64)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TileRecord:
         return {
             "name": self.name,
             "dimension": self.dimension,
@@ -222,7 +222,7 @@ def select_tile_dimensions(
     ratios: Mapping[str, float],
     *,
     max_ratio: float = 1.0,
-) -> dict[str, Any]:
+) -> DimensionChoice:
     """Choose one dimension per redundancy cluster: the lowest rater-disagreement ratio (§I-C).
 
     Dimensions whose ratio is at least ``max_ratio`` (within-concept SD not below
