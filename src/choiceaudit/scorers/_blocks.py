@@ -109,6 +109,7 @@ def _forward_block(
     pos_k = torch.arange(start + BLOCK).expand(rows, start + BLOCK)
     mask = mask_for(model, allow, pos, pos_k, dtype)
     mask = {k: v.to(device) for k, v in mask.items()} if isinstance(mask, dict) else mask.to(device)
+    kv: Any  # transformers' cache types do not say which layer kind holds keys
     if start:
         layers = []
         for layer in range(len(past[0] or ())):
