@@ -77,11 +77,20 @@ def main() -> None:
             f"ties {100 * row['tie_rate']:5.2f}%  "
             f"median competition ratio {row['median_competition_ratio_conflict']:.3f}"
         )
-        for reading, cell in readings[name].items():
-            if reading != "candidates" and cell["geometric_share"] is not None:
-                print(
-                    f"    geometric share of ties [{reading}] {100 * cell['geometric_share']:.1f}%"
-                )
+        reading_of = readings[name]
+        shares = {
+            key: reading_of[key]
+            for key in (
+                "bayes_optimum/listed_concepts",
+                "bayes_optimum/target_pair",
+                "any_two_options/listed_concepts",
+                "any_two_options/target_pair",
+            )
+        }
+        for reading, cell in shares.items():
+            share = cell["geometric_share"]
+            if share is not None:
+                print(f"    geometric share of ties [{reading}] {100 * share:.1f}%")
 
 
 if __name__ == "__main__":

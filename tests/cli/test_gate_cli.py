@@ -74,9 +74,10 @@ def test_gate_cli_equals_the_library_and_writes_thresholds_and_report(tmp_path: 
     spec = GateSpec(
         objective="target_accuracy", value=0.75, fit="d-rand", n_resamples=200, repeats=2
     )  # type: ignore[arg-type]
-    lib = gate_runs([run], spec).document
-    assert [g["cut_point"] for g in doc["gates"]] == [g["cut_point"] for g in lib["gates"]]
-    assert doc["gates"] == lib["gates"]
+    lib_gates = gate_runs([run], spec).document["gates"]
+    assert isinstance(lib_gates, list)
+    assert [g["cut_point"] for g in doc["gates"]] == [g["cut_point"] for g in lib_gates]
+    assert doc["gates"] == lib_gates
     html = (tmp_path / "report" / "index.html").read_text("utf-8")
     assert "Confidence gate fitted on family=d-rand" in html and "MISSED" in html
     assert (tmp_path / "report" / "figures" / "gate_risk_coverage_model-x.png").is_file()

@@ -21,7 +21,7 @@ import json
 import struct
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -30,10 +30,13 @@ pytest.importorskip("tokenizers")
 from choiceaudit.scorers import ScorerError
 from choiceaudit.scorers._gguf_tokenizer import (
     TOKENIZER_REVISION,
+    GGUFValue,
     honour_pre_tokenizer,
     pre_tokenizer_for,
     read_gguf_metadata,
 )
+
+_T = TypeVar("_T")
 
 #: digits, repeated spaces before digits, newlines, non-ASCII, emoji, a chat turn, prompt/option
 #: joins (plain "Answer:" + " 12", and a chat template's generation prompt + option).
@@ -183,13 +186,19 @@ def _converted(name: str) -> tuple[Any, Path]:
     return Tokenizer.from_file(str(directory / "tokenizer.json")), gguf
 
 
+
+def _list_of(value: GGUFValue, kind: type[_T]) -> list[_T]:
+    """A GGUF array narrowed to its element type (the reference tokenizers index it)."""
+    assert isinstance(value, list) and all(isinstance(v, kind) for v in value)
+    return [v for v in value if isinstance(v, kind)]
+
 def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
     from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
 
     keys = ("tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type")
     meta = read_gguf_metadata(gguf, keys)
-    tokens = meta["tokenizer.ggml.tokens"]
-    merges = [tuple(m.split(" ")) for m in meta["tokenizer.ggml.merges"]]
+    tokens = _list_of(meta["tokenizer.ggml.tokens"], str)
+    merges = [(a, b) for a, b in (m.split(" ") for m in _list_of(meta["tokenizer.ggml.merges"], str))]
     ref = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges))
     ref.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -197,7 +206,7 @@ def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
             pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
         ]
     )
-    control = [t for t, ty in zip(tokens, meta["tokenizer.ggml.token_type"], strict=True) if ty == 3]
+    control = [t for t, ty in zip(tokens, _list_of(meta["tokenizer.ggml.token_type"], int), strict=True) if ty == 3]
     ref.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
     return lambda text: list(ref.encode(text, add_special_tokens=False).ids)
 
@@ -205,7 +214,9 @@ def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
 def _sentencepiece_bpe_reference(gguf: Path) -> Callable[[str], list[int]]:
     keys = ("tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type")
     meta = read_gguf_metadata(gguf, keys)
-    pieces, scores, types = (meta[k] for k in keys)
+    pieces = _list_of(meta[keys[0]], str)
+    scores = [float(x) for x in _list_of(meta[keys[1]], float)]
+    types = _list_of(meta[keys[2]], int)
     ids: dict[str, int] = {}
     for i, piece in enumerate(pieces):
         ids.setdefault(piece, i)

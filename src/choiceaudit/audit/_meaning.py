@@ -16,6 +16,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from choiceaudit.audit._backend import RaySettings
@@ -24,7 +25,6 @@ from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import (
     INSTRUMENT,
-    SPLIT_SEED,
     Corpus,
     MeaningConfig,
     MeaningPlan,
@@ -126,7 +126,8 @@ def build_meaning_plan(
     embedder's recorded name; the arguments are :func:`run_meaning`'s."""
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
-    plan = plan_meaning(
+    build = partial(
+        plan_meaning,
         loaded,
         experiments=experiments,
         n_items=n_items,
@@ -136,8 +137,9 @@ def build_meaning_plan(
         languages=languages,
         matrix_items=matrix_items,
         e7_keys=e7_keys,
-        split_seed=SPLIT_SEED if split_seed is None else split_seed,
     )
+    # without a seed the plan draws with the instrument's own contract seed
+    plan = build() if split_seed is None else build(split_seed=split_seed)
     return loaded, plan, embedder_name
 
 

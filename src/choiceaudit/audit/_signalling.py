@@ -25,8 +25,6 @@ from choiceaudit.errors import InputError
 from choiceaudit.instruments import run_dir_name
 from choiceaudit.instruments.signalling import (
     INSTRUMENT,
-    ChatTemplateNote,
-    CoverageRecord,
     FrozenInstrument,
     InstrumentMismatchError,
     RobustnessConfig,
@@ -49,6 +47,7 @@ from choiceaudit.instruments.signalling.conformance import (
     conformance_over_seeds,
 )
 from choiceaudit.instruments.signalling.frozen import INSTRUMENT_FILE
+from choiceaudit.instruments.signalling.records import ChatTemplateNote, CoverageRecord
 from choiceaudit.scorers import Scorer, capabilities_of, load_embedder
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query

@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 from matplotlib.figure import Figure
 
-from choiceaudit.instruments.signalling import CoordinatePoint, ExcessPoint, FitCostBin
+from choiceaudit.instruments.signalling.records import CoordinatePoint, ExcessPoint, FitCostBin
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._tables import ReportTable
 

@@ -15,11 +15,11 @@ from choiceaudit.instruments.meaning import (
     CorpusError,
     MeaningConfig,
     MeaningPlan,
-    PlanBlock,
     load_bagdhara,
     load_idioms_en,
     plan_meaning,
 )
+from choiceaudit.instruments.meaning.records import PlanBlock
 
 
 def _plan(tmp_path: Path) -> MeaningPlan:

@@ -174,7 +174,7 @@ def test_english_blocks_carry_english_strings_and_seeds(synthetic: Corpus) -> No
     assert j2 is not None and j2.e6 is not None and j2.e6.language == "en"
     assert j2.e7 is not None and j2.e7.language == "en"
     for record in analysis.summary():
-        assert record["model"].endswith("]")
+        assert str(record["model"]).endswith("]")
 
 
 def contract_corpus(contract: dict[str, Any] | None = None) -> Corpus:

@@ -3,8 +3,8 @@ contrast offers its reverse orientation itself instead of the report flipping si
 
 from __future__ import annotations
 
-from choiceaudit.instruments.meaning import Interval
 from choiceaudit.instruments.meaning._results import PairedContrast
+from choiceaudit.stats import Interval
 
 
 def _contrast() -> PairedContrast:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from sig_helpers import things_items
 
 from choiceaudit import stats
 from choiceaudit.instruments.signalling._analysis import (
+    CoordinateRow,
     cell_summary,
     coordinate_table,
     item_references,
@@ -39,7 +39,7 @@ def _queries() -> tuple[Query, ...]:
     return tuple(render_queries(_items()))
 
 
-def _size_rows(scorer: Scorer, rule: str = "probs") -> list[dict[str, Any]]:
+def _size_rows(scorer: Scorer, rule: str = "probs") -> list[CoordinateRow]:
     qs = list(_queries())
     rows = coordinate_table(_items(), qs, scorer.score(qs), rules=[rule])
     return [r for r in rows if r.tile == "size"]

@@ -231,7 +231,8 @@ def test_unselected_candidates_and_user_filters_are_recorded(tmp_path: Path) -> 
     table = pq.read_table(tmp_path / "plain" / "candidates.parquet")
     assert table.num_rows == 6_000
     selected = table.column("selected").to_pylist()
-    assert sum(selected) == 40 and frozen.record["candidates"]["unselected"] == 5_960
+    candidates = frozen.record["candidates"]
+    assert sum(selected) == 40 and candidates is not None and candidates["unselected"] == 5_960
     ids = set(table.filter(table.column("selected")).column("candidate").to_pylist())
     assert ids == {i.meta["candidate"] for i in frozen.items}
     # each candidate carries what regenerating it needs: the selected ones match their items

@@ -7,22 +7,17 @@ item draws per distractor family, interventions, typed choice queries) → any s
 
 The entry points are exported here; the building blocks (pools, slates, interventions, single
 analyses such as ``paired_contrast``) live in the private modules, listed in README.md beside
-every choice the paper leaves open.
+every choice the paper leaves open. The JSON records of a run's configuration are typed in
+:mod:`choiceaudit.instruments.meaning.records`; ``Interval`` is
+:class:`choiceaudit.stats.Interval`, re-exported for the report, which does not import ``stats``.
 """
 
 from choiceaudit.instruments.meaning._analysis_results import MeaningAnalysis
 from choiceaudit.instruments.meaning._arms import analyse_meaning_runs, meaning_rows
 from choiceaudit.instruments.meaning._bagdhara import load_bagdhara
-from choiceaudit.instruments.meaning._build_report import BuildReport, FamilyCounts
-from choiceaudit.instruments.meaning._config import MeaningConfig, PlanBlock, PlanConfig
-from choiceaudit.instruments.meaning._contract import FAMILIES, SPLIT_SEED
-from choiceaudit.instruments.meaning._corpus import (
-    Corpus,
-    CorpusError,
-    IdiomEntry,
-    LoaderRecord,
-    LoaderStep,
-)
+from choiceaudit.instruments.meaning._config import MeaningConfig
+from choiceaudit.instruments.meaning._contract import FAMILIES
+from choiceaudit.instruments.meaning._corpus import Corpus, CorpusError, IdiomEntry
 from choiceaudit.instruments.meaning._declaration import INSTRUMENT
 from choiceaudit.instruments.meaning._experiment_results import ArmAnalysis
 from choiceaudit.instruments.meaning._idioms_en import load_idioms_en
@@ -41,23 +36,16 @@ __all__ = [
     "EXPERIMENTS",
     "FAMILIES",
     "INSTRUMENT",
-    "SPLIT_SEED",
     "ArmAnalysis",
-    "BuildReport",
     "Calibration",
     "Corpus",
     "CorpusError",
-    "FamilyCounts",
     "IdiomEntry",
     "Interval",
-    "LoaderRecord",
-    "LoaderStep",
     "MeaningAnalysis",
     "MeaningConfig",
     "MeaningPlan",
     "MeaningRows",
-    "PlanBlock",
-    "PlanConfig",
     "analyse_meaning",
     "analyse_meaning_runs",
     "load_bagdhara",

@@ -25,11 +25,7 @@ from choiceaudit.instruments.signalling._build import (
 from choiceaudit.instruments.signalling._chooser_factory import (
     signalling_chooser,
 )
-from choiceaudit.instruments.signalling._config import (
-    ChatTemplateNote,
-    CoverageRecord,
-    SignallingConfig,
-)
+from choiceaudit.instruments.signalling._config import SignallingConfig
 from choiceaudit.instruments.signalling._conformance import (
     ConformanceReport,
     check_conformance,
@@ -38,7 +34,6 @@ from choiceaudit.instruments.signalling._declaration import INSTRUMENT
 from choiceaudit.instruments.signalling._fetch import (
     fetch_things,
 )
-from choiceaudit.instruments.signalling._figure_results import ExcessPoint, FitCostBin
 from choiceaudit.instruments.signalling._freeze import (
     FrozenInstrument,
     InstrumentMismatchError,
@@ -51,7 +46,6 @@ from choiceaudit.instruments.signalling._items import (
 )
 from choiceaudit.instruments.signalling._results import (
     CoordinateCell,
-    CoordinatePoint,
     SignallingAnalysis,
 )
 from choiceaudit.instruments.signalling._run_analysis import (
@@ -63,13 +57,8 @@ from choiceaudit.instruments.signalling._selection import (
 
 __all__ = [
     "INSTRUMENT",
-    "ChatTemplateNote",
     "ConformanceReport",
     "CoordinateCell",
-    "CoordinatePoint",
-    "CoverageRecord",
-    "ExcessPoint",
-    "FitCostBin",
     "FrozenInstrument",
     "HumanAnalysis",
     "InstrumentMismatchError",

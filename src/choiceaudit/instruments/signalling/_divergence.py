@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from choiceaudit import stats
 from choiceaudit.instruments.signalling._analysis import CoordinateRow
 from choiceaudit.instruments.signalling._results import CellSummary, ConditionMatch
 from choiceaudit.types import Item
+
+#: cells may be keyed by anything (tile, condition, item); only the values are read.
+_Key = TypeVar("_Key")
 
 __all__ = [
     "ChoiceDistribution",
@@ -269,7 +273,7 @@ def condition_agreement(
 
 
 def excess_distance_correlation(
-    cells: Mapping[object, CellSummary], *, seed: int, n_resamples: int = 4000
+    cells: Mapping[_Key, CellSummary], *, seed: int, n_resamples: int = 4000
 ) -> ExcessDistance:
     """Pearson r across cells between excess consistency and |post_norm − random| (§IV-C).
 
