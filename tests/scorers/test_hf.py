@@ -268,5 +268,7 @@ def test_in_place_scores_equal_the_whole_string_reference_for_any_join(
         return
     decision = HFScorer(lm).score([query])[0]
     for i, (ref, n_ref) in enumerate(refs):
-        assert decision.scores["sum"][i] == pytest.approx(ref, abs=1e-5)
+        # fp32 rounding of the reused prefix differs per token, so a sum's bound grows with its
+        # length: 1e-5 per scored token, the engine's stated agreement
+        assert decision.scores["sum"][i] == pytest.approx(ref, abs=1e-5 * n_ref)
         assert decision.n_tokens is not None and decision.n_tokens[i] == n_ref
