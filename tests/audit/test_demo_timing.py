@@ -19,7 +19,8 @@ class Clock:
 
 def test_phases_follow_the_run_loops_progress_reports(tmp_path: Path) -> None:
     clock = Clock()
-    timer = PhaseTimer(clock)
+    cpu = Clock()
+    timer = PhaseTimer(clock, cpu)
     passed: list[tuple[str, int, int]] = []
     advance = timer.progress("signalling", lambda *a: passed.append(a))
     clock.now = 103.0  # the model loads
@@ -27,6 +28,7 @@ def test_phases_follow_the_run_loops_progress_reports(tmp_path: Path) -> None:
     clock.now = 110.0
     advance("smollm2", 4, 10)
     clock.now = 115.0
+    cpu.now = 124.0  # two threads busy while scoring: more CPU than wall time
     advance("smollm2", 10, 10)
     clock.now = 115.5
     advance("uniform", 0, 10)
@@ -50,16 +52,22 @@ def test_phases_follow_the_run_loops_progress_reports(tmp_path: Path) -> None:
         ("signalling: analysis and summary", "analyse", 4.0, 20.0, None),
     ]
     assert timer.totals() == {"load": 3.5, "score": 12.5, "analyse": 4.0}
-    assert timer.lines()[-1] == "by kind: load 4 s, score 12 s, analyse 4 s; total 20 s"
+    assert [p.cpu_seconds for p in timer.phases] == [0.0, 24.0, 0.0, 0.0, 0.0]
+    assert timer.lines()[-1] == (
+        "by kind: load 4 s (0 s CPU), score 12 s (24 s CPU), analyse 4 s (0 s CPU); "
+        "total 20 s (24 s CPU)"
+    )
     # a phase under a second is left out of the printed lines, not of the record
     assert not any("uniform" in line for line in timer.lines())
     record = json.loads(timer.write(tmp_path).read_text())
     assert (tmp_path / TIMING_FILE).exists()
     assert record["total_seconds"] == 20.0 and len(record["phases"]) == 5
+    assert record["total_cpu_seconds"] == 24.0 and record["by_kind_cpu"]["score"] == 24.0
     assert record["phases"][1] == {
         "name": "signalling · smollm2: scoring",
         "kind": "score",
         "seconds": 12.0,
+        "cpu_seconds": 24.0,
         "ended_at": 15.0,
         "rows": 10,
     }

@@ -138,13 +138,15 @@ def test_next_token_logits_are_the_last_position_logits(tiny_llama: Any) -> None
 def test_buckets_have_one_width_respect_the_budget_and_cover_every_row() -> None:
     rng = np.random.default_rng(3)
     lengths = [int(n) for n in rng.integers(1, 300, 200)]
-    batches = _batches(lengths, max_tokens=1024, max_rows=16, multiple=8)
-    seen = sorted(i for _, rows in batches for i in rows)
+    heads = [32 * int(h) for h in rng.integers(0, 3, 200)]
+    keys = list(zip(heads, lengths, strict=True))
+    batches = _batches(keys, max_tokens=1024, max_rows=16, multiple=8)
+    seen = sorted(i for _, _, rows in batches for i in rows)
     assert seen == list(range(len(lengths)))
-    for width, rows in batches:
-        assert all(_bucket_width(lengths[i], 8) == width for i in rows)
+    for head, width, rows in batches:
+        assert all(_bucket_width(lengths[i], 8) == width and heads[i] == head for i in rows)
         assert len(rows) <= 16
-        assert len(rows) == 1 or len(rows) * width <= 1024
+        assert len(rows) == 1 or len(rows) * (head + width) <= 1024
     assert _bucket_width(3, 8) == 16 and _bucket_width(17, 8) == 24 and _bucket_width(24, 8) == 24
 
 

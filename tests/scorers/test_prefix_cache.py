@@ -1,8 +1,8 @@
 """The cross-query prefix cache: radix lookups, the memory bound, and scores unchanged by it.
 
-A score with the cache must equal the score without it up to fp32 reduction order (the reused
-keys/values are the same numbers; only the attention's reduction over a longer key axis
-differs), and a cache never serves another model's states.
+A score with the cache must equal the score without it bit for bit on one thread (a prompt's
+head runs in the same position-aligned blocks either way), and a cache never serves another
+model's states.
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ def test_a_cache_refuses_another_model(tiny_lms: dict[str, Any]) -> None:
 
 
 def _queries() -> list[Query]:
-    """Queries sharing a long instruction; two states repeat (as an item's orderings do)."""
-    instruction = "Pick one."
+    """Queries sharing an instruction longer than a block (the tiny tokenizers are character
+    level); two states repeat (as an item's orderings do)."""
+    instruction = "Pick one of the options."
     states = ["sea", "a cat", "sea", "a dog", "a cat"]
     return [
         Query(state=s, options=("yes", "no", "sea"), instruction=instruction, neutral_state="x")
@@ -89,7 +90,7 @@ def test_cached_scores_equal_uncached_on_tiny_models(
     queries = _queries()
     want = _scores(plain, queries)
     for _ in range(2):  # cold, then every context served from the cache
-        np.testing.assert_allclose(_scores(cached, queries), want, rtol=0, atol=1e-5)
+        np.testing.assert_array_equal(_scores(cached, queries), want)
     assert cached.prefix_cache.hits > 0 and cached.prefix_cache.reused_tokens > 0
 
 
@@ -104,7 +105,7 @@ def test_no_leak_between_models_or_chat_templates(
     for lm, template in ((tiny_lms["chat"], None), (tiny_lms["chat"], chat_template_text)):
         want = _scores(HFScorer(lm, chat_template=template), queries)
         got = _scores(HFScorer(lm, chat_template=template, engine=CACHED), queries)
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+        np.testing.assert_array_equal(got, want)
     assert a.prefix_cache is not None and a.prefix_cache.model is tiny_lms["merge"].model
 
 
@@ -123,12 +124,11 @@ def _real_model_check(lm: Any) -> float:
 
 @pytest.mark.models
 def test_smollm2_cached_scores_equal_uncached(smollm2_lm: Any, one_thread: None) -> None:
-    # fp32, one thread: measured 1.1e-5 at most per token (a key axis of other length changes
-    # the attention's reduction order); an option sum of a few tokens stays within 5e-5
-    assert _real_model_check(smollm2_lm) < 5e-5
+    # fp32, one thread: a cached block is the block the uncached pass computes, bit for bit
+    assert _real_model_check(smollm2_lm) == 0.0
 
 
 @pytest.mark.models
 @pytest.mark.slow
 def test_gemma3_cached_scores_equal_uncached(gemma_lm: Any, one_thread: None) -> None:
-    assert _real_model_check(gemma_lm) < 5e-5
+    assert _real_model_check(gemma_lm) == 0.0

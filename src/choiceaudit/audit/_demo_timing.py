@@ -6,6 +6,10 @@ load itself), scoring each model, each instrument's analysis and the report. :cl
 sees them through the run loop's own progress callback, so no backend or instrument has to know
 it is timed: a job's first progress report comes once its scorer is open (so everything since
 the previous phase is the open), and its report of ``total`` rows ends its scoring.
+
+Each phase records the process's CPU time beside its wall time: on a shared machine the wall
+time says how long a user waited, the CPU time what the phase costs (every thread of this
+process counts, so two busy threads give up to twice the wall time).
 """
 
 from __future__ import annotations
@@ -32,22 +36,32 @@ TIMING_FILE = "timing.json"
 class Phase:
     """One timed phase: ``name`` (e.g. ``signalling · smollm2: scoring``), its ``kind``
     (``convert``, ``load``, ``score``, ``analyse``, ``report``), its wall-clock ``seconds``,
-    the seconds since the timer started when it ended (``ended_at``) and the rows it scored."""
+    the seconds since the timer started when it ended (``ended_at``), the rows it scored and
+    the process CPU seconds it used (``cpu_seconds``)."""
 
     name: str
     kind: str
     seconds: float
     ended_at: float
     rows: int | None = None
+    cpu_seconds: float = 0.0
 
 
 class PhaseTimer:
-    """Records phases in the order they end; ``clock`` is injectable so tests need no sleep."""
+    """Records phases in the order they end; ``clock`` (wall) and ``cpu_clock`` (process CPU
+    time) are injectable so tests need no sleep."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        cpu_clock: Callable[[], float] = time.process_time,
+    ) -> None:
         self._clock = clock
+        self._cpu_clock = cpu_clock
         self._start = clock()
         self._mark = self._start
+        self._cpu_start = cpu_clock()
+        self._cpu_mark = self._cpu_start
         self._open: set[str] = set()
         self._scored: set[str] = set()
         self._conversions = len(conversions_this_process())
@@ -57,10 +71,16 @@ class PhaseTimer:
         """Seconds since the timer started."""
         return self._clock() - self._start
 
+    def cpu_elapsed(self) -> float:
+        """Process CPU seconds since the timer started."""
+        return self._cpu_clock() - self._cpu_start
+
     def _end(self, name: str, kind: str, rows: int | None = None) -> None:
-        now = self._clock()
-        self.phases.append(Phase(name, kind, now - self._mark, now - self._start, rows))
-        self._mark = now
+        now, cpu = self._clock(), self._cpu_clock()
+        self.phases.append(
+            Phase(name, kind, now - self._mark, now - self._start, rows, cpu - self._cpu_mark)
+        )
+        self._mark, self._cpu_mark = now, cpu
 
     def lap(self, name: str, kind: str) -> None:
         """End the phase ``name``: everything since the previous phase ended."""
@@ -69,20 +89,25 @@ class PhaseTimer:
     @contextmanager
     def phase(self, name: str, kind: str) -> Iterator[None]:
         """Time the block as the phase ``name`` (what ran before it is not counted in it)."""
-        self._mark = self._clock()
+        self._mark, self._cpu_mark = self._clock(), self._cpu_clock()
         yield
         self._end(name, kind)
 
     def _opened(self, name: str) -> None:
-        """A scorer is open: split the time since the last phase into conversion and load."""
-        now = self._clock()
+        """A scorer is open: split the time since the last phase into conversion and load (the
+        conversion reports its wall seconds only, so the CPU time is split in that proportion)."""
+        now, cpu = self._clock(), self._cpu_clock()
         done = conversions_this_process()[self._conversions :]
         self._conversions += len(done)
         converting = min(sum(seconds for _, seconds in done), now - self._mark)
         if converting > 0:
             ended = self._mark + converting - self._start
-            self.phases.append(Phase(f"{name}: convert GGUF", "convert", converting, ended))
+            share = (cpu - self._cpu_mark) * converting / (now - self._mark)
+            self.phases.append(
+                Phase(f"{name}: convert GGUF", "convert", converting, ended, None, share)
+            )
             self._mark += converting
+            self._cpu_mark += share
         self._end(f"{name}: open", "load")
 
     def progress(self, prefix: str, inner: JobProgress | None = None) -> JobProgress:
@@ -102,33 +127,44 @@ class PhaseTimer:
 
         return advance
 
-    def totals(self) -> dict[str, float]:
-        """Seconds by kind, in the order kinds first occur."""
+    def totals(self, *, cpu: bool = False) -> dict[str, float]:
+        """Seconds by kind (wall, or process CPU with ``cpu``), in the order kinds first occur."""
         out: dict[str, float] = {}
         for p in self.phases:
-            out[p.kind] = out.get(p.kind, 0.0) + p.seconds
+            out[p.kind] = out.get(p.kind, 0.0) + (p.cpu_seconds if cpu else p.seconds)
         return out
 
     def lines(self) -> list[str]:
-        """The record as printed: each phase of a second or more, then the totals by kind."""
+        """The record as printed: each phase of a second or more (wall, then CPU), then the
+        totals by kind."""
         out = [
-            f"{p.seconds:7.1f} s  {p.name}" + (f" ({p.rows} rows)" if p.rows else "")
+            f"{p.seconds:7.1f} s {p.cpu_seconds:7.1f} s CPU  {p.name}"
+            + (f" ({p.rows} rows)" if p.rows else "")
             for p in self.phases
             if p.seconds >= 1
         ]
-        totals = ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in self.totals().items())
-        out.append(f"by kind: {totals}; total {self.elapsed():.0f} s")
+        cpu = self.totals(cpu=True)
+        totals = ", ".join(
+            f"{kind} {seconds:.0f} s ({cpu[kind]:.0f} s CPU)"
+            for kind, seconds in self.totals().items()
+        )
+        out.append(
+            f"by kind: {totals}; total {self.elapsed():.0f} s ({self.cpu_elapsed():.0f} s CPU)"
+        )
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {
             "total_seconds": self.elapsed(),
+            "total_cpu_seconds": self.cpu_elapsed(),
             "by_kind": self.totals(),
+            "by_kind_cpu": self.totals(cpu=True),
             "phases": [
                 {
                     "name": p.name,
                     "kind": p.kind,
                     "seconds": p.seconds,
+                    "cpu_seconds": p.cpu_seconds,
                     "ended_at": p.ended_at,
                     **({"rows": p.rows} if p.rows is not None else {}),
                 }

@@ -22,7 +22,7 @@ from choiceaudit.scorers._chat import (
 )
 from choiceaudit.scorers._engine import DEFAULT_MAX_BATCH_TOKENS, context_window
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
-from choiceaudit.scorers._prefix_cache import prefix_cache_for
+from choiceaudit.scorers._prefix_cache import DEFAULT_PREFIX_CACHE_MB, prefix_cache_for
 from choiceaudit.scorers._tokenize import InPlace, encode_in_place
 from choiceaudit.types import FloatArray
 
@@ -69,8 +69,9 @@ class EngineOptions:
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     max_batch_rows: int = 64
     pad_multiple: int = 8
-    #: megabytes of cross-query key/value states (:mod:`._prefix_cache`); 0 turns it off
-    prefix_cache_mb: float = 0
+    #: megabytes of cross-query key/value states (:mod:`._prefix_cache`); 0 turns it off (the
+    #: scores are the same bits either way: :mod:`._blocks`)
+    prefix_cache_mb: float = DEFAULT_PREFIX_CACHE_MB
 
 
 class PromptRenderer:
@@ -140,7 +141,7 @@ class CausalLMScorer:
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_batch_rows: int = 64,
         pad_multiple: int = 8,
-        prefix_cache_mb: float = 0,
+        prefix_cache_mb: float = DEFAULT_PREFIX_CACHE_MB,
         **backend_options: Any,
     ) -> S:
         """Load ``name`` (``smollm2``, ``gemma3-270m``, ``hf:<dir|gguf|hub id>``) for scoring."""

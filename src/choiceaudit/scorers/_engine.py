@@ -2,20 +2,22 @@
 
 A query asks for the log-probabilities of ``k`` options after its prompt and, for PMI, after its
 neutral prompt: ``2k`` token sequences that share a long head (the instruction, the template)
-and differ in short tails. The engine merges a *group* of sequences (one query) into a token
-trie and runs the trie as one packed row: each trie node is one token, its position id is its
-depth, and it attends to exactly its ancestors (a tree-shaped 4D attention mask). A node's key
-and value are therefore computed once and reused by every sequence that passes through it,
-which is shared-prefix key/value reuse without a second forward call: the prompt's tokens, the
-instruction shared by prompt and neutral prompt, and option tokens shared by several options
-each run once. The hidden state of a node depends only on its root path with positions
+and differ in short tails. Each distinct context of a query (its prompt, its neutral prompt)
+becomes one packed *row*: its options are merged into a token trie after the context, each trie
+node is one token, its position id is its depth, and it attends to exactly its ancestors (a
+tree-shaped 4D attention mask). A node's key and value are therefore computed once and reused by
+every sequence that passes through it, and option tokens shared by several options run once.
+The row's context runs first in position-aligned blocks (:mod:`._blocks`), which any row with
+the same leading tokens reuses (within a call always; across calls through the prefix cache),
+so the template and instruction a prompt shares with its neutral prompt and with other queries
+run once too. The hidden state of a node depends only on its root path with positions
 ``0..depth``, exactly the computation of a plain forward pass over that sequence, so the
 scores equal the naive per-option forward up to floating-point reduction order (DESIGN.md,
 "The causal-LM engine").
 
-Rows are sorted by length and cut into batches under a token budget (length buckets), padded
-at the end; a padding position attends only to itself and nothing attends to it, so padding
-never changes a real token's value. Logits are computed only at the nodes whose next token is
+A row's tail (what follows its whole blocks) is batched with rows of the same block count and
+the same padded width under a token budget, padded at the end; a padding position attends only
+to itself and nothing attends to it, so padding never changes a real token's value. Logits are computed only at the nodes whose next token is
 scored (the output projection of a 50k–260k vocabulary dominates the cost otherwise), and
 log-softmax is taken in float64 whatever the model's dtype: promoting a few rows of logits is
 cheap, and a float32 log-sum-exp over a 50k vocabulary alone rounds by ~1e-6 per token.
@@ -31,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from choiceaudit.scorers._blocks import BLOCK, CALL_CACHE_MB, Layers, aligned_head, head_states
 from choiceaudit.scorers._prefix_cache import PrefixCache
 from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.types import FloatArray, IntArray
@@ -130,17 +133,20 @@ def _bucket_width(length: int, multiple: int) -> int:
 
 
 def _batches(
-    lengths: Sequence[int], max_tokens: int, max_rows: int, multiple: int
-) -> list[tuple[int, list[int]]]:
-    """Length buckets: ``(width, rows)`` with equal padded widths and rows × width ≤ ``max_tokens``."""
-    by_width: dict[int, list[int]] = {}
-    for i, n in enumerate(lengths):
-        by_width.setdefault(_bucket_width(n, multiple), []).append(i)
-    batches: list[tuple[int, list[int]]] = []
-    for width in sorted(by_width, reverse=True):
-        rows = by_width[width]
-        per_batch = max(1, min(max_rows, max_tokens // width))
-        batches.extend((width, rows[k : k + per_batch]) for k in range(0, len(rows), per_batch))
+    keys: Sequence[tuple[int, int]], max_tokens: int, max_rows: int, multiple: int
+) -> list[tuple[int, int, list[int]]]:
+    """Batches ``(head, width, rows)`` of rows with the same whole-block head and the same padded
+    tail width (``keys[i] = (head, tail length)``), with rows × (head + width) ≤ ``max_tokens``."""
+    by_shape: dict[tuple[int, int], list[int]] = {}
+    for i, (head, n) in enumerate(keys):
+        by_shape.setdefault((head, _bucket_width(n, multiple)), []).append(i)
+    batches: list[tuple[int, int, list[int]]] = []
+    for head, width in sorted(by_shape, key=lambda s: (-s[1], s[0])):
+        rows = by_shape[(head, width)]
+        per_batch = max(1, min(max_rows, max_tokens // (head + width)))
+        batches.extend(
+            (head, width, rows[k : k + per_batch]) for k in range(0, len(rows), per_batch)
+        )
     return batches
 
 
@@ -190,36 +196,24 @@ def _run(
 ) -> list[tuple[FloatArray, FloatArray]]:
     """Forward every trie (one packed row each); return ``(logits[M, C], logsumexp[M])`` per read.
 
-    With a prefix cache, rows run in two rounds: first one *leader* per distinct row head whose
-    trunk is not stored yet (storing it), then the rest, each attending to the longest stored
-    prefix of its trunk instead of recomputing it, so a head shared by many queries is computed
-    once whatever their order.
+    A row's shared trunk runs in whole blocks (:mod:`._blocks`), served by ``prefix_cache``
+    across calls or, without one, by a cache that lives for this call only; the rest of the
+    row runs as its tail, batched with rows of the same head and tail widths.
     """
+    _check_budget(max_batch_tokens, max_batch_rows, pad_multiple)
+    cache = prefix_cache if prefix_cache is not None else PrefixCache(model, CALL_CACHE_MB)
+    cache.check_model(model)
     results: list[tuple[FloatArray, FloatArray]] = [(np.empty((0, 0)), np.empty(0)) for _ in tries]
-    knobs = (max_batch_tokens, max_batch_rows, pad_multiple)
-    if prefix_cache is None:
-        _run_rows(model, tries, reads, list(range(len(tries))), results, knobs, None)
-        return results
-    prefix_cache.check_model(model)
-    trunks = [_trunk(t) for t in tries]
-    leaders: dict[tuple[int, ...], int] = {}
-    for i, (trie, trunk) in enumerate(zip(tries, trunks, strict=True)):
-        head = tuple(int(x) for x in trie.tokens[: min(trunk, _HEAD)])
-        if trunk >= _MIN_STORED and prefix_cache.covered(trie.tokens[:trunk]) < trunk:
-            leaders.setdefault(head, i)
-    first = sorted(leaders.values())
-    chosen = set(first)
-    rest = [i for i in range(len(tries)) if i not in chosen]
-    for rows in (first, rest):
-        if rows:
-            _run_rows(model, tries, reads, rows, results, knobs, (prefix_cache, trunks))
+    heads = [aligned_head(_trunk(t), int(r.nodes.min())) for t, r in zip(tries, reads, strict=True)]
+    keys = [(h, len(t) - h) for t, h in zip(tries, heads, strict=True)]
+    block_rows = max(1, min(max_batch_rows, max_batch_tokens // BLOCK))
+    for head, width, batch in _batches(keys, max_batch_tokens, max_batch_rows, pad_multiple):
+        past: list[Layers] | None = None
+        if head:
+            ids = [tuple(int(x) for x in tries[i].tokens[:head]) for i in batch]
+            past = head_states(model, cache, ids, block_rows, _mask_for)
+        _forward_batch(model, tries, reads, batch, width, head, past, results)
     return results
-
-
-#: Rows whose first ``_HEAD`` tokens agree share one leader; trunks shorter than
-#: ``_MIN_STORED`` tokens are not worth a cache entry.
-_HEAD = 32
-_MIN_STORED = 16
 
 
 def _trunk(trie: TokenTrie) -> int:
@@ -232,69 +226,46 @@ def _trunk(trie: TokenTrie) -> int:
     return t
 
 
-def _run_rows(
-    model: Any,
-    tries: Sequence[TokenTrie],
-    reads: Sequence[_Read],
-    which: Sequence[int],
-    results: list[tuple[FloatArray, FloatArray]],
-    knobs: tuple[int, int, int],
-    cached: tuple[PrefixCache, Sequence[int]] | None,
-) -> None:
-    """Forward the tries ``which`` in length-bucketed batches, writing into ``results``."""
-    reuse = [0] * len(which)
-    entries: list[Any] = [None] * len(which)
-    if cached is not None:
-        cache, trunks = cached
-        for r, i in enumerate(which):
-            limit = min(trunks[i], int(reads[i].nodes.min()))
-            reuse[r], entries[r] = cache.longest(tries[i].tokens, limit)
-    lengths = [len(tries[i]) - reuse[r] for r, i in enumerate(which)]
-    for width, batch in _batches(lengths, *knobs):
-        rows = [which[b] for b in batch]
-        past = [(reuse[b], entries[b]) for b in batch]
-        _forward_batch(model, tries, reads, rows, width, past, results, cached)
-
-
 def _forward_batch(
     model: Any,
     tries: Sequence[TokenTrie],
     reads: Sequence[_Read],
     rows: Sequence[int],
     width: int,
-    past: Sequence[tuple[int, Any]],
+    head: int,
+    past: Sequence[Layers] | None,
     results: list[tuple[FloatArray, FloatArray]],
-    cached: tuple[PrefixCache, Sequence[int]] | None,
 ) -> None:
+    """The tails of ``rows`` (nodes ``head..``), each attending to its row's ``head`` block
+    positions and to its own ancestors; writes the read logits into ``results``."""
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
-    n_rows, n_past = len(rows), max((m for m, _ in past), default=0)
+    n_rows = len(rows)
     ids = torch.zeros((n_rows, width), dtype=torch.long)
     pos = torch.zeros((n_rows, width), dtype=torch.long)
-    allow = torch.zeros((n_rows, width, n_past + width), dtype=torch.bool)
-    allow[:, :, n_past:] = torch.eye(width, dtype=torch.bool)
+    allow = torch.zeros((n_rows, width, head + width), dtype=torch.bool)
+    allow[:, :, head:] = torch.eye(width, dtype=torch.bool)
     for r, i in enumerate(rows):
-        trie, m = tries[i], past[r][0]
-        n = len(trie) - m
-        ids[r, :n] = torch.from_numpy(trie.tokens[m:])
-        pos[r, :n] = torch.from_numpy(trie.depth[m:])
-        allow[r, :n, n_past : n_past + n] = torch.from_numpy(trie.ancestors()[m:, m:])
-        allow[r, :n, :m] = True  # the stored trunk: an ancestor of every node
-    pos_k = torch.cat([torch.arange(n_past).expand(n_rows, n_past), pos], dim=1)
+        trie = tries[i]
+        n = len(trie) - head
+        ids[r, :n] = torch.from_numpy(trie.tokens[head:])
+        pos[r, :n] = torch.from_numpy(trie.depth[head:])
+        allow[r, :n, head : head + n] = torch.from_numpy(trie.ancestors()[head:, head:])
+        allow[r, :n, :head] = True  # the head's blocks: ancestors of every tail node
+    pos_k = torch.cat([torch.arange(head).expand(n_rows, head), pos], dim=1)
     mask = _mask_for(model, allow, pos, pos_k, dtype)
     mask = {k: v.to(device) for k, v in mask.items()} if isinstance(mask, dict) else mask.to(device)
-    kv = None if cached is None else _past_cache(model, past, n_past, device, dtype)
+    kv = None if past is None else _stacked(past, device)
     with torch.inference_mode():
         out = model.base_model(
             input_ids=ids.to(device),
             attention_mask=mask,
             position_ids=pos.to(device),
-            **({"use_cache": False} if kv is None else {_CACHE_KWARG: kv, "use_cache": True}),
+            **({"use_cache": False} if kv is None else {"cache": kv, "use_cache": True}),
         )
         hidden = out.last_hidden_state
         for r, i in enumerate(rows):
-            m = past[r][0]
-            uniq, inv = np.unique(reads[i].nodes - m, return_inverse=True)
+            uniq, inv = np.unique(reads[i].nodes - head, return_inverse=True)
             logits = _output_logits(model, hidden[r, torch.from_numpy(uniq).to(device)])
             lse = torch.logsumexp(logits, dim=-1)
             inv_t = torch.from_numpy(inv).to(device)
@@ -303,65 +274,21 @@ def _forward_batch(
                 logits[inv_t[:, None], tgt].double().cpu().numpy(),
                 lse[inv_t].double().cpu().numpy(),
             )
-        if cached is not None and kv is not None:
-            _store_trunks(cached, kv, tries, rows, past, n_past)
 
 
-_CACHE_KWARG = "cache"
-
-
-def _past_cache(
-    model: Any, past: Sequence[tuple[int, Any]], n_past: int, device: Any, dtype: torch.dtype
-) -> Any:
-    """A fresh ``DynamicCache`` holding each row's stored trunk, zero-padded to ``n_past``
-    positions (the padding is masked out). Plain layers, even for sliding-window models: the
-    mask applies the window, and a sliding layer would drop the positions a later row reuses."""
+def _stacked(past: Sequence[Layers], device: Any) -> Any:
+    """A ``DynamicCache`` of the rows' head states, stacked along the batch. Plain layers, even
+    for sliding-window models: the mask applies the window."""
     from transformers import DynamicCache
 
-    cache = DynamicCache()
-    if n_past == 0:
-        return cache
-    n_layers = len(next(e for m, e in past if m).layers)
-    layers = []
-    for layer in range(n_layers):
-        proto_k, proto_v = next(e for m, e in past if m).layers[layer]
-        k = torch.zeros(
-            (len(past), proto_k.shape[0], n_past, proto_k.shape[2]), dtype=dtype, device=device
+    layers = [
+        (
+            torch.stack([p[layer][0] for p in past]).to(device),
+            torch.stack([p[layer][1] for p in past]).to(device),
         )
-        v = torch.zeros(
-            (len(past), proto_v.shape[0], n_past, proto_v.shape[2]), dtype=dtype, device=device
-        )
-        for r, (m, entry) in enumerate(past):
-            if m:
-                k[r, :, :m] = entry.layers[layer][0][:, :m]
-                v[r, :, :m] = entry.layers[layer][1][:, :m]
-        layers.append((k, v))
+        for layer in range(len(past[0]))
+    ]
     return DynamicCache(ddp_cache_data=layers)
-
-
-def _store_trunks(
-    cached: tuple[PrefixCache, Sequence[int]],
-    kv: Any,
-    tries: Sequence[TokenTrie],
-    rows: Sequence[int],
-    past: Sequence[tuple[int, Any]],
-    n_past: int,
-) -> None:
-    """Store each row's trunk states (reused part plus the newly computed trunk nodes)."""
-    cache, trunks = cached
-    for r, i in enumerate(rows):
-        t, m = trunks[i], past[r][0]
-        tokens = tries[i].tokens[:t]
-        if t < _MIN_STORED or cache.covered(tokens) >= t:
-            continue
-        layers = []
-        for layer in kv.layers:
-            k = torch.cat([layer.keys[r, :, :m], layer.keys[r, :, n_past : n_past + t - m]], dim=1)
-            v = torch.cat(
-                [layer.values[r, :, :m], layer.values[r, :, n_past : n_past + t - m]], dim=1
-            )
-            layers.append((k.clone(), v.clone()))
-        cache.insert(tokens, layers)
 
 
 def sequence_logprobs(
@@ -375,74 +302,36 @@ def sequence_logprobs(
 ) -> list[list[FloatArray]]:
     """Per-token log-probabilities of the scored tokens of every sequence.
 
-    ``groups[g][s]`` is one sequence; sequences in a group share one packed row (put a query's
-    options and its neutral-prompt options in one group). Returns ``out[g][s]``, an array of
-    ``len(ids) - first`` log-probabilities: ``log P(ids[t] | ids[:t])`` for ``t ≥ first``.
-    ``prefix_cache`` (bound to ``model``) reuses and keeps the key/value states of the groups'
-    shared heads across calls (:mod:`._prefix_cache`); scores stay equal within fp32 noise.
+    ``groups[g][s]`` is one sequence (put a query's options and its neutral-prompt options in
+    one group). Each distinct context ``ids[:first]`` of a group runs as its own packed row with
+    its continuations, so its trunk is the whole context: the blocks of a context repeated by
+    later queries (a neutral prompt per tile, an item's orderings) and of the part two contexts
+    share are computed once. Returns ``out[g][s]``, an array of ``len(ids) - first``
+    log-probabilities: ``log P(ids[t] | ids[:t])`` for ``t ≥ first``. ``prefix_cache`` (bound to
+    ``model``) keeps the blocks across calls (:mod:`._blocks`); scores do not depend on it.
     """
-    _check_budget(max_batch_tokens, max_batch_rows, pad_multiple)
-    if prefix_cache is not None and any(len(_by_context(g)) > 1 for g in groups):
-        return _split_by_context(
-            model, groups, max_batch_tokens, max_batch_rows, pad_multiple, prefix_cache
-        )
+    parts = [_by_context(g) for g in groups]
     tries: list[TokenTrie] = []
     reads: list[_Read] = []
-    for group in groups:
-        for spec in group:
-            if not 1 <= spec.first < len(spec.ids):
-                raise ScorerError(
-                    f"first scored token {spec.first} is outside 1..{len(spec.ids) - 1}: "
-                    "a scored token needs at least one token of context"
-                )
-        trie = TokenTrie([spec.ids for spec in group])
-        nodes = [trie.paths[s][spec.first - 1 : -1] for s, spec in enumerate(group)]
-        targets = [np.asarray(spec.ids[spec.first :], dtype=np.int64) for spec in group]
-        tries.append(trie)
-        reads.append(_Read(np.concatenate(nodes), np.concatenate(targets)[:, None]))
-    raw = _run(
-        model,
-        tries,
-        reads,
-        max_batch_tokens=max_batch_tokens,
-        max_batch_rows=max_batch_rows,
-        pad_multiple=pad_multiple,
-        prefix_cache=prefix_cache,
-    )
-    out: list[list[FloatArray]] = []
-    for group, (logits, lse) in zip(groups, raw, strict=True):
-        flat = logits[:, 0] - lse
-        cuts = np.cumsum([len(spec.ids) - spec.first for spec in group])[:-1]
-        out.append(list(np.split(flat, cuts)))
-    return out
-
-
-def _by_context(group: Sequence[ScoreSpec]) -> list[list[int]]:
-    """The group's sequences by their context ``ids[:first]``, in order of first appearance."""
-    by: dict[tuple[int, ...], list[int]] = {}
-    for s, spec in enumerate(group):
-        by.setdefault(tuple(spec.ids[: spec.first]), []).append(s)
-    return list(by.values())
-
-
-def _split_by_context(
-    model: Any,
-    groups: Sequence[Sequence[ScoreSpec]],
-    max_batch_tokens: int,
-    max_batch_rows: int,
-    pad_multiple: int,
-    prefix_cache: PrefixCache,
-) -> list[list[FloatArray]]:
-    """With a prefix cache, each context of a group (a query's prompt, its neutral prompt) runs
-    as its own row: its trunk is then the whole context, which the cache stores and every later
-    query with the same context (a neutral prompt repeated per tile, an item's orderings) reuses
-    whole, while the part two contexts share is still served by the radix lookup."""
-    parts = [_by_context(g) for g in groups]
-    flat = [[groups[g][s] for s in part] for g, ps in enumerate(parts) for part in ps]
-    scored = iter(
-        sequence_logprobs(
+    for g, ps in enumerate(parts):
+        for part in ps:
+            specs = [groups[g][s] for s in part]
+            for spec in specs:
+                if not 1 <= spec.first < len(spec.ids):
+                    raise ScorerError(
+                        f"first scored token {spec.first} is outside 1..{len(spec.ids) - 1}: "
+                        "a scored token needs at least one token of context"
+                    )
+            trie = TokenTrie([spec.ids for spec in specs])
+            nodes = [trie.paths[s][spec.first - 1 : -1] for s, spec in enumerate(specs)]
+            targets = [np.asarray(spec.ids[spec.first :], dtype=np.int64) for spec in specs]
+            tries.append(trie)
+            reads.append(_Read(np.concatenate(nodes), np.concatenate(targets)[:, None]))
+    raw = iter(
+        _run(
             model,
-            flat,
+            tries,
+            reads,
             max_batch_tokens=max_batch_tokens,
             max_batch_rows=max_batch_rows,
             pad_multiple=pad_multiple,
@@ -453,10 +342,23 @@ def _split_by_context(
     for g, ps in enumerate(parts):
         row: list[FloatArray] = [np.empty(0)] * len(groups[g])
         for part in ps:
-            for s, lp in zip(part, next(scored), strict=True):
+            logits, lse = next(raw)
+            flat = logits[:, 0] - lse
+            cuts = np.cumsum([len(groups[g][s].ids) - groups[g][s].first for s in part])[:-1]
+            for s, lp in zip(part, np.split(flat, cuts), strict=True):
                 row[s] = lp
         out.append(row)
     return out
+
+
+def _by_context(group: Sequence[ScoreSpec]) -> list[list[int]]:
+    """The group's sequences by their context ``ids[:first]``, in order of first appearance."""
+    if not group:
+        raise ScorerError("nothing to score: an empty menu (a query with no options)")
+    by: dict[tuple[int, ...], list[int]] = {}
+    for s, spec in enumerate(group):
+        by.setdefault(tuple(spec.ids[: spec.first]), []).append(s)
+    return list(by.values())
 
 
 def next_token_logits(
@@ -471,7 +373,6 @@ def next_token_logits(
 ) -> list[tuple[FloatArray, float]]:
     """Raw next-token logits of ``candidates[i]`` after ``prompts[i]``, with the log-sum-exp over
     the whole vocabulary (so ``logit - lse`` is the candidate's log-probability)."""
-    _check_budget(max_batch_tokens, max_batch_rows, pad_multiple)
     tries = [TokenTrie([p]) for p in prompts]
     reads = [
         _Read(np.asarray([len(p) - 1]), np.asarray([list(c)], dtype=np.int64))

@@ -12,6 +12,9 @@ be reused (a transformer's key/value at position ``t`` depends only on tokens ``
 lookup returns the longest stored prefix of the new row and the entry whose first ``m`` positions
 hold it. Entries are evicted least-recently-used once their bytes pass the bound.
 
+The engine looks up and stores whole blocks only (:mod:`._blocks`), so a reused prefix is
+always a number of blocks the uncached pass would have computed the same way.
+
 Key/value states belong to one model's weights: the cache is bound to the model it was made for
 and refuses any other, so it can never carry states between models. Chat templates and prompts
 need nothing special, since they reach the cache only as token ids.
@@ -29,11 +32,11 @@ import numpy.typing as npt
 
 __all__ = ["DEFAULT_PREFIX_CACHE_MB", "PrefixCache", "prefix_cache_for"]
 
-#: A laptop-sized bound for ``-o prefix_cache_mb=…``: about 300 SmolLM2 contexts of 100 tokens
-#: (≈ 1.8 MB each in fp32: 30 layers × 2 × 3 heads × 64 × 100 × 4 bytes); a run's shared heads
-#: (template, instruction, an item's state) fit easily. The scorers' default is off (0) until
-#: the cache's fp32 difference (≈ 1e-5 per token, from the attention's other reduction order)
-#: is accepted for published runs.
+#: A laptop-sized bound for ``-o prefix_cache_mb=…``, the scorers' default: about 300 SmolLM2
+#: contexts of 100 tokens (≈ 1.8 MB each in fp32: 30 layers × 2 × 3 heads × 64 × 100 × 4
+#: bytes); a run's shared heads (template, instruction, an item's state) fit easily. The cache
+#: changes no score: what it stores are whole position-aligned blocks (:mod:`._blocks`), the
+#: same numbers the uncached pass computes.
 DEFAULT_PREFIX_CACHE_MB = 512
 
 #: token ids, as a list or as the engine's int64 arrays

@@ -1,0 +1,133 @@
+"""Position-aligned prefix blocks: contexts longer than a block, scored with and without the
+cross-query cache, must give the naive forward's scores and, on one thread, the same bits
+whatever the cache holds, the call order and the batch-mates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from choiceaudit.scorers import PrefixCache  # noqa: E402
+from choiceaudit.scorers._blocks import BLOCK, aligned_head  # noqa: E402
+from choiceaudit.scorers._engine import (  # noqa: E402
+    ScoreSpec,
+    next_token_logits,
+    sequence_logprobs,
+)
+
+Naive = Callable[[Any, Any, int], np.ndarray]
+
+
+def long_groups(rng: np.random.Generator, n_groups: int) -> list[list[ScoreSpec]]:
+    """Queries sharing a 40-token instruction, with states of 5–60 tokens (so contexts span one
+    to three blocks), a neutral prompt each, and repeated states (an item's orderings)."""
+    instruction = [int(t) for t in rng.integers(0, 50, 40)]
+    states = [[int(t) for t in rng.integers(0, 50, rng.integers(5, 60))] for _ in range(4)]
+    groups = []
+    for g in range(n_groups):
+        state = states[g % len(states)]
+        contexts = [instruction + state, instruction + state[-3:]]
+        options = [[int(t) for t in rng.integers(0, 50, rng.integers(1, 5))] for _ in range(3)]
+        groups.append([ScoreSpec(tuple(c + o), len(c)) for c in contexts for o in options])
+    return groups
+
+
+@pytest.fixture(scope="module")
+def llama() -> Any:
+    config = transformers.LlamaConfig(
+        vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+        initializer_range=0.3,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="module")
+def gemma3() -> Any:
+    """Sliding-window layers with a window (20) shorter than a context and than two blocks."""
+    config = transformers.Gemma3TextConfig(
+        vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=16, sliding_window=20,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        max_position_embeddings=256, initializer_range=0.3,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return transformers.Gemma3ForCausalLM(config).eval()
+
+
+def test_a_head_is_cut_to_whole_blocks_before_the_first_read() -> None:
+    assert aligned_head(trunk=100, first_read=99) == 3 * BLOCK
+    assert aligned_head(trunk=40, first_read=99) == BLOCK
+    assert aligned_head(trunk=100, first_read=BLOCK - 1) == 0
+    assert aligned_head(trunk=2 * BLOCK, first_read=2 * BLOCK) == 2 * BLOCK
+
+
+@pytest.mark.parametrize("name", ["llama", "gemma3"])
+def test_blocked_scores_equal_one_forward_per_sequence(
+    request: pytest.FixtureRequest, naive_logprobs: Naive, name: str
+) -> None:
+    model = request.getfixturevalue(name)
+    groups = long_groups(np.random.default_rng(0), 6)
+    assert max(s.first for g in groups for s in g) > 2 * BLOCK
+    for group, got in zip(groups, sequence_logprobs(model, groups), strict=True):
+        for spec, lp in zip(group, got, strict=True):
+            np.testing.assert_allclose(
+                lp, naive_logprobs(model, spec.ids, spec.first), atol=1e-5, rtol=0
+            )
+
+
+@pytest.mark.parametrize("name", ["llama", "gemma3"])
+def test_the_cache_never_changes_a_bit(
+    request: pytest.FixtureRequest, one_thread: None, name: str
+) -> None:
+    model = request.getfixturevalue(name)
+    groups = long_groups(np.random.default_rng(1), 8)
+    want = sequence_logprobs(model, groups)
+    cache = PrefixCache(model, max_mb=16)
+    # cold, warm, one query per call in reverse order, and batch size one: the same bits
+    runs = [
+        sequence_logprobs(model, groups, prefix_cache=cache),
+        sequence_logprobs(model, groups, prefix_cache=cache),
+        [sequence_logprobs(model, [g], prefix_cache=cache)[0] for g in groups[::-1]][::-1],
+        sequence_logprobs(model, groups, prefix_cache=cache, max_batch_rows=1),
+    ]
+    for got in runs:
+        for a, b in zip(got, want, strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)
+    assert cache.hits > 0 and cache.reused_tokens >= 2 * BLOCK * len(groups)
+
+
+def test_next_token_logits_are_unchanged_by_the_cache(llama: Any, one_thread: None) -> None:
+    rng = np.random.default_rng(2)
+    head = [int(t) for t in rng.integers(0, 50, 70)]
+    prompts = [head + [int(t) for t in rng.integers(0, 50, n)] for n in (1, 5, 40)]
+    candidates = [[1, 2, 3]] * len(prompts)
+    want = next_token_logits(llama, prompts, candidates)
+    cache = PrefixCache(llama, max_mb=16)
+    for _ in range(2):
+        got = next_token_logits(llama, prompts, candidates, prefix_cache=cache)
+        for (a, la), (b, lb) in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+            assert la == lb
+    with torch.inference_mode():
+        ref = llama(torch.tensor([prompts[2]])).logits[0, -1].double()
+    np.testing.assert_allclose(want[2][0], ref[[1, 2, 3]].numpy(), atol=1e-5)
+
+
+def test_a_tiny_cache_evicts_without_changing_scores(llama: Any, one_thread: None) -> None:
+    groups = long_groups(np.random.default_rng(3), 6)
+    want = sequence_logprobs(llama, groups)
+    cache = PrefixCache(llama, max_mb=0.05)  # room for about one head's states
+    got = [sequence_logprobs(llama, [g], prefix_cache=cache)[0] for g in groups]
+    for a, b in zip(got, want, strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
+    assert cache.nbytes <= cache.max_bytes
