@@ -112,6 +112,30 @@ def test_a_second_demo_resumes_every_run_and_scores_nothing(
     assert {p.relative_to(out).as_posix() for p in again.meaning_runs} == {"meaning/meaning-fake"}
 
 
+def test_with_two_models_signalling_is_shown_after_the_first(
+    tiny_plan: None, tmp_path: Path
+) -> None:
+    """The first table comes after one LM and the references, before the second LM is scored;
+    the full table then covers every run, models first as one call would order them."""
+    seen: list[str] = []
+    scored_before: list[int] = []
+
+    def on_phase(name: str, results: Any, timer: Any) -> None:
+        seen.append(name)
+        scored_before.append(sum(1 for phase in timer.phases if phase.kind == "score"))
+
+    done = run_demo(
+        tmp_path / "demo", size="small", lm=["fake", "fake"], decision_model=[], on_phase=on_phase
+    )
+    assert seen == ["signalling: first model", "signalling", "meaning"]
+    assert [p.name for p in done.signalling_runs] == [
+        "fake", "fake", "uniform", "salience", "bayes",
+    ]  # fmt: skip
+    # the first table comes after the first LM and the three references only (the second LM,
+    # the same spec here, resumes the first's directory), and before meaning is scored
+    assert scored_before[0] == 4 and scored_before[2] > scored_before[1]
+
+
 @pytest.mark.slow  # the real --size small twice, MiniLM loaded for cosine and d-sem
 def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path) -> None:
     out = tmp_path / "demo"

@@ -62,11 +62,42 @@ def gemma3() -> Any:
     return transformers.Gemma3ForCausalLM(config).eval()
 
 
-def test_a_head_is_cut_to_whole_blocks_before_the_first_read() -> None:
-    assert aligned_head(trunk=100, first_read=99) == 3 * BLOCK
-    assert aligned_head(trunk=40, first_read=99) == BLOCK
-    assert aligned_head(trunk=100, first_read=BLOCK - 1) == 0
-    assert aligned_head(trunk=2 * BLOCK, first_read=2 * BLOCK) == 2 * BLOCK
+def test_a_head_is_cut_to_whole_blocks_leaving_a_tail() -> None:
+    assert aligned_head(trunk=100, length=120) == 3 * BLOCK
+    assert aligned_head(trunk=40, length=120) == BLOCK
+    assert aligned_head(trunk=BLOCK - 1, length=120) == 0
+    # a row that is all trunk (one sequence) keeps at least one node for its tail
+    assert aligned_head(trunk=2 * BLOCK, length=2 * BLOCK) == BLOCK
+    assert aligned_head(trunk=2 * BLOCK + 1, length=2 * BLOCK + 1) == 2 * BLOCK
+
+
+def test_reading_every_position_gives_the_options_scores_bit_for_bit(
+    llama: Any, one_thread: None
+) -> None:
+    """What ``serve-model`` asks (every token of each string scored) and what ``hf`` asks (the
+    options' tokens only) run the same blocks and tail, so the shared positions are the same
+    floats — also where the options share tokens past a block boundary (reads inside the head),
+    and with the cross-query cache warm."""
+    rng = np.random.default_rng(4)
+    context = [int(t) for t in rng.integers(0, 50, BLOCK + 20)]
+    shared = [int(t) for t in rng.integers(0, 50, 20)]  # crosses the block boundary at 64
+    rows = [
+        [context + o for o in ([1, 2], [3], [4, 5, 6])],
+        [context + shared + o for o in ([7], [8, 9])],
+    ]
+    for ids_of_row in rows:
+        options = [ScoreSpec(tuple(ids), len(context)) for ids in ids_of_row]
+        every = [ScoreSpec(tuple(ids), 1) for ids in ids_of_row]
+        cache = PrefixCache(llama, max_mb=16)
+        sequence_logprobs(llama, [options], prefix_cache=cache)  # warm: the head is stored
+        (want,) = sequence_logprobs(llama, [options])
+        for kwargs in ({}, {"prefix_cache": cache}):
+            (got,) = sequence_logprobs(llama, [every], **kwargs)
+            for a, b in zip(got, want, strict=True):
+                np.testing.assert_array_equal(a[len(context) - 1 :], b)
+        (warm,) = sequence_logprobs(llama, [options], prefix_cache=cache)
+        for a, b in zip(warm, want, strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("name", ["llama", "gemma3"])

@@ -50,11 +50,10 @@ def test_without_a_template_the_raw_prompt_is_sent_as_before() -> None:
     sent: list[dict[str, Any]] = []
     scorer = OpenAIScorer("http://x", "m", transport=chars_server(sent), reorder_check=0)
     scorer.score([query()])
-    assert sent[0]["prompt"] == [
-        "the cat\nAnswer: yes",
-        "the cat\nAnswer: no",
-        "\nAnswer: yes",
-        "\nAnswer: no",
+    # one request per context: the prompt's options, then the neutral prompt's
+    assert [body["prompt"] for body in sent] == [
+        ["the cat\nAnswer: yes", "the cat\nAnswer: no"],
+        ["\nAnswer: yes", "\nAnswer: no"],
     ]
     assert "add_special_tokens" not in sent[0]
     assert scorer.describe()["chat_template"] is None

@@ -75,11 +75,23 @@ def demo(
     from choiceaudit.instruments.signalling import SignallingAnalysis
     from choiceaudit.report import build_report
 
+    shown: list[str] = []
+
     def summary(name: str, results: Sequence[AnalysisResult], timer: PhaseTimer) -> None:
-        if name == "signalling":
-            console.print(f"signalling variant: {SIGNALLING_VARIANTS[norms]}", highlight=False)
+        if name.startswith("signalling"):
+            first = name != "signalling"
+            if first or not shown:
+                console.print(f"signalling variant: {SIGNALLING_VARIANTS[norms]}", highlight=False)
+            if first:
+                console.print(
+                    "signalling so far (the first model and the references; the table of "
+                    "every model follows when the others are scored):",
+                    highlight=False,
+                )
             print_signalling_summary([r for r in results if isinstance(r, SignallingAnalysis)])
-            console.print(f"first table after {timer.elapsed():.0f} s", highlight=False)
+            if not shown:
+                console.print(f"first table after {timer.elapsed():.0f} s", highlight=False)
+            shown.append(name)
         else:
             print_meaning_summary(
                 [rec for r in results if isinstance(r, MeaningAnalysis) for rec in r.summary()]

@@ -11,6 +11,14 @@ how vLLM's block prefix caching stays exact). Batching only ever stacks rows who
 identical shapes (same block index, or same head and tail widths), so a row's arithmetic never
 depends on its batch-mates either.
 
+How much of a row runs as blocks depends only on the row's token sequences, never on which
+positions' logits are read: a server asked for every position's log-probability (``serve-model``)
+and the ``hf`` scorer reading only the options' positions run the same blocks and the same tail
+for the same strings, so their scores are the same floats. A block that holds a read position is
+always computed (its last hidden states are kept for the output projection); the cache serves
+only blocks before the first read, and a computed block's keys and values are the cached ones
+bit for bit.
+
 Within one scoring call a block shared by several rows (a query's prompt and its neutral prompt
 share the template and instruction; queries share an instruction) is computed once even with the
 cross-query cache off: a call-local cache serves it and is dropped when the call returns.
@@ -19,13 +27,14 @@ cross-query cache off: a call-local cache serves it and is dropped when the call
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from choiceaudit.scorers._prefix_cache import PrefixCache
 
-__all__ = ["BLOCK", "CALL_CACHE_MB", "Layers", "aligned_head", "head_states"]
+__all__ = ["BLOCK", "CALL_CACHE_MB", "Heads", "Layers", "aligned_head", "head_states"]
 
 #: Tokens per prefix block. A multiple of 8 and at least 16 rows per GEMM (MKL's sgemm picks
 #: another kernel below 16 rows); 32 keeps the number of sequential block steps of a 200-token
@@ -40,33 +49,49 @@ CALL_CACHE_MB = 256
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
 
 
-def aligned_head(trunk: int, first_read: int) -> int:
-    """How many leading tokens of a row run as whole blocks: the shared trunk, cut to a block
-    boundary, never past the first node whose logits are read (the tail reads them)."""
-    return min(trunk, first_read) // BLOCK * BLOCK
+def aligned_head(trunk: int, length: int) -> int:
+    """How many leading tokens of a row of ``length`` nodes run as whole blocks: the shared
+    trunk cut to a block boundary, leaving at least one node to the tail."""
+    return min(trunk, length - 1) // BLOCK * BLOCK
+
+
+@dataclass
+class Heads:
+    """What :func:`head_states` gives per head: its key/value states over the whole head, and
+    the last hidden states of its positions from ``hidden_from`` on (empty when none is read)."""
+
+    layers: list[Layers]
+    hidden: list[torch.Tensor]
+    hidden_from: list[int]
 
 
 def head_states(
     model: Any,
     cache: PrefixCache,
     heads: Sequence[tuple[int, ...]],
+    first_reads: Sequence[int],
     max_rows: int,
     mask_for: Any,
-) -> list[Layers]:
+) -> Heads:
     """The key/value states of every head (token ids, a whole number of blocks, all of one
-    length), reusing the cache's longest stored run of whole blocks and storing what is new."""
+    length), reusing the cache's longest stored run of whole blocks before the head's first read
+    position (``first_reads[i]``) and storing what is new; the blocks from the one holding the
+    first read on are computed, and their last hidden states returned."""
     length = len(heads[0])
+    need: dict[tuple[int, ...], int] = {}  # head -> first block start whose hidden state is read
+    for head, first in zip(heads, first_reads, strict=True):
+        start = min(first, length) // BLOCK * BLOCK
+        need[head] = min(need.get(head, length), start)
     states: dict[tuple[int, ...], Layers] = {}
     done: dict[tuple[int, ...], int] = {}
-    for head in heads:
-        if head in done:
-            continue
-        depth, entry = cache.longest(head, length)
+    for head, hidden_from in need.items():
+        depth, entry = cache.longest(head, min(length, hidden_from))
         m = depth // BLOCK * BLOCK
         done[head] = m
         if m:
             assert entry is not None
             states[head] = [(k[:, :m], v[:, :m]) for k, v in entry.layers]
+    block_hidden: dict[tuple[int, ...], torch.Tensor] = {}  # block prefix -> (BLOCK, d)
     for start in range(0, length, BLOCK):
         # the heads whose next block starts here, one representative per distinct prefix
         todo: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
@@ -77,15 +102,23 @@ def head_states(
         for lo in range(0, len(keys), max_rows):
             chunk = keys[lo : lo + max_rows]
             past = [states.get(todo[key][0]) for key in chunk]
-            new = _forward_block(model, chunk, start, past, mask_for)
-            for key, layers in zip(chunk, new, strict=True):
+            new, hidden = _forward_block(model, chunk, start, past, mask_for)
+            for key, layers, h in zip(chunk, new, hidden, strict=True):
+                block_hidden[key] = h
                 for head in todo[key]:
                     states[head] = layers
                     done[head] = start + BLOCK
     for head, layers in states.items():
         if cache.covered(head) < length:
             cache.insert(head, [(k.clone(), v.clone()) for k, v in layers])
-    return [states[head] for head in heads]
+    out = Heads([], [], [])
+    for head in heads:
+        out.layers.append(states[head])
+        hidden_from = need[head]
+        out.hidden_from.append(hidden_from)
+        blocks = [block_hidden[head[: s + BLOCK]] for s in range(hidden_from, length, BLOCK)]
+        out.hidden.append(torch.cat(blocks) if blocks else torch.empty(0))
+    return out
 
 
 def _forward_block(
@@ -94,9 +127,10 @@ def _forward_block(
     start: int,
     past: Sequence[Layers | None],
     mask_for: Any,
-) -> list[Layers]:
+) -> tuple[list[Layers], list[torch.Tensor]]:
     """Run the block ``[start, start+BLOCK)`` of each prefix, attending to its ``start`` past
-    positions; return each prefix's states over ``start + BLOCK`` positions."""
+    positions; return each prefix's states over ``start + BLOCK`` positions and the block's last
+    hidden states ``(BLOCK, d)``."""
     from transformers import DynamicCache
 
     device = next(model.parameters()).device
@@ -120,11 +154,13 @@ def _forward_block(
     else:
         kv = DynamicCache()
     with torch.inference_mode():
-        model.base_model(
+        out = model.base_model(
             input_ids=ids.to(device),
             attention_mask=mask,
             position_ids=pos.to(device),
             cache=kv,
             use_cache=True,
         )
-    return [[(layer.keys[r], layer.values[r]) for layer in kv.layers] for r in range(rows)]
+    hidden = out.last_hidden_state
+    layers = [[(layer.keys[r], layer.values[r]) for layer in kv.layers] for r in range(rows)]
+    return layers, [hidden[r] for r in range(rows)]

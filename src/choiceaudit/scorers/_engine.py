@@ -33,7 +33,14 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from choiceaudit.scorers._blocks import BLOCK, CALL_CACHE_MB, Layers, aligned_head, head_states
+from choiceaudit.scorers._blocks import (
+    BLOCK,
+    CALL_CACHE_MB,
+    Heads,
+    Layers,
+    aligned_head,
+    head_states,
+)
 from choiceaudit.scorers._prefix_cache import PrefixCache
 from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.types import FloatArray, IntArray
@@ -204,15 +211,16 @@ def _run(
     cache = prefix_cache if prefix_cache is not None else PrefixCache(model, CALL_CACHE_MB)
     cache.check_model(model)
     results: list[tuple[FloatArray, FloatArray]] = [(np.empty((0, 0)), np.empty(0)) for _ in tries]
-    heads = [aligned_head(_trunk(t), int(r.nodes.min())) for t, r in zip(tries, reads, strict=True)]
+    heads = [aligned_head(_trunk(t), len(t)) for t in tries]
     keys = [(h, len(t) - h) for t, h in zip(tries, heads, strict=True)]
     block_rows = max(1, min(max_batch_rows, max_batch_tokens // BLOCK))
     for head, width, batch in _batches(keys, max_batch_tokens, max_batch_rows, pad_multiple):
-        past: list[Layers] | None = None
+        done: Heads | None = None
         if head:
             ids = [tuple(int(x) for x in tries[i].tokens[:head]) for i in batch]
-            past = head_states(model, cache, ids, block_rows, _mask_for)
-        _forward_batch(model, tries, reads, batch, width, head, past, results)
+            first = [int(reads[i].nodes.min()) for i in batch]
+            done = head_states(model, cache, ids, first, block_rows, _mask_for)
+        _forward_batch(model, tries, reads, batch, width, head, done, results)
     return results
 
 
@@ -233,11 +241,12 @@ def _forward_batch(
     rows: Sequence[int],
     width: int,
     head: int,
-    past: Sequence[Layers] | None,
+    done: Heads | None,
     results: list[tuple[FloatArray, FloatArray]],
 ) -> None:
     """The tails of ``rows`` (nodes ``head..``), each attending to its row's ``head`` block
-    positions and to its own ancestors; writes the read logits into ``results``."""
+    positions and to its own ancestors; writes the read logits into ``results`` (a read node
+    inside the head takes its hidden state from the block that computed it)."""
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
     n_rows = len(rows)
@@ -255,7 +264,7 @@ def _forward_batch(
     pos_k = torch.cat([torch.arange(head).expand(n_rows, head), pos], dim=1)
     mask = _mask_for(model, allow, pos, pos_k, dtype)
     mask = {k: v.to(device) for k, v in mask.items()} if isinstance(mask, dict) else mask.to(device)
-    kv = None if past is None else _stacked(past, device)
+    kv = None if done is None else _stacked(done.layers, device)
     with torch.inference_mode():
         out = model.base_model(
             input_ids=ids.to(device),
@@ -265,8 +274,12 @@ def _forward_batch(
         )
         hidden = out.last_hidden_state
         for r, i in enumerate(rows):
-            uniq, inv = np.unique(reads[i].nodes - head, return_inverse=True)
-            logits = _output_logits(model, hidden[r, torch.from_numpy(uniq).to(device)])
+            uniq, inv = np.unique(reads[i].nodes, return_inverse=True)
+            states = hidden[r, torch.from_numpy(uniq[uniq >= head] - head).to(device)]
+            if done is not None and uniq[0] < head:
+                inside = torch.from_numpy(uniq[uniq < head] - done.hidden_from[r])
+                states = torch.cat([done.hidden[r][inside.to(device)], states])
+            logits = _output_logits(model, states)
             lse = torch.logsumexp(logits, dim=-1)
             inv_t = torch.from_numpy(inv).to(device)
             tgt = torch.from_numpy(reads[i].targets).to(device)

@@ -62,9 +62,10 @@ a mismatch stops the run: fix the server (``--no-enable-prefix-caching``) or acc
 recorded noise with ``reorder_action=record``. Strings that come back tokenized differently
 the second time are another fault, and are named as such.
 
-Requests carry ``queries_per_request`` queries' strings (default 1: one query's strings are
-then the one group — one token trie — that ``hf`` builds, so over ``serve-model`` the scores are
-the engine's own) and at most ``concurrency`` requests are in flight. The transport (API key
+Requests carry ``queries_per_request`` queries' strings (default 1: each context of the query,
+its prompt and its neutral prompt, then goes in a request of its own with its options — the one
+packed row ``hf`` runs for that context, so over ``serve-model`` the scores are the engine's own
+floats) and at most ``concurrency`` requests are in flight. The transport (API key
 from ``api_key_env``, redaction of everything the server reports, retries of 429/5xx/timeouts/
 invalid bodies with jittered backoff, one retry for an error that says it will recur, one probe
 for an endpoint that never answered) is :mod:`._http`'s, shared with ``systemone``. The
@@ -353,16 +354,32 @@ class OpenAIScorer(HTTPBackend):
                 labels.append(f"query {query.id} option {i} ({query.options[i]!r}){where}")
         return texts, n_context, labels
 
+    def _requests(self, per_query: list[tuple[list[str], list[int], list[str]]]) -> list[list[str]]:
+        """The strings of the batch as requests: with one query per request, one request per
+        context (the options after the prompt, then after the neutral prompt), which is the
+        packed row ``hf`` runs for that context; otherwise every string of the batch at once."""
+        if self.queries_per_request > 1:
+            return [[t for strings, _, _ in per_query for t in strings]]
+        requests: list[list[str]] = []
+        for strings, n_context, _ in per_query:
+            for i, text in enumerate(strings):
+                if i and n_context[i] == n_context[i - 1] and text[: n_context[i]] == (
+                    strings[i - 1][: n_context[i]]
+                ):
+                    requests[-1].append(text)
+                else:
+                    requests.append([text])
+        return requests
+
     def _score_batch(self, batch: list[Query]) -> list[Decision]:
         per_query = [self._strings(q) for q in batch]
-        texts = [t for strings, _, _ in per_query for t in strings]
+        requests = self._requests(per_query)
         with self._lock:
             self._counts["queries"] += len(batch)
-        scored = self._request(texts)
+        scored = [tok for texts in requests for tok in self._request(texts)]
         check = self._take_reorder_sample(len(batch))
         if check:
-            sample = [t for strings, _, _ in per_query[:check] for t in strings]
-            self._reorder_compare(batch[0].id, sample, scored[: len(sample)])
+            self._reorder_compare(batch[0].id, self._requests(per_query[:check]), scored)
         out: list[Decision] = []
         start = 0
         for query, (strings, n_context, labels) in zip(batch, per_query, strict=True):
@@ -380,8 +397,13 @@ class OpenAIScorer(HTTPBackend):
             self._reorder["queries_checked"] += take
             return take
 
-    def _reorder_compare(self, first_id: str, texts: list[str], first: list[Tokens]) -> None:
-        again = self._request(texts[::-1])[::-1]
+    def _reorder_compare(
+        self, first_id: str, requests: list[list[str]], scored: list[Tokens]
+    ) -> None:
+        """Send each request's strings again in reversed order and compare every token."""
+        texts = [t for chunk in requests for t in chunk]
+        first = scored[: len(texts)]
+        again = [tok for chunk in requests for tok in self._request(chunk[::-1])[::-1]]
         worst, compared = 0.0, 0
         for text, a, b in zip(texts, first, again, strict=True):
             if a.spans != b.spans or [x is None for x in a.logprobs] != [
