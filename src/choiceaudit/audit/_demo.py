@@ -2,7 +2,7 @@
 
 ``choiceaudit demo`` parses its options, calls :func:`run_demo` and prints; a Python user gets
 the same runs, analyses and timing record from the same call. Sizes are chosen so the whole
-audit finishes in about 26 minutes on two CPU cores (measured with five models: 25.7 min);
+audit finishes in about 16 minutes on two quiet CPU cores (measured with five models: 16.4 min);
 ``small`` is a smoke run and ``full`` the instruments' own defaults. Every run directory
 resumes, so an interrupted demo continues where it stopped.
 """
@@ -42,8 +42,7 @@ class DemoSize:
 
 DEMO_SIZES = {
     "small": DemoSize(signalling_items=16, meaning_items=20, meaning_order_items=4),
-    # Measured on 2 cores (see README): the whole default demo, five models, 25.7 min (E7 now
-    # has slot-bound and travelling keys, SmolLM2 reads its chat template).
+    # Measured on 2 quiet cores (see README): the whole default demo, five models, 16.4 min.
     "default": DemoSize(signalling_items=64, meaning_items=80, meaning_order_items=8),
     "full": DemoSize(signalling_items=1000, meaning_items=0, meaning_order_items=50),
 }

@@ -39,7 +39,7 @@ def demo(
     ),
     size: Annotated[
         str,
-        typer.Option(help="small (a smoke run), default (≈26 min on 2 cores, measured) or full."),
+        typer.Option(help="small (a smoke run), default (≈16 min on 2 cores, measured) or full."),
     ] = "default",
     gemma: Annotated[
         bool, typer.Option(help="Include gemma3-270m when installed (the slowest model).")
