@@ -91,8 +91,8 @@ def test_reading_every_position_gives_the_options_scores_bit_for_bit(
         cache = PrefixCache(llama, max_mb=16)
         sequence_logprobs(llama, [options], prefix_cache=cache)  # warm: the head is stored
         (want,) = sequence_logprobs(llama, [options])
-        for kwargs in ({}, {"prefix_cache": cache}):
-            (got,) = sequence_logprobs(llama, [every], **kwargs)
+        for use in (None, cache):
+            (got,) = sequence_logprobs(llama, [every], prefix_cache=use)
             for a, b in zip(got, want, strict=True):
                 np.testing.assert_array_equal(a[len(context) - 1 :], b)
         (warm,) = sequence_logprobs(llama, [options], prefix_cache=cache)

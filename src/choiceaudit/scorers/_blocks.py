@@ -162,5 +162,5 @@ def _forward_block(
             use_cache=True,
         )
     hidden = out.last_hidden_state
-    layers = [[(layer.keys[r], layer.values[r]) for layer in kv.layers] for r in range(rows)]
-    return layers, [hidden[r] for r in range(rows)]
+    per_row = [[(layer.keys[r], layer.values[r]) for layer in kv.layers] for r in range(rows)]
+    return per_row, [hidden[r] for r in range(rows)]

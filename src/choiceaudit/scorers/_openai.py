@@ -91,7 +91,11 @@ from choiceaudit.scorers._openai_bodies import (
     ServerReport,
     request_body,
 )
-from choiceaudit.scorers._openai_rows import decision_from_tokens
+from choiceaudit.scorers._openai_rows import (
+    decision_from_tokens,
+    query_strings,
+    requests_by_context,
+)
 from choiceaudit.scorers._openai_wire import (
     APIS,
     INFO,
@@ -339,47 +343,19 @@ class OpenAIScorer(HTTPBackend):
             exc.query_id = exc.query_id or batch[0].id
             return exc
 
-    def _strings(self, query: Query) -> tuple[list[str], list[int], list[str]]:
-        """The strings of a query (options after the prompt, then after the neutral prompt),
-        each one's context length, and labels for errors."""
-        conts = [self.prompt.continuation(c) for c in query.continuations()]
-        texts, n_context, labels = [], [], []
-        contexts = [(self.prompt.context(query.prompt()), "")]
-        if query.neutral_state is not None:
-            contexts.append((self.prompt.context(query.prompt(neutral=True)), ", neutral prompt"))
-        for context, where in contexts:
-            for i, cont in enumerate(conts):
-                texts.append(context + cont)
-                n_context.append(len(context))
-                labels.append(f"query {query.id} option {i} ({query.options[i]!r}){where}")
-        return texts, n_context, labels
-
-    def _requests(self, per_query: list[tuple[list[str], list[int], list[str]]]) -> list[list[str]]:
-        """The strings of the batch as requests: with one query per request, one request per
-        context (the options after the prompt, then after the neutral prompt), which is the
-        packed row ``hf`` runs for that context; otherwise every string of the batch at once."""
-        if self.queries_per_request > 1:
-            return [[t for strings, _, _ in per_query for t in strings]]
-        requests: list[list[str]] = []
-        for strings, n_context, _ in per_query:
-            for i, text in enumerate(strings):
-                if i and n_context[i] == n_context[i - 1] and text[: n_context[i]] == (
-                    strings[i - 1][: n_context[i]]
-                ):
-                    requests[-1].append(text)
-                else:
-                    requests.append([text])
-        return requests
-
     def _score_batch(self, batch: list[Query]) -> list[Decision]:
-        per_query = [self._strings(q) for q in batch]
-        requests = self._requests(per_query)
+        per_query = [
+            query_strings(q, self.prompt.context, self.prompt.continuation) for q in batch
+        ]
+        together = self.queries_per_request > 1
+        requests = requests_by_context(per_query, together=together)
         with self._lock:
             self._counts["queries"] += len(batch)
         scored = [tok for texts in requests for tok in self._request(texts)]
         check = self._take_reorder_sample(len(batch))
         if check:
-            self._reorder_compare(batch[0].id, self._requests(per_query[:check]), scored)
+            sample = requests_by_context(per_query[:check], together=together)
+            self._reorder_compare(batch[0].id, sample, scored)
         out: list[Decision] = []
         start = 0
         for query, (strings, n_context, labels) in zip(batch, per_query, strict=True):

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
 from choiceaudit.scorers._openai_wire import Tokens
@@ -13,7 +15,7 @@ from choiceaudit.scorers._protocol import ScorerError
 from choiceaudit.scorers._tokenize import InPlace, _locate
 from choiceaudit.types import Decision, FloatArray, Query
 
-__all__ = ["decision_from_tokens", "query_strings"]
+__all__ = ["QueryStrings", "decision_from_tokens", "query_strings", "requests_by_context"]
 
 
 #: vLLM clamps a returned log-probability at this value (``max(logprob, -9999.0)``).
@@ -76,17 +78,48 @@ def decision_from_tokens(
     )
 
 
-def query_strings(query: Query) -> tuple[list[str], list[int], list[str]]:
+#: a query's strings, each one's context length in characters, and labels for errors
+QueryStrings = tuple[list[str], list[int], list[str]]
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def query_strings(
+    query: Query,
+    context: Callable[[str], str] = _same,
+    continuation: Callable[[str], str] = _same,
+) -> QueryStrings:
     """The strings of a query (options after the prompt, then after the neutral prompt),
-    each one's context length in characters, and labels for errors."""
-    conts = query.continuations()
+    each one's context length in characters, and labels for errors; ``context`` and
+    ``continuation`` render the prompt and each option as the client sends them (a chat
+    template rendered on the client)."""
+    conts = [continuation(c) for c in query.continuations()]
     texts, n_context, labels = [], [], []
-    contexts = [(query.prompt(), "")]
+    contexts = [(context(query.prompt()), "")]
     if query.neutral_state is not None:
-        contexts.append((query.prompt(neutral=True), ", neutral prompt"))
-    for context, where in contexts:
+        contexts.append((context(query.prompt(neutral=True)), ", neutral prompt"))
+    for text_of_context, where in contexts:
         for i, cont in enumerate(conts):
-            texts.append(context + cont)
-            n_context.append(len(context))
+            texts.append(text_of_context + cont)
+            n_context.append(len(text_of_context))
             labels.append(f"query {query.id} option {i} ({query.options[i]!r}){where}")
     return texts, n_context, labels
+
+
+def requests_by_context(per_query: Sequence[QueryStrings], *, together: bool) -> list[list[str]]:
+    """The strings of several queries as requests: ``together``, all in one; otherwise one
+    request per context (a query's options after its prompt, then after its neutral prompt),
+    which is the packed row ``hf`` runs for that context."""
+    if together:
+        return [[t for strings, _, _ in per_query for t in strings]]
+    requests: list[list[str]] = []
+    for strings, n_context, _ in per_query:
+        for i, text in enumerate(strings):
+            cut = n_context[i]
+            if i and n_context[i - 1] == cut and strings[i - 1][:cut] == text[:cut]:
+                requests[-1].append(text)
+            else:
+                requests.append([text])
+    return requests
