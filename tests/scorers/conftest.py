@@ -11,6 +11,7 @@
   ``chat`` — the ``merge`` tokenizer with a chat template (a "sibling" instruct model).
 * ``naive_logprobs``: the reference — one plain forward per sequence at batch size 1, no mask,
   no padding, log-softmax in float64.
+* ``tiny_model``: random tiny Llama and Gemma 3 models (no tokenizer) for the engine's tests.
 """
 
 from __future__ import annotations
@@ -175,3 +176,32 @@ def _naive(model: Any, ids: Sequence[int], first: int) -> np.ndarray:
 def naive_logprobs() -> Callable[[Any, Sequence[int], int], np.ndarray]:
     """``f(model, ids, first)`` → ``log P(ids[t] | ids[:t])`` for ``t ≥ first``, one full forward."""
     return _naive
+
+
+@pytest.fixture(scope="session")
+def tiny_model() -> Callable[..., Any]:
+    """``tiny_model("llama" | "gemma3", max_positions=…, sliding_window=…)``: a random model of
+    vocabulary 50 and width 32 (seeded, in eval mode); the Gemma 3 one mixes sliding-window and
+    full-attention layers as Gemma 3 does."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+
+    def make(kind: str, *, max_positions: int, sliding_window: int = 4) -> Any:
+        shared = {
+            "vocab_size": 50, "hidden_size": 32, "intermediate_size": 64,
+            "max_position_embeddings": max_positions, "initializer_range": 0.3,
+        }  # fmt: skip
+        torch.manual_seed(0)
+        if kind == "llama":
+            config = transformers.LlamaConfig(
+                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, **shared
+            )
+            return transformers.LlamaForCausalLM(config).eval()
+        config = transformers.Gemma3TextConfig(
+            num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+            sliding_window=sliding_window,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention"], **shared,
+        )  # fmt: skip
+        return transformers.Gemma3ForCausalLM(config).eval()
+
+    return make

@@ -39,27 +39,21 @@ def long_groups(rng: np.random.Generator, n_groups: int) -> list[list[ScoreSpec]
 
 
 @pytest.fixture(scope="module")
-def llama() -> Any:
-    config = transformers.LlamaConfig(
-        vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-        initializer_range=0.3,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return transformers.LlamaForCausalLM(config).eval()
+def llama(tiny_model: Callable[..., Any]) -> Any:
+    return tiny_model("llama", max_positions=256)
 
 
 @pytest.fixture(scope="module")
-def gemma3() -> Any:
+def gemma3(tiny_model: Callable[..., Any]) -> Any:
     """Sliding-window layers with a window (20) shorter than a context and than two blocks."""
-    config = transformers.Gemma3TextConfig(
-        vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=16, sliding_window=20,
-        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
-        max_position_embeddings=256, initializer_range=0.3,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return transformers.Gemma3ForCausalLM(config).eval()
+    return tiny_model("gemma3", max_positions=256, sliding_window=20)
+
+
+def assert_same_bits(got: list[list[Any]], want: list[list[Any]]) -> None:
+    """Every group's every sequence: the same float64 values, bit for bit."""
+    for a, b in zip(got, want, strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
 
 
 def test_a_head_is_cut_to_whole_blocks_leaving_a_tail() -> None:
@@ -130,9 +124,7 @@ def test_the_cache_never_changes_a_bit(
         sequence_logprobs(model, groups, prefix_cache=cache, max_batch_rows=1),
     ]
     for got in runs:
-        for a, b in zip(got, want, strict=True):
-            for x, y in zip(a, b, strict=True):
-                np.testing.assert_array_equal(x, y)
+        assert_same_bits(got, want)
     assert cache.hits > 0 and cache.reused_tokens >= 2 * BLOCK * len(groups)
 
 
@@ -158,7 +150,5 @@ def test_a_tiny_cache_evicts_without_changing_scores(llama: Any, one_thread: Non
     want = sequence_logprobs(llama, groups)
     cache = PrefixCache(llama, max_mb=0.05)  # room for about one head's states
     got = [sequence_logprobs(llama, [g], prefix_cache=cache)[0] for g in groups]
-    for a, b in zip(got, want, strict=True):
-        for x, y in zip(a, b, strict=True):
-            np.testing.assert_array_equal(x, y)
+    assert_same_bits(got, want)
     assert cache.nbytes <= cache.max_bytes

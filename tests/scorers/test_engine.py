@@ -46,27 +46,14 @@ def random_groups(rng: np.random.Generator, vocab: int, n_groups: int) -> list[l
 
 
 @pytest.fixture(scope="module")
-def tiny_llama() -> Any:
-    config = transformers.LlamaConfig(
-        vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-        initializer_range=0.3,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return transformers.LlamaForCausalLM(config).eval()
+def tiny_llama(tiny_model: Callable[..., Any]) -> Any:
+    return tiny_model("llama", max_positions=128)
 
 
 @pytest.fixture(scope="module")
-def tiny_gemma3() -> Any:
+def tiny_gemma3(tiny_model: Callable[..., Any]) -> Any:
     """Mixed sliding-window (width 4) and full-attention layers, as in Gemma 3."""
-    config = transformers.Gemma3TextConfig(
-        vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=16, sliding_window=4,
-        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
-        max_position_embeddings=128, initializer_range=0.3,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return transformers.Gemma3ForCausalLM(config).eval()
+    return tiny_model("gemma3", max_positions=128, sliding_window=4)
 
 
 def test_trie_nodes_are_exactly_the_unique_prefixes() -> None:

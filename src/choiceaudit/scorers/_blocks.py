@@ -34,7 +34,15 @@ import torch
 
 from choiceaudit.scorers._prefix_cache import PrefixCache
 
-__all__ = ["BLOCK", "CALL_CACHE_MB", "Heads", "Layers", "aligned_head", "head_states"]
+__all__ = [
+    "BLOCK",
+    "CALL_CACHE_MB",
+    "Heads",
+    "Layers",
+    "aligned_head",
+    "head_states",
+    "stacked_cache",
+]
 
 #: Tokens per prefix block. A multiple of 8 and at least 16 rows per GEMM (MKL's sgemm picks
 #: another kernel below 16 rows); 32 keeps the number of sequential block steps of a 200-token
@@ -143,16 +151,9 @@ def _forward_block(
     pos_k = torch.arange(start + BLOCK).expand(rows, start + BLOCK)
     mask = mask_for(model, allow, pos, pos_k, dtype)
     mask = {k: v.to(device) for k, v in mask.items()} if isinstance(mask, dict) else mask.to(device)
-    kv: Any  # transformers' cache types do not say which layer kind holds keys
-    if start:
-        layers = []
-        for layer in range(len(past[0] or ())):
-            keys = torch.stack([p[layer][0] for p in past if p is not None])
-            values = torch.stack([p[layer][1] for p in past if p is not None])
-            layers.append((keys.to(device), values.to(device)))
-        kv = DynamicCache(ddp_cache_data=layers)
-    else:
-        kv = DynamicCache()
+    # a block after the first attends to every prefix's states so far (all present then);
+    # transformers' cache types do not say which layer kind holds keys
+    kv: Any = stacked_cache([p for p in past if p is not None], device) if start else DynamicCache()
     with torch.inference_mode():
         out = model.base_model(
             input_ids=ids.to(device),
@@ -164,3 +165,18 @@ def _forward_block(
     hidden = out.last_hidden_state
     per_row = [[(layer.keys[r], layer.values[r]) for layer in kv.layers] for r in range(rows)]
     return per_row, [hidden[r] for r in range(rows)]
+
+
+def stacked_cache(past: Sequence[Layers], device: Any) -> Any:
+    """A ``DynamicCache`` of the rows' states, stacked along the batch. Plain layers, even for
+    sliding-window models: the mask applies the window."""
+    from transformers import DynamicCache
+
+    layers = [
+        (
+            torch.stack([p[layer][0] for p in past]).to(device),
+            torch.stack([p[layer][1] for p in past]).to(device),
+        )
+        for layer in range(len(past[0]))
+    ]
+    return DynamicCache(ddp_cache_data=layers)

@@ -37,9 +37,9 @@ from choiceaudit.scorers._blocks import (
     BLOCK,
     CALL_CACHE_MB,
     Heads,
-    Layers,
     aligned_head,
     head_states,
+    stacked_cache,
 )
 from choiceaudit.scorers._prefix_cache import PrefixCache
 from choiceaudit.scorers._protocol import ScorerError
@@ -264,7 +264,7 @@ def _forward_batch(
     pos_k = torch.cat([torch.arange(head).expand(n_rows, head), pos], dim=1)
     mask = _mask_for(model, allow, pos, pos_k, dtype)
     mask = {k: v.to(device) for k, v in mask.items()} if isinstance(mask, dict) else mask.to(device)
-    kv = None if done is None else _stacked(done.layers, device)
+    kv = None if done is None else stacked_cache(done.layers, device)
     with torch.inference_mode():
         out = model.base_model(
             input_ids=ids.to(device),
@@ -287,21 +287,6 @@ def _forward_batch(
                 logits[inv_t[:, None], tgt].double().cpu().numpy(),
                 lse[inv_t].double().cpu().numpy(),
             )
-
-
-def _stacked(past: Sequence[Layers], device: Any) -> Any:
-    """A ``DynamicCache`` of the rows' head states, stacked along the batch. Plain layers, even
-    for sliding-window models: the mask applies the window."""
-    from transformers import DynamicCache
-
-    layers = [
-        (
-            torch.stack([p[layer][0] for p in past]).to(device),
-            torch.stack([p[layer][1] for p in past]).to(device),
-        )
-        for layer in range(len(past[0]))
-    ]
-    return DynamicCache(ddp_cache_data=layers)
 
 
 def sequence_logprobs(
