@@ -39,3 +39,21 @@ def test_the_sizes_split_evenly_over_tiles_and_conflict() -> None:
     # signalling selection balances 4 tiles x conflict/control, so item counts divide by 8
     assert DEMO_SIZES["small"].signalling_items == 16
     assert all(size.signalling_items % 8 == 0 for size in DEMO_SIZES.values())
+
+
+def test_small_leaves_gemma_out_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the smoke run's two-minute budget leaves out the slowest model; asking still includes it
+    import choiceaudit.audit._demo as demo
+
+    seen: list[bool] = []
+
+    def models(lm: object, decision_model: object, *, gemma: bool) -> tuple[list[str], ...]:
+        seen.append(gemma)
+        raise InputError("stop before any run")
+
+    monkeypatch.setattr(demo, "demo_models", models)
+    for size, gemma in [("small", None), ("small", True), ("default", None), ("default", False)]:
+        with pytest.raises(InputError, match="stop before any run"):
+            run_demo(Path("unused"), size=size, gemma=gemma)
+    assert seen == [False, True, True, False]
+    assert not DEMO_SIZES["small"].gemma and DEMO_SIZES["default"].gemma

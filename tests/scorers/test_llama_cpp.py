@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from choiceaudit.scorers import backend_of, load_scorer
+from choiceaudit.scorers import ScorerError, backend_of, load_scorer
 from choiceaudit.scorers._llama_cpp import LlamaCppScorer, shared_prefix, token_spans
 from choiceaudit.types import Query
 
@@ -144,10 +144,45 @@ def test_llama_cpp_agrees_with_hf_on_the_default_gguf() -> None:
     source: Any = resolve_causal_lm("smollm2")
     gguf = source.location
     hf = load_scorer(f"hf:{gguf}")
-    cpp = load_scorer(f"llama-cpp:{gguf}")
+    try:
+        cpp = load_scorer(f"llama-cpp:{gguf}")
+    except ScorerError as e:
+        if "crash probe" not in str(e):
+            raise
+        pytest.skip(f"this llama.cpp build crashes on the file, refused as it should be: {e}")
     qs = [Query(state=f"An idiom, number {i}: to spill the beans.", instruction="What does it mean?",
                 options=("to reveal a secret", "to cook dinner", "to drop beans")) for i in range(4)]  # fmt: skip
     a, b = hf.score(qs), cpp.score(qs)
     for x, y in zip(a, b, strict=True):
         assert int(np.argmax(x.scores["sum"])) == int(np.argmax(y.scores["sum"]))
         assert np.max(np.abs(x.scores["sum"] - y.scores["sum"])) < 2.0  # Q4 executed vs dequantized
+
+
+@pytest.mark.parametrize(
+    ("child", "match"),
+    [
+        # a native build's AMX kernels die like this on quantized files on some machines
+        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "died of SIGSEGV.*AMX.*crash_probe=false"),
+        ("import sys; sys.exit('gguf: unknown model architecture')", "exit 1.*unknown model architecture"),
+    ],
+)  # fmt: skip
+def test_a_child_that_crashes_is_a_refusal_naming_the_reason(
+    monkeypatch: pytest.MonkeyPatch, child: str, match: str
+) -> None:
+    from choiceaudit.scorers import _llama_cpp
+
+    monkeypatch.setattr(_llama_cpp, "_PROBE", child)
+    with pytest.raises(ScorerError, match=f"llama-cpp:/m/x.gguf: crash probe: .*{match}"):
+        _llama_cpp.probe_in_child("/m/x.gguf", 0)
+
+
+def test_a_child_that_evaluates_passes_and_gets_the_file_and_cache_type(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from choiceaudit.scorers import _llama_cpp
+
+    seen = tmp_path / "argv"
+    child = f"import sys, pathlib; pathlib.Path({str(seen)!r}).write_text(' '.join(sys.argv[1:]))"
+    monkeypatch.setattr(_llama_cpp, "_PROBE", child)
+    assert _llama_cpp.probe_in_child("/m/x.gguf", 1) == "passed"
+    assert seen.read_text() == "/m/x.gguf 1"

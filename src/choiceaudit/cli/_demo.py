@@ -42,8 +42,13 @@ def demo(
         typer.Option(help="small (a smoke run), default (≈16 min on 2 cores, measured) or full."),
     ] = "default",
     gemma: Annotated[
-        bool, typer.Option(help="Include gemma3-270m when installed (the slowest model).")
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--gemma/--no-gemma",
+            help="Include gemma3-270m when installed (the slowest model); by default every "
+            "size but small does.",
+        ),
+    ] = None,
     lm: Annotated[
         list[str] | None,
         typer.Option(

@@ -17,6 +17,13 @@ removed first (``llama_memory_seq_rm``), and where llama.cpp cannot remove that 
 (a sliding-window or recurrent cache may refuse) the string is evaluated whole instead, so a
 stale cache never scores a token. ``reuse_prefix=False`` evaluates every string whole.
 
+Where llama.cpp was built with its AMX kernels (``AMX_INT8 = 1`` in its system info), loading
+first evaluates two tokens of the file in a child process: those kernels can kill the process
+with a segmentation fault on quantized files (seen on this project's machine with Q4_1 and
+Q4_K_M; upstream, llama.cpp issue 20824), and a crash in a child is a refusal with the reason
+and the fix, where a crash in the audit would lose it without a word. ``-o crash_probe=false``
+skips the child; the result is in ``describe()``.
+
 This is the CPU path for GGUF files as they are quantized: ``hf`` dequantizes a GGUF to
 float32, llama.cpp executes the quantized types. The optional extra is ``llama-cpp``
 (``pip install 'choiceaudit[llama-cpp]'``; llama-cpp-python builds llama.cpp from source where
@@ -26,6 +33,9 @@ no wheel matches the platform).
 from __future__ import annotations
 
 import importlib.metadata
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +48,14 @@ from choiceaudit.scorers._openai_wire import Tokens
 from choiceaudit.scorers._protocol import MissingBackendError, ScorerError
 from choiceaudit.types import Decision, Query
 
-__all__ = ["LlamaCppScorer", "forget_after", "shared_prefix", "token_spans"]
+__all__ = [
+    "LlamaCppScorer",
+    "amx_in_build",
+    "forget_after",
+    "probe_in_child",
+    "shared_prefix",
+    "token_spans",
+]
 
 PIP = "pip install 'choiceaudit[llama-cpp]'"
 #: ggml's type numbers for the KV cache types offered
@@ -70,6 +87,67 @@ def token_spans(text: str, pieces: Sequence[bytes]) -> tuple[tuple[int, int], ..
         spans.append((start, end))
         cursor = end_byte
     return tuple(spans)
+
+
+#: what the child of :func:`probe_in_child` runs: load the file as the scorer does, evaluate two
+#: tokens, exit 0
+_PROBE = """
+import sys
+from llama_cpp import Llama
+llm = Llama(model_path=sys.argv[1], logits_all=True, n_ctx=64, n_threads=1, n_threads_batch=1,
+            type_k=int(sys.argv[2]), type_v=int(sys.argv[2]), verbose=False)
+llm.eval(llm.tokenize(b"probe", add_bos=True)[:2])
+"""
+#: the build-time switch that leaves ggml's AMX kernels out (a native build on an AMX CPU has them)
+NO_AMX = (
+    "CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON "
+    "-DGGML_AVX512=ON' pip install --force-reinstall --no-cache-dir llama-cpp-python"
+)
+
+
+def probe_in_child(path: str, kv_type: int, *, timeout: float = 300.0) -> str:
+    """Evaluate two tokens of the GGUF file ``path`` in a child process; ``"passed"`` or a
+    :class:`ScorerError` naming the signal that killed the child and what to do."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE, path, str(kv_type)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise ScorerError(
+            f"llama-cpp:{path}: crash probe: two tokens did not finish in {timeout:.0f} s in a "
+            "child process; -o crash_probe=false skips the probe"
+        ) from None
+    if done.returncode == 0:
+        return "passed"
+    if done.returncode < 0:
+        try:
+            name = signal.Signals(-done.returncode).name
+        except ValueError:
+            name = f"signal {-done.returncode}"
+        raise ScorerError(
+            f"llama-cpp:{path}: crash probe: llama.cpp died of {name} evaluating two tokens of "
+            "this file in a child process. This build runs ggml's AMX kernels (AMX_INT8 = 1 in "
+            "llama_cpp.llama_print_system_info()), which crash on quantized files on some "
+            "machines (llama.cpp issue 20824). Rebuild llama-cpp-python without them: "
+            f"{NO_AMX}; or -o crash_probe=false to load it in this process anyway"
+        )
+    tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+    raise ScorerError(
+        f"llama-cpp:{path}: crash probe: loading the file and evaluating two tokens in a child "
+        f"process failed (exit {done.returncode}): {tail[0][:300]}"
+    )
+
+
+def amx_in_build() -> bool:
+    """Whether the loaded llama.cpp reports ggml's AMX int8 kernels."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info()
+    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+    return "AMX_INT8 = 1" in text
 
 
 def forget_after(llm: Any, keep: int) -> bool:
@@ -119,6 +197,8 @@ class LlamaCppScorer:
         self._forget = forget
         self._sha256: str | None = None
         self.kv_type: str | None = None  # set by load(); unknown for a Llama passed in
+        #: the child-process crash probe's result, set by load()
+        self.crash_probe: str | None = None
         #: tokens evaluated from a kept prefix and whole, over this scorer's life
         self.reused_tokens = 0
         self.evaluated_tokens = 0
@@ -132,6 +212,7 @@ class LlamaCppScorer:
         n_threads: int | None = None,
         reuse_prefix: bool = True,
         kv_type: str = "f32",
+        crash_probe: bool = True,
     ) -> LlamaCppScorer:
         """Load the GGUF file ``path`` (``llama-cpp:<path>``). ``kv_type`` is the KV cache's
         type: llama.cpp's default is f16, which rounds every key and value and moves an F32
@@ -146,6 +227,14 @@ class LlamaCppScorer:
         # core), so one n_threads sets both: more threads than cores spin and run ~4x slower
         if kv_type not in KV_TYPES:
             raise ScorerError(f"kv_type must be one of {sorted(KV_TYPES)}, got {kv_type!r}")
+        if not isinstance(crash_probe, bool):
+            raise ScorerError(f"crash_probe must be true or false, got {crash_probe!r}")
+        if not crash_probe:
+            probed = "skipped (crash_probe=false)"
+        elif amx_in_build():
+            probed = probe_in_child(path, KV_TYPES[kv_type])
+        else:
+            probed = "not needed (no AMX kernels in this llama.cpp build)"
         llm = Llama(model_path=path, logits_all=True, n_ctx=n_ctx, n_threads=n_threads,
                     n_threads_batch=n_threads, type_k=KV_TYPES[kv_type],
                     type_v=KV_TYPES[kv_type], verbose=False)  # fmt: skip
@@ -153,6 +242,7 @@ class LlamaCppScorer:
             raise ScorerError(f"reuse_prefix must be true or false, got {reuse_prefix!r}")
         scorer = cls(llm, name=f"llama-cpp:{path}", path=path, reuse_prefix=reuse_prefix)
         scorer.kv_type = kv_type
+        scorer.crash_probe = probed
         return scorer
 
     def describe(self) -> dict[str, Any]:
@@ -175,6 +265,7 @@ class LlamaCppScorer:
             "context_window": int(self.llm.n_ctx()),
             "reuse_prefix": self.reuse_prefix,
             "kv_type": self.kv_type,
+            "crash_probe": self.crash_probe,
             "libraries": {"llama-cpp-python": version},
         }
 
