@@ -22,6 +22,9 @@ transformers model in float32 and the same model in float64: what float32 roundi
 same in both. Needs llama-cpp-python and the ``hf`` extra::
 
     PYTHONPATH=src HF_HUB_OFFLINE=1 python benchmarks/llama_cpp_layers.py --model gemma3-270m
+
+The names it matches are those of Gemma 3's graph in llama.cpp and its modules in transformers
+(post-attention and post-feed-forward norms; ``--model`` takes another Gemma 3 file).
 """
 
 from __future__ import annotations
