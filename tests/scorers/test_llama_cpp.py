@@ -186,3 +186,23 @@ def test_a_child_that_evaluates_passes_and_gets_the_file_and_cache_type(
     monkeypatch.setattr(_llama_cpp, "_PROBE", child)
     assert _llama_cpp.probe_in_child("/m/x.gguf", 1) == "passed"
     assert seen.read_text() == "/m/x.gguf 1"
+
+
+def test_the_gelu_mode_is_read_off_ggmls_outputs() -> None:
+    from choiceaudit.scorers._llama_cpp import _GELU_PROBES, _gelu_f32, gelu_mode_of
+
+    exact = [float(np.float32(_gelu_f32(float(np.float32(x))))) for x in _GELU_PROBES]
+    # ggml's default: the input rounded to float16 indexes a table of float16 values
+    table = [float(np.float16(_gelu_f32(float(np.float16(x))))) for x in _GELU_PROBES]
+    assert gelu_mode_of(exact) == "float32"
+    assert gelu_mode_of(table) == "float16 table"
+    assert gelu_mode_of([0.0] * len(_GELU_PROBES)) == "unknown"  # a table never filled
+    assert gelu_mode_of([-g for g in exact]) == "unknown"
+
+
+def test_the_installed_llama_cpp_says_how_it_computes_gelu() -> None:
+    pytest.importorskip("llama_cpp")
+    from choiceaudit.scorers._llama_cpp import ggml_gelu_mode
+
+    # a stock build has the table; one built without GGML_GELU_FP16 computes in float32
+    assert ggml_gelu_mode() in {"float16 table", "float32"}

@@ -24,6 +24,12 @@ Q4_K_M; upstream, llama.cpp issue 20824), and a crash in a child is a refusal wi
 and the fix, where a crash in the audit would lose it without a word. ``-o crash_probe=false``
 skips the child; the result is in ``describe()``.
 
+``describe()`` also records how the loaded llama.cpp computes GELU (``ggml_gelu``), read by
+running ggml's GELU op on four inputs: a stock build rounds GELU's input and output to float16
+through a table (``GGML_GELU_FP16``), which on a GELU model such as Gemma 3 moves token
+log-probabilities by up to ~6e-3 against ``hf`` on the same F32 file, where a build without it
+agrees within ~7e-5 (README: the agreement table).
+
 This is the CPU path for GGUF files as they are quantized: ``hf`` dequantizes a GGUF to
 float32, llama.cpp executes the quantized types. The optional extra is ``llama-cpp``
 (``pip install 'choiceaudit[llama-cpp]'``; llama-cpp-python builds llama.cpp from source where
@@ -32,7 +38,9 @@ no wheel matches the platform).
 
 from __future__ import annotations
 
+import ctypes
 import importlib.metadata
+import math
 import signal
 import subprocess
 import sys
@@ -52,6 +60,7 @@ __all__ = [
     "LlamaCppScorer",
     "amx_in_build",
     "forget_after",
+    "ggml_gelu_mode",
     "probe_in_child",
     "shared_prefix",
     "token_spans",
@@ -60,6 +69,7 @@ __all__ = [
 PIP = "pip install 'choiceaudit[llama-cpp]'"
 #: ggml's type numbers for the KV cache types offered
 KV_TYPES = {"f32": 0, "f16": 1}
+GGML_TYPE_F32 = 0
 
 
 def token_spans(text: str, pieces: Sequence[bytes]) -> tuple[tuple[int, int], ...]:
@@ -150,6 +160,85 @@ def amx_in_build() -> bool:
     return "AMX_INT8 = 1" in text
 
 
+class _InitParams(ctypes.Structure):
+    """``struct ggml_init_params``: a context's memory pool."""
+
+    _fields_ = [("mem_size", ctypes.c_size_t), ("mem_buffer", ctypes.c_void_p),
+                ("no_alloc", ctypes.c_bool)]  # fmt: skip
+
+
+#: inputs with full float32 mantissas (none is a float16 value)
+_GELU_PROBES = (1.0001237, -0.7503419, 2.3331577, 0.0123457)
+
+
+def _gelu_f32(x: float) -> float:
+    """ggml's GELU formula (tanh form), evaluated in float64."""
+    return 0.5 * x * (1.0 + math.tanh(0.7978845608028654 * x * (1.0 + 0.044715 * x * x)))
+
+
+def ggml_gelu_mode() -> str:
+    """How the loaded llama.cpp's CPU backend computes GELU: ``"float16 table"`` (ggml's
+    default, ``GGML_GELU_FP16``: the input rounded to float16 indexes a table of float16
+    values) or ``"float32"``, read by running ggml's own GELU op on a few inputs; ``"unknown"``
+    where the library does not export what that needs."""
+    import llama_cpp.llama_cpp as binding
+
+    lib = binding._lib  # libllama; dlsym on it also searches the ggml libraries it links
+    try:
+        init, free = lib.ggml_init, lib.ggml_free
+        new_1d, gelu, data = lib.ggml_new_tensor_1d, lib.ggml_gelu, lib.ggml_get_data_f32
+        new_graph, expand = lib.ggml_new_graph, lib.ggml_build_forward_expand
+        compute = lib.ggml_graph_compute_with_ctx
+    except AttributeError:
+        return "unknown"
+    init.argtypes, init.restype = [_InitParams], ctypes.c_void_p
+    free.argtypes, free.restype = [ctypes.c_void_p], None
+    new_1d.argtypes, new_1d.restype = (
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64],
+        ctypes.c_void_p,
+    )
+    gelu.argtypes, gelu.restype = [ctypes.c_void_p, ctypes.c_void_p], ctypes.c_void_p
+    data.argtypes, data.restype = [ctypes.c_void_p], ctypes.POINTER(ctypes.c_float)
+    new_graph.argtypes, new_graph.restype = [ctypes.c_void_p], ctypes.c_void_p
+    expand.argtypes, expand.restype = [ctypes.c_void_p, ctypes.c_void_p], None
+    compute.argtypes, compute.restype = (
+        [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int],
+        ctypes.c_int,
+    )
+    ctx = init(_InitParams(16 << 20, None, False))
+    if not ctx:
+        return "unknown"
+    try:
+        n = len(_GELU_PROBES)
+        x = new_1d(ctx, GGML_TYPE_F32, n)
+        xs = data(x)
+        for i, v in enumerate(_GELU_PROBES):
+            xs[i] = v
+        y = gelu(ctx, x)
+        graph = new_graph(ctx)
+        expand(graph, y)
+        if compute(ctx, graph, 1) != 0:
+            return "unknown"
+        ys = data(y)
+        got = [float(ys[i]) for i in range(n)]
+    finally:
+        free(ctx)
+    return gelu_mode_of(got)
+
+
+def gelu_mode_of(got: Sequence[float]) -> str:
+    """What ggml's GELU outputs ``got`` on :data:`_GELU_PROBES` say about how it computes."""
+    near = all(
+        abs(g - _gelu_f32(float(ctypes.c_float(v).value))) < 1e-3 * max(abs(g), 1e-3)
+        for g, v in zip(got, _GELU_PROBES, strict=True)
+    )
+    if not near:
+        return "unknown"  # not GELU at all (an uninitialised table gives zeros)
+    # a table of float16 entries returns float16 values; float32 arithmetic on inputs with
+    # full mantissas essentially never lands on one (about 1 in 8192 per input)
+    return "float16 table" if all(float(np.float16(g)) == g for g in got) else "float32"
+
+
 def forget_after(llm: Any, keep: int) -> bool:
     """Remove ``llm``'s KV-cache entries from position ``keep`` on; whether llama.cpp could."""
     import llama_cpp
@@ -199,6 +288,8 @@ class LlamaCppScorer:
         self.kv_type: str | None = None  # set by load(); unknown for a Llama passed in
         #: the child-process crash probe's result, set by load()
         self.crash_probe: str | None = None
+        #: how the loaded llama.cpp computes GELU (:func:`ggml_gelu_mode`), set by load()
+        self.ggml_gelu: str | None = None
         #: tokens evaluated from a kept prefix and whole, over this scorer's life
         self.reused_tokens = 0
         self.evaluated_tokens = 0
@@ -243,6 +334,7 @@ class LlamaCppScorer:
         scorer = cls(llm, name=f"llama-cpp:{path}", path=path, reuse_prefix=reuse_prefix)
         scorer.kv_type = kv_type
         scorer.crash_probe = probed
+        scorer.ggml_gelu = ggml_gelu_mode()
         return scorer
 
     def describe(self) -> dict[str, Any]:
@@ -266,6 +358,8 @@ class LlamaCppScorer:
             "reuse_prefix": self.reuse_prefix,
             "kv_type": self.kv_type,
             "crash_probe": self.crash_probe,
+            # a GELU model (Gemma) moves by up to ~6e-3 per token against hf under the table
+            "ggml_gelu": self.ggml_gelu,
             "libraries": {"llama-cpp-python": version},
         }
 
