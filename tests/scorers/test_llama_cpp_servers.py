@@ -43,11 +43,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: the server process behind each url, so a test can tell a refusal from a crash
+SERVERS: dict[str, subprocess.Popen[bytes]] = {}
+
+
 def serve(argv: list[str], port: int, log: Path) -> Iterator[str]:
     """Run a server until it answers ``/v1/models`` (or skip if it dies first); stop it after."""
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    SERVERS[url] = proc
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -123,6 +128,11 @@ def test_llama_cpp_python_server_is_refused_naming_its_fault(llama_cpp_python_ur
     _, refusal = probe_or_refusal(llama_cpp_python_url)
     # its echo is shifted by one position and it generates after max_tokens 0 (see README)
     assert refusal is not None, "llama-cpp-python's server passed the probe: re-measure it"
+    died = SERVERS[llama_cpp_python_url].poll()
+    if died is not None:
+        # a build whose AMX kernels crash on the quantized file (see README) dies on the first
+        # request: refused all the same, but not for the fault this test is about
+        pytest.skip(f"the server died while probed (exit {died}), and was refused: {refusal}")
     assert "llama-cpp-python" in str(refusal)  # the known fault is named
 
 
