@@ -4,7 +4,8 @@ Loads one built-in model, scores the first ``N`` stored rows of a signalling and
 directory (the demo's baseline runs by default) without the cross-query cache, then twice with
 it (cold, then warm), on one thread, and prints the largest difference per score, whether the
 scores are the same bits, and the largest difference of the uncached scores from the rows the
-run directory stored (the engine that wrote them):
+run directory stored (the engine that wrote them), each run scored with the chat template its
+configuration records:
 
     PYTHONPATH=src HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 python benchmarks/cache_agreement.py smollm2 24
 """
@@ -49,16 +50,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "signalling": f"{args.baseline}/signalling/{args.model}",
         "meaning": f"{args.baseline}/meaning/meaning-{args.model}",
     }
-    plain = HFScorer.load(args.model, prefix_cache_mb=0)
-    chat = plain.chat
-    cached = HFScorer(
-        plain.lm,
-        chat_template=None if chat is None else chat.template,
-        system_prompt=None if chat is None else chat.system_prompt,
-        engine=EngineOptions(prefix_cache_mb=512),
-    )
+    loaded = HFScorer.load(args.model, prefix_cache_mb=0)
     for name, path in runs.items():
-        rows = open_run(path).rows[: args.n]
+        run = open_run(path)
+        # score as the run scored: signalling applies the model's chat template by default
+        # (the paper's scoring environment) and records that choice in its configuration
+        default = run.manifest.config.get("chat_template_default") or {}
+        template = default.get("chat_template")
+        plain, cached = (
+            HFScorer(loaded.lm, chat_template=template, engine=EngineOptions(prefix_cache_mb=mb))
+            for mb in (0, 512)
+        )
+        rows = run.rows[: args.n]
         queries = [r.query for r in rows]
         start = time.perf_counter()
         want = plain.score(queries)
