@@ -18,10 +18,11 @@ removed first (``llama_memory_seq_rm``), and where llama.cpp cannot remove that 
 stale cache never scores a token. ``reuse_prefix=False`` evaluates every string whole.
 
 Where llama.cpp was built with its AMX kernels (``AMX_INT8 = 1`` in its system info), loading
-first evaluates two tokens of the file in a child process: those kernels can kill the process
-with a segmentation fault on quantized files (seen on this project's machine with Q4_1 and
-Q4_K_M; upstream, llama.cpp issue 20824), and a crash in a child is a refusal with the reason
-and the fix, where a crash in the audit would lose it without a word. ``-o crash_probe=false``
+first evaluates three tokens of the file (two in one batch, then one) in a child process: those
+kernels can kill the process with a segmentation fault on quantized files (seen on this
+project's machine with Q4_1 and Q4_K_M; upstream, llama.cpp issue 20824), and a crash in a
+child is a refusal with the reason and the fix, where a crash in the audit would lose it
+without a word. ``-o crash_probe=false``
 skips the child; the result is in ``describe()``.
 
 ``describe()`` also records how the loaded llama.cpp computes GELU (``ggml_gelu``), read by
@@ -100,13 +101,16 @@ def token_spans(text: str, pieces: Sequence[bytes]) -> tuple[tuple[int, int], ..
 
 
 #: what the child of :func:`probe_in_child` runs: load the file as the scorer does, evaluate two
-#: tokens, exit 0
+#: tokens and then one more (ggml's AMX code has one path for a batch of one row and another
+#: for several; the scorer's prefix reuse runs both), exit 0
 _PROBE = """
 import sys
 from llama_cpp import Llama
 llm = Llama(model_path=sys.argv[1], logits_all=True, n_ctx=64, n_threads=1, n_threads_batch=1,
             type_k=int(sys.argv[2]), type_v=int(sys.argv[2]), verbose=False)
-llm.eval(llm.tokenize(b"probe", add_bos=True)[:2])
+ids = llm.tokenize(b"probe the kernels", add_bos=True)
+llm.eval(ids[:2])
+llm.eval(ids[2:3])
 """
 #: the build-time switch that leaves ggml's AMX kernels out (a native build on an AMX CPU has them)
 NO_AMX = (
@@ -116,7 +120,7 @@ NO_AMX = (
 
 
 def probe_in_child(path: str, kv_type: int, *, timeout: float = 300.0) -> str:
-    """Evaluate two tokens of the GGUF file ``path`` in a child process; ``"passed"`` or a
+    """Evaluate three tokens of the GGUF file ``path`` in a child process; ``"passed"`` or a
     :class:`ScorerError` naming the signal that killed the child and what to do."""
     try:
         done = subprocess.run(
@@ -127,7 +131,7 @@ def probe_in_child(path: str, kv_type: int, *, timeout: float = 300.0) -> str:
         )
     except subprocess.TimeoutExpired:
         raise ScorerError(
-            f"llama-cpp:{path}: crash probe: two tokens did not finish in {timeout:.0f} s in a "
+            f"llama-cpp:{path}: crash probe: three tokens did not finish in {timeout:.0f} s in a "
             "child process; -o crash_probe=false skips the probe"
         ) from None
     if done.returncode == 0:
@@ -138,15 +142,15 @@ def probe_in_child(path: str, kv_type: int, *, timeout: float = 300.0) -> str:
         except ValueError:
             name = f"signal {-done.returncode}"
         raise ScorerError(
-            f"llama-cpp:{path}: crash probe: llama.cpp died of {name} evaluating two tokens of "
-            "this file in a child process. This build runs ggml's AMX kernels (AMX_INT8 = 1 in "
+            f"llama-cpp:{path}: crash probe: llama.cpp died of {name} evaluating three tokens "
+            "of this file in a child process. This build runs ggml's AMX kernels (AMX_INT8 = 1 in "
             "llama_cpp.llama_print_system_info()), which crash on quantized files on some "
             "machines (llama.cpp issue 20824). Rebuild llama-cpp-python without them: "
             f"{NO_AMX}; or -o crash_probe=false to load it in this process anyway"
         )
     tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
     raise ScorerError(
-        f"llama-cpp:{path}: crash probe: loading the file and evaluating two tokens in a child "
+        f"llama-cpp:{path}: crash probe: loading the file and evaluating three tokens in a child "
         f"process failed (exit {done.returncode}): {tail[0][:300]}"
     )
 
