@@ -39,7 +39,10 @@ def demo(
     ),
     size: Annotated[
         str,
-        typer.Option(help="small (a smoke run), default (≈16 min on 2 cores, measured) or full."),
+        typer.Option(
+            help="small (a smoke run: SmolLM2 only, 1.9 min on 2 cores), default (≈16 min, "
+            "measured) or full."
+        ),
     ] = "default",
     gemma: Annotated[
         bool | None,
