@@ -1,0 +1,77 @@
+"""Where the engine's time goes on one workload: the output projection against the rest.
+
+Scores a ``bench_engine`` workload with ``HFScorer`` once to warm up, then once under cProfile,
+and prints the warm wall time and the shares of: the transformer body's forwards (blocks and
+tails), the output projection to the vocabulary (``_output_logits``: one GEMM per packed row, then
+float64 logits) and the float64 log-sum-exp over the vocabulary. Gemma 3's vocabulary has 262,144
+entries, SmolLM2's 49,152, which is why the same workload spends its time so differently on the
+two models::
+
+    PYTHONPATH=src HF_HUB_OFFLINE=1 python benchmarks/profile_engine.py gemma3-270m idiom-like
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_engine import idiom_queries, signalling_queries
+
+#: (label, how pstats names the function) of the parts reported
+PARTS = (
+    ("output projection (GEMM + float64)", ("_engine.py", "_output_logits")),
+    ("log-sum-exp over the vocabulary", ("~", "<built-in method torch.logsumexp>")),
+    ("blocks of the shared heads", ("_blocks.py", "_forward_block")),
+)
+
+
+def cumulative(stats: pstats.Stats, where: tuple[str, str]) -> float:
+    """Cumulative seconds of the function ``where`` (file suffix, name) in ``stats``."""
+    table: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    total = 0.0
+    for (path, _line, name), (_cc, _nc, _tt, ct, _callers) in table.items():
+        if path.endswith(where[0]) and name == where[1]:
+            total += ct
+    return total
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="smollm2 or gemma3-270m")
+    parser.add_argument("workload", choices=["signalling-like", "idiom-like"])
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+    import torch
+
+    from choiceaudit.scorers import HFScorer
+
+    torch.set_num_threads(args.threads)
+    scorer = HFScorer.load(args.model, prefix_cache_mb=0)
+    queries = signalling_queries(8) if args.workload == "signalling-like" else idiom_queries(24)
+    scorer.score(queries)
+    start = time.perf_counter()
+    scorer.score(queries)
+    warm = time.perf_counter() - start
+    profile = cProfile.Profile()
+    profile.enable()
+    scorer.score(queries)
+    profile.disable()
+    stats = pstats.Stats(profile)
+    total = cumulative(stats, ("_hf.py", "score"))
+    print(f"{args.model} {args.workload}: {len(queries)} queries, warm {warm:.2f} s "
+          f"({args.threads} threads); under the profiler {total:.2f} s")  # fmt: skip
+    for label, where in PARTS:
+        seconds = cumulative(stats, where)
+        print(f"  {label:38s} {seconds:6.2f} s  {seconds / total:6.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
