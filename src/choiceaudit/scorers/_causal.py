@@ -20,7 +20,11 @@ from choiceaudit.scorers._chat import (
     resolve_chat_template,
     template_record,
 )
-from choiceaudit.scorers._engine import DEFAULT_MAX_BATCH_TOKENS, context_window
+from choiceaudit.scorers._engine import (
+    DEFAULT_MAX_BATCH_TOKENS,
+    DEFAULT_OUTPUT_GROUP_MB,
+    context_window,
+)
 from choiceaudit.scorers._loading import LoadedLM, load_causal_lm
 from choiceaudit.scorers._prefix_cache import DEFAULT_PREFIX_CACHE_MB, prefix_cache_for
 from choiceaudit.scorers._tokenize import InPlace, encode_in_place
@@ -52,6 +56,7 @@ class EngineRecord(TypedDict):
     max_batch_rows: int
     pad_multiple: int
     prefix_cache_mb: float
+    output_group_mb: float
 
 
 class Prompting(TypedDict):
@@ -72,6 +77,10 @@ class EngineOptions:
     #: megabytes of cross-query key/value states (:mod:`._prefix_cache`); 0 turns it off (the
     #: scores are the same bits either way: :mod:`._blocks`)
     prefix_cache_mb: float = DEFAULT_PREFIX_CACHE_MB
+    #: megabytes of logits the CPU output projection holds while it streams its weight once per
+    #: group of rows of few reads rather than once per row; 0 runs each row's head whole (the
+    #: scores are the same bits either way on this project's machine: :mod:`._engine`)
+    output_group_mb: float = DEFAULT_OUTPUT_GROUP_MB
 
 
 class PromptRenderer:
@@ -142,6 +151,7 @@ class CausalLMScorer:
         max_batch_rows: int = 64,
         pad_multiple: int = 8,
         prefix_cache_mb: float = DEFAULT_PREFIX_CACHE_MB,
+        output_group_mb: float = DEFAULT_OUTPUT_GROUP_MB,
         **backend_options: Any,
     ) -> S:
         """Load ``name`` (``smollm2``, ``gemma3-270m``, ``hf:<dir|gguf|hub id>``) for scoring."""
@@ -150,7 +160,9 @@ class CausalLMScorer:
             lm,
             chat_template=chat_template,
             system_prompt=system_prompt,
-            engine=EngineOptions(max_batch_tokens, max_batch_rows, pad_multiple, prefix_cache_mb),
+            engine=EngineOptions(
+                max_batch_tokens, max_batch_rows, pad_multiple, prefix_cache_mb, output_group_mb
+            ),
             **backend_options,
         )
 
@@ -168,4 +180,5 @@ class CausalLMScorer:
             "max_batch_rows": self.engine.max_batch_rows,
             "pad_multiple": self.engine.pad_multiple,
             "prefix_cache_mb": self.engine.prefix_cache_mb,
+            "output_group_mb": self.engine.output_group_mb,
         }

@@ -25,7 +25,7 @@ cheap, and a float32 log-sum-exp over a 50k vocabulary alone rounds by ~1e-6 per
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,7 @@ from choiceaudit.types import FloatArray, IntArray
 
 __all__ = [
     "DEFAULT_MAX_BATCH_TOKENS",
+    "DEFAULT_OUTPUT_GROUP_MB",
     "ScoreSpec",
     "TokenTrie",
     "context_window",
@@ -57,6 +58,13 @@ __all__ = [
 #: Padded tokens per forward call (rows × longest row). Around 4k keeps a 135M model's
 #: activations and the tree masks in a few hundred MB while amortising per-call overhead.
 DEFAULT_MAX_BATCH_TOKENS = 4096
+#: megabytes of float32 logits held at once while the CPU output projection streams its
+#: weight once per group of rows (0: each row runs the whole head)
+DEFAULT_OUTPUT_GROUP_MB = 512
+#: vocabulary rows per product of the CPU output projection (an 8192 x 640 chunk is 21 MB)
+VOCAB_CHUNK = 8192
+#: rows with more reads than this run the head whole: their product is bound by arithmetic
+GROUPED_READS = 32
 
 
 @dataclass(frozen=True)
@@ -177,18 +185,76 @@ def _mask_for(
     return additive(allow)
 
 
-def _output_logits(model: Any, hidden: torch.Tensor) -> torch.Tensor:
-    """Float64 logits for a few hidden states, computed per packed row with at least 16 rows
-    (repeats of the first) so the GEMM shape, hence its reduction order, never depends on
-    which other rows share the batch."""
+def _padded(hidden: torch.Tensor) -> torch.Tensor:
+    """At least 16 rows (repeats of the first), so the output GEMM never takes a path for a
+    handful of rows whose reduction differs."""
     n = hidden.shape[0]
-    if n < 16:
-        hidden = torch.cat([hidden, hidden[:1].expand(16 - n, -1)])
-    logits = model.get_output_embeddings()(hidden)[:n].double()
+    return hidden if n >= 16 else torch.cat([hidden, hidden[:1].expand(16 - n, -1)])
+
+
+def _widened(model: Any, logits: torch.Tensor) -> torch.Tensor:
+    """Float64 logits, soft-capped where the model caps them."""
+    wide = logits.to(torch.float64, memory_format=torch.contiguous_format)
     cap = getattr(model.config, "final_logit_softcapping", None)
-    if cap:
-        logits = torch.tanh(logits / cap) * cap
-    return logits  # type: ignore[no-any-return]
+    return torch.tanh(wide / cap) * cap if cap else wide
+
+
+def _output_logits(
+    model: Any, states: Sequence[torch.Tensor], group_mb: float
+) -> Iterator[torch.Tensor]:
+    """Float64 logits of each packed row's read hidden states, in order. Each row's product is
+    its own (at least 16 rows), so its shape, hence its reduction order, never depends on which
+    other rows share the batch.
+
+    On the CPU the weight is streamed once per group of rows of few reads (at most
+    ``GROUPED_READS``) rather than once per row: a chunk of ``VOCAB_CHUNK`` vocabulary rows
+    multiplies every row of the group while it is in cache, so a row of few reads no longer
+    waits for the whole weight (671 MB on Gemma 3) to come from memory. Each row's products are
+    still its own, so its numbers never depend on its group; where the chunks are full (both
+    built-in models' vocabularies are whole multiples of ``VOCAB_CHUNK``) they were the same
+    bits as the whole-vocabulary product on this project's machine, and a narrower last chunk
+    may round a logit's last float32 bit differently. Elsewhere (an accelerator, another dtype, a head that is not a plain
+    linear layer) each row runs the head whole."""
+    head = model.get_output_embeddings()
+    weight = getattr(head, "weight", None)
+    chunked = (
+        group_mb > 0
+        and type(head) is torch.nn.Linear
+        and head.bias is None
+        and weight is not None
+        and weight.device.type == "cpu"
+        and weight.dtype == torch.float32
+    )
+    if not chunked:
+        for hidden in states:
+            yield _widened(model, head(_padded(hidden))[: hidden.shape[0]])
+        return
+    assert weight is not None
+    vocab = int(weight.shape[0])
+    budget = max(1, int(group_mb * 2**20) // (4 * vocab))  # padded reads held at once
+    group: list[tuple[int, torch.Tensor]] = []  # (reads, padded states) of rows not yet done
+
+    def flush() -> Iterator[torch.Tensor]:
+        outs = [torch.empty((vocab, p.shape[0]), dtype=weight.dtype) for _, p in group]
+        for lo in range(0, vocab, VOCAB_CHUNK):
+            chunk = weight[lo : lo + VOCAB_CHUNK]
+            for (_, p), out in zip(group, outs, strict=True):
+                torch.mm(chunk, p.t(), out=out[lo : lo + VOCAB_CHUNK])
+        for (n, _), out in zip(group, outs, strict=True):
+            yield _widened(model, out.t()[:n])
+        group.clear()
+
+    for hidden in states:
+        n = int(hidden.shape[0])
+        if n > GROUPED_READS:
+            # many reads: the row's own product is already bound by arithmetic, not memory
+            yield from flush()
+            yield _widened(model, head(hidden))
+            continue
+        if group and sum(p.shape[0] for _, p in group) + 16 > budget:
+            yield from flush()
+        group.append((n, _padded(hidden)))
+    yield from flush()
 
 
 def _run(
@@ -200,6 +266,7 @@ def _run(
     max_batch_rows: int,
     pad_multiple: int,
     prefix_cache: PrefixCache | None = None,
+    output_group_mb: float = DEFAULT_OUTPUT_GROUP_MB,
 ) -> list[tuple[FloatArray, FloatArray]]:
     """Forward every trie (one packed row each); return ``(logits[M, C], logsumexp[M])`` per read.
 
@@ -208,6 +275,8 @@ def _run(
     row runs as its tail, batched with rows of the same head and tail widths.
     """
     _check_budget(max_batch_tokens, max_batch_rows, pad_multiple)
+    if not output_group_mb >= 0:
+        raise ValueError(f"output_group_mb must be 0 or more, got {output_group_mb!r}")
     cache = prefix_cache if prefix_cache is not None else PrefixCache(model, CALL_CACHE_MB)
     cache.check_model(model)
     results: list[tuple[FloatArray, FloatArray]] = [(np.empty((0, 0)), np.empty(0)) for _ in tries]
@@ -220,7 +289,7 @@ def _run(
             ids = [tuple(int(x) for x in tries[i].tokens[:head]) for i in batch]
             first = [int(reads[i].nodes.min()) for i in batch]
             done = head_states(model, cache, ids, first, block_rows, _mask_for)
-        _forward_batch(model, tries, reads, batch, width, head, done, results)
+        _forward_batch(model, tries, reads, batch, width, head, done, results, output_group_mb)
     return results
 
 
@@ -243,6 +312,7 @@ def _forward_batch(
     head: int,
     done: Heads | None,
     results: list[tuple[FloatArray, FloatArray]],
+    output_group_mb: float,
 ) -> None:
     """The tails of ``rows`` (nodes ``head..``), each attending to its row's ``head`` block
     positions and to its own ancestors; writes the read logits into ``results`` (a read node
@@ -273,13 +343,16 @@ def _forward_batch(
             **({"use_cache": False} if kv is None else {"cache": kv, "use_cache": True}),
         )
         hidden = out.last_hidden_state
+        inverse, states = [], []
         for r, i in enumerate(rows):
             uniq, inv = np.unique(reads[i].nodes, return_inverse=True)
-            states = hidden[r, torch.from_numpy(uniq[uniq >= head] - head).to(device)]
+            read = hidden[r, torch.from_numpy(uniq[uniq >= head] - head).to(device)]
             if done is not None and uniq[0] < head:
                 inside = torch.from_numpy(uniq[uniq < head] - done.hidden_from[r])
-                states = torch.cat([done.hidden[r][inside.to(device)], states])
-            logits = _output_logits(model, states)
+                read = torch.cat([done.hidden[r][inside.to(device)], read])
+            inverse.append(inv)
+            states.append(read)
+        for i, inv, logits in zip(rows, inverse, _output_logits(model, states, output_group_mb), strict=True):
             lse = torch.logsumexp(logits, dim=-1)
             inv_t = torch.from_numpy(inv).to(device)
             tgt = torch.from_numpy(reads[i].targets).to(device)
@@ -297,6 +370,7 @@ def sequence_logprobs(
     max_batch_rows: int = 64,
     pad_multiple: int = 8,
     prefix_cache: PrefixCache | None = None,
+    output_group_mb: float = DEFAULT_OUTPUT_GROUP_MB,
 ) -> list[list[FloatArray]]:
     """Per-token log-probabilities of the scored tokens of every sequence.
 
@@ -334,6 +408,7 @@ def sequence_logprobs(
             max_batch_rows=max_batch_rows,
             pad_multiple=pad_multiple,
             prefix_cache=prefix_cache,
+            output_group_mb=output_group_mb,
         )
     )
     out: list[list[FloatArray]] = []
@@ -368,6 +443,7 @@ def next_token_logits(
     max_batch_rows: int = 64,
     pad_multiple: int = 8,
     prefix_cache: PrefixCache | None = None,
+    output_group_mb: float = DEFAULT_OUTPUT_GROUP_MB,
 ) -> list[tuple[FloatArray, float]]:
     """Raw next-token logits of ``candidates[i]`` after ``prompts[i]``, with the log-sum-exp over
     the whole vocabulary (so ``logit - lse`` is the candidate's log-probability)."""
@@ -384,6 +460,7 @@ def next_token_logits(
         max_batch_rows=max_batch_rows,
         pad_multiple=pad_multiple,
         prefix_cache=prefix_cache,
+        output_group_mb=output_group_mb,
     )
     return [(logits[0], float(lse[0])) for logits, lse in raw]
 

@@ -100,6 +100,7 @@ class HFScorer(CausalLMScorer):
             max_batch_rows=self.engine.max_batch_rows,
             pad_multiple=self.engine.pad_multiple,
             prefix_cache=self.prefix_cache,
+            output_group_mb=self.engine.output_group_mb,
         )
         return [
             _decision(q, p, n, lp) for q, (p, n), lp in zip(queries, encoded, logprobs, strict=True)

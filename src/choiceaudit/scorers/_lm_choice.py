@@ -77,6 +77,7 @@ class LMChoiceScorer(CausalLMScorer):
             "menu_line": self.menu_line,
             **self.describe_prompting(),
             "prefix_cache_mb": self.engine.prefix_cache_mb,
+            "output_group_mb": self.engine.output_group_mb,
         }
 
     def prompt(self, query: Query) -> str:
@@ -140,6 +141,7 @@ class LMChoiceScorer(CausalLMScorer):
             max_batch_rows=self.engine.max_batch_rows,
             pad_multiple=self.engine.pad_multiple,
             prefix_cache=self.prefix_cache,
+            output_group_mb=self.engine.output_group_mb,
         )
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
