@@ -20,10 +20,10 @@ stale cache never scores a token. ``reuse_prefix=False`` evaluates every string 
 Where llama.cpp was built with its AMX kernels (``AMX_INT8 = 1`` in its system info), loading
 first evaluates three tokens of the file (two in one batch, then one) in a child process: those
 kernels can kill the process with a segmentation fault on quantized files (seen on this
-project's machine with Q4_1 and Q4_K_M; upstream, llama.cpp issue 20824), and a crash in a
-child is a refusal with the reason and the fix, where a crash in the audit would lose it
-without a word. ``-o crash_probe=false``
-skips the child; the result is in ``describe()``.
+project's machine with Q4_1 and Q4_K_M, in ``ggml_backend_amx_mul_mat``; others have reported
+the same fault to llama.cpp), and a crash in a child is a refusal with the reason and the fix,
+where a crash in the audit would lose it without a word. ``-o crash_probe=false`` skips the
+child; the result is in ``describe()``.
 
 ``describe()`` also records how the loaded llama.cpp computes GELU (``ggml_gelu``), read by
 running ggml's GELU op on four inputs: a stock build rounds GELU's input and output to float16
@@ -145,7 +145,8 @@ def probe_in_child(path: str, kv_type: int, *, timeout: float = 300.0) -> str:
             f"llama-cpp:{path}: crash probe: llama.cpp died of {name} evaluating three tokens "
             "of this file in a child process. This build runs ggml's AMX kernels (AMX_INT8 = 1 in "
             "llama_cpp.llama_print_system_info()), which crash on quantized files on some "
-            "machines (llama.cpp issue 20824). Rebuild llama-cpp-python without them: "
+            "machines (a segfault in ggml_backend_amx_mul_mat, also reported to llama.cpp). "
+            "Rebuild llama-cpp-python without them: "
             f"{NO_AMX}; or -o crash_probe=false to load it in this process anyway"
         )
     tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
