@@ -7,7 +7,6 @@ load; the full ``--size small`` demo, MiniLM included, run twice, is the slow te
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,24 +18,13 @@ from choiceaudit.audit import DEMO_SIZES, DemoSize, run_demo
 from choiceaudit.cli import app
 from choiceaudit.report import ReportFigure
 from choiceaudit.scorers import BUILTIN_MODELS
+from cli.demo_helpers import assert_phases_printed_and_timed, demo_args, manifests
 
 runner = CliRunner()
 
 #: the smallest plan the demo's wiring accepts: 4 tiles × conflict/control, a few idioms, and
 #: one order item so E7 (both key bindings) is planned
 TINY = DemoSize(signalling_items=8, meaning_items=8, meaning_order_items=1)
-
-
-def demo_args(out: Path) -> list[str]:
-    models = ["--lm", "fake", "--decision-model", "fake"]
-    return ["demo", "--size", "small", *models, "--out", str(out)]
-
-
-def manifests(out: Path) -> dict[str, dict[str, Any]]:
-    return {
-        p.parent.relative_to(out).as_posix(): json.loads(p.read_text())
-        for p in out.glob("*/*/manifest.json")
-    }
 
 
 def unpainted_write(figure: ReportFigure, directory: Path) -> dict[str, Path]:
@@ -74,15 +62,7 @@ def tiny_demo(tiny_plan: None, tmp_path_factory: pytest.TempPathFactory) -> tupl
 
 def test_the_demo_prints_each_phase_in_order_and_times_it(tiny_demo: tuple[Path, str]) -> None:
     out, text = tiny_demo
-    assert "signalling coordinates" in text and "accuracy by distractor family" in text
-    # the first table's time, then where the time went, printed and written beside the runs
-    assert text.index("first table after") < text.index("accuracy by distractor family")
-    assert "time by phase" in text and "by kind:" in text
-    timing = json.loads((out / "timing.json").read_text())
-    names = [p["name"] for p in timing["phases"]]
-    assert "signalling · fake: scoring" in names and names[-1] == "report: tables, figures, HTML"
-    scored = {p["name"]: p["rows"] for p in timing["phases"] if p["kind"] == "score"}
-    assert scored["signalling · fake: scoring"] == 8 * 8  # 8 items, 8 queries each
+    assert_phases_printed_and_timed(out, text, 8 * 8)  # 8 items, 8 queries each
 
 
 def test_the_demo_plans_each_chooser_and_model_into_its_run(tiny_demo: tuple[Path, str]) -> None:

@@ -10,17 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from choiceaudit.cli import app
+from cli.demo_helpers import assert_phases_printed_and_timed, demo_args, manifests
 
 runner = CliRunner()
-
-
-def demo_args(out: Path) -> list[str]:
-    models = ["--lm", "fake", "--decision-model", "fake"]
-    return ["demo", "--size", "small", *models, "--out", str(out)]
-
-
-def manifests(out: Path) -> set[str]:
-    return {p.parent.relative_to(out).as_posix() for p in out.glob("*/*/manifest.json")}
 
 
 @pytest.mark.slow  # the real --size small twice, MiniLM loaded for cosine and d-sem
@@ -29,17 +21,10 @@ def test_demo_runs_both_instruments_and_writes_the_report(tmp_path: Path) -> Non
     result = runner.invoke(app, demo_args(out))
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "signalling coordinates" in text and "accuracy by distractor family" in text
-    assert text.index("first table after") < text.index("accuracy by distractor family")
-    assert "time by phase" in text and "by kind:" in text
-    timing = json.loads((out / "timing.json").read_text())
-    names = [p["name"] for p in timing["phases"]]
-    assert "signalling · fake: scoring" in names and names[-1] == "report: tables, figures, HTML"
-    scored = {p["name"]: p["rows"] for p in timing["phases"] if p["kind"] == "score"}
-    assert scored["signalling · fake: scoring"] == 128  # 16 items, 8 queries each
+    assert_phases_printed_and_timed(out, text, 128)  # 16 items, 8 queries each
     html = (out / "report" / "index.html").read_text()
     assert 'id="signalling' in html and 'id="meaning' in html
-    runs = manifests(out)
+    runs = set(manifests(out))
     expected = {"signalling/fake", "signalling/uniform", "signalling/salience", "signalling/bayes"}
     assert expected | {"meaning/meaning-fake"} <= runs
     manifest = json.loads((out / "meaning" / "meaning-fake" / "manifest.json").read_text())
