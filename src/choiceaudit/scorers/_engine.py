@@ -213,8 +213,8 @@ def _output_logits(
     still its own, so its numbers never depend on its group; where the chunks are full (both
     built-in models' vocabularies are whole multiples of ``VOCAB_CHUNK``) they were the same
     bits as the whole-vocabulary product on this project's machine, and a narrower last chunk
-    may round a logit's last float32 bit differently. Elsewhere (an accelerator, another dtype, a head that is not a plain
-    linear layer) each row runs the head whole."""
+    may round a logit's last float32 bit differently. Elsewhere (an accelerator, another dtype,
+    a head that is not a plain linear layer) each row runs the head whole."""
     head = model.get_output_embeddings()
     weight = getattr(head, "weight", None)
     chunked = (
@@ -352,7 +352,8 @@ def _forward_batch(
                 read = torch.cat([done.hidden[r][inside.to(device)], read])
             inverse.append(inv)
             states.append(read)
-        for i, inv, logits in zip(rows, inverse, _output_logits(model, states, output_group_mb), strict=True):
+        logits_of = _output_logits(model, states, output_group_mb)
+        for i, inv, logits in zip(rows, inverse, logits_of, strict=True):
             lse = torch.logsumexp(logits, dim=-1)
             inv_t = torch.from_numpy(inv).to(device)
             tgt = torch.from_numpy(reads[i].targets).to(device)

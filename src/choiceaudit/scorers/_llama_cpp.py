@@ -68,9 +68,9 @@ __all__ = [
 ]
 
 PIP = "pip install 'choiceaudit[llama-cpp]'"
-#: ggml's type numbers for the KV cache types offered
-KV_TYPES = {"f32": 0, "f16": 1}
 GGML_TYPE_F32 = 0
+#: ggml's type numbers for the KV cache types offered
+KV_TYPES = {"f32": GGML_TYPE_F32, "f16": 1}
 
 
 def token_spans(text: str, pieces: Sequence[bytes]) -> tuple[tuple[int, int], ...]:
