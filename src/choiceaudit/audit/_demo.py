@@ -102,11 +102,11 @@ def run_demo(
 ) -> DemoResult:
     """Run and analyse the signalling then the meaning instrument on the demo's models under
     ``out_dir``. ``gemma`` includes gemma3-270m when installed; ``None`` takes the size's own
-    choice (every size but ``small``). ``progress(prefix)`` gives the run loop's callback for one instrument (a
-    progress bar); ``on_phase(name, results, timer)`` is called as soon as each instrument's
-    analysis is done, so a caller can show its summary before the next one starts; with more
-    than one causal LM, signalling is also analysed once after its first LM and the reference
-    choosers (``"signalling: first model"``), before the other LMs are scored."""
+    choice (every size but ``small``). ``progress(prefix)`` gives the run loop's callback for
+    one instrument (a progress bar); ``on_phase(name, results, timer)`` is called as soon as
+    each instrument's analysis is done, so a caller can show its summary before the next one
+    starts; with more than one causal LM, signalling is also analysed once after its first LM
+    and the reference choosers (``"signalling: first model"``), before the other LMs are scored."""
     if size not in DEMO_SIZES:
         raise InputError(f"--size must be one of {', '.join(DEMO_SIZES)}")
     if norms not in SIGNALLING_VARIANTS:
