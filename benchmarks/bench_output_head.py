@@ -1,10 +1,12 @@
-"""The CPU output projection, per row against grouped: speed side by side, scores bit for bit.
+"""The CPU output projection, per row against grouped: speed side by side, scores compared.
 
 For each built-in model, scores three workloads — signalling-like and idiom-like through ``hf``
 (option log-probabilities), and idiom-like through ``lm-choice`` (one read per query: the key's
 next-token logits) — with ``-o output_group_mb=0`` (each row's output projection streams the
-whole weight) and with the default (rows of few reads share each chunk of the weight), in
-alternation, best of ``--repeats``, and checks that every score of the two is the same bits::
+whole weight, then one float64 log-sum-exp over its logits) and with the default (the rows of a
+batch share each chunk of the weight, normalised chunk by chunk while it is in cache), in
+alternation, best of ``--repeats``, and prints the largest difference between any two scores of
+the two (float64 reordering of the log-sum-exp, a few 1e-15, where the logits are the same bits)::
 
     PYTHONPATH=src HF_HUB_OFFLINE=1 python benchmarks/bench_output_head.py --threads 2
 """
@@ -24,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engine import idiom_queries, signalling_queries
 
 
-def same_bits(a: Sequence[Any], b: Sequence[Any]) -> bool:
-    return all(
-        np.array_equal(np.asarray(x.scores[k]), np.asarray(y.scores[k]))
+def max_difference(a: Sequence[Any], b: Sequence[Any]) -> float:
+    return max(
+        float(np.max(np.abs(np.asarray(x.scores[k]) - np.asarray(y.scores[k])), initial=0.0))
         for x, y in zip(a, b, strict=True)
         for k in x.scores
     )
@@ -43,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from choiceaudit.scorers import load_scorer
 
     torch.set_num_threads(args.threads)
-    print("model        workload         scorer     per row s  grouped s  per row/grouped  same bits")
+    print("model        workload         scorer     per row s  grouped s  per row/grouped  max abs Δ")
     for model in args.model or ["smollm2", "gemma3-270m"]:
         scorers = {
             mb: {kind: load_scorer(f"{kind}{model}", output_group_mb=mb, prefix_cache_mb=0)
@@ -65,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     best[mb] = min(best[mb], time.perf_counter() - start)
             label = kind.rstrip(":") or "hf"
             print(f"{model:12s} {name:16s} {label:10s} {best[0]:9.2f}  {best[512]:9.2f}  "
-                  f"{best[0] / best[512]:15.2f}  {same_bits(out[0], out[512])}", flush=True)  # fmt: skip
+                  f"{best[0] / best[512]:15.2f}  {max_difference(out[0], out[512]):.1e}", flush=True)  # fmt: skip
     return 0
 
 

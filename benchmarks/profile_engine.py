@@ -26,9 +26,11 @@ from bench_engine import idiom_queries, signalling_queries
 
 #: (label, how pstats names the function) of the parts reported
 PARTS = (
-    ("output projection (GEMM + float64)", ("_engine.py", "_output_logits")),
-    ("log-sum-exp over the vocabulary", ("~", "<built-in method torch.logsumexp>")),
+    ("output projection and log-sum-exp", ("_engine.py", "_normalised_reads")),
+    ("  of which the GEMMs", ("~", "<built-in method torch.mm>")),
+    ("  of which float64 exponentials", ("~", "<built-in method torch.exp>")),
     ("blocks of the shared heads", ("_blocks.py", "_forward_block")),
+    ("tails (the options' trees)", ("_engine.py", "_forward_batch")),
 )
 
 
@@ -47,13 +49,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("model", help="smollm2 or gemma3-270m")
     parser.add_argument("workload", choices=["signalling-like", "idiom-like"])
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--scorer", choices=["hf", "lm-choice"], default="hf",
+        help="lm-choice reads one position per query: the keys' next-token logits",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     import torch
 
-    from choiceaudit.scorers import HFScorer
+    from choiceaudit.scorers import load_scorer
 
     torch.set_num_threads(args.threads)
-    scorer = HFScorer.load(args.model, prefix_cache_mb=0)
+    kind = "" if args.scorer == "hf" else "lm-choice:"
+    scorer = load_scorer(f"{kind}{args.model}", prefix_cache_mb=0)
     queries = signalling_queries(8) if args.workload == "signalling-like" else idiom_queries(24)
     scorer.score(queries)
     start = time.perf_counter()
@@ -64,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scorer.score(queries)
     profile.disable()
     stats = pstats.Stats(profile)
-    total = cumulative(stats, ("_hf.py", "score"))
+    total = cumulative(stats, ("_hf.py" if args.scorer == "hf" else "_lm_choice.py", "score"))
     print(f"{args.model} {args.workload}: {len(queries)} queries, warm {warm:.2f} s "
           f"({args.threads} threads); under the profiler {total:.2f} s")  # fmt: skip
     for label, where in PARTS:
