@@ -144,3 +144,78 @@ def test_empty_menu_and_contextless_tokens_are_refused(tiny_llama: Any) -> None:
         sequence_logprobs(tiny_llama, [[ScoreSpec((1, 2, 3), 0)]])
     with pytest.raises(ScorerError, match="at least one token of context"):
         sequence_logprobs(tiny_llama, [[ScoreSpec((1, 2, 3), 3)]])
+
+
+def test_a_rows_numbers_do_not_depend_on_the_order_of_its_options(
+    tiny_llama: Any, tiny_gemma3: Any, one_thread: None
+) -> None:
+    """Options scored independently after one context are a set: every ordering of them (an E7
+    ordering of an item without a menu) gives each option the same bits."""
+    rng = np.random.default_rng(5)
+    for model in (tiny_llama, tiny_gemma3):
+        for group in random_groups(rng, 50, 4):
+            ref = sequence_logprobs(model, [group])[0]
+            for perm in itertools.islice(itertools.permutations(range(len(group))), 1, 8):
+                got = sequence_logprobs(model, [[group[i] for i in perm]])[0]
+                for slot, i in enumerate(perm):
+                    np.testing.assert_array_equal(got[slot], ref[i])
+
+
+def test_rows_asked_twice_in_a_call_run_once_with_the_numbers_of_one_alone(
+    tiny_llama: Any, one_thread: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from choiceaudit.scorers import _engine
+
+    base = random_groups(np.random.default_rng(6), 50, 3)
+    first_context = [s for s in base[0] if s.ids[: s.first] == base[0][0].ids[: base[0][0].first]]
+    assert len(first_context) > 1  # so one of its options alone is another set of sequences
+    # each group again with its options reversed, and one option of the first group twice
+    repeated = [*base, *[list(reversed(g)) for g in base], [base[0][0], base[0][0]]]
+    rows: list[int] = []
+    run = _engine._run
+
+    def counted(model: Any, tries: Any, *args: Any, **kwargs: Any) -> Any:
+        rows.append(len(tries))
+        return run(model, tries, *args, **kwargs)
+
+    monkeypatch.setattr(_engine, "_run", counted)
+    out = sequence_logprobs(tiny_llama, repeated)
+    assert rows == [2 * len(base) + 1]  # two contexts per group, and the one-option row
+    for g, group in enumerate(repeated):
+        alone = sequence_logprobs(tiny_llama, [group])[0]
+        for got, ref in zip(out[g], alone, strict=True):
+            np.testing.assert_array_equal(got, ref)
+    # every sequence owns its array: base[0][0] is also the last of its reversed copy
+    twin = out[len(base)][-1].copy()
+    out[0][0][...] = 0.0
+    np.testing.assert_array_equal(out[len(base)][-1], twin)
+
+
+def test_a_prompt_asked_twice_for_its_next_token_runs_once(
+    tiny_llama: Any, one_thread: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from choiceaudit.scorers import _engine
+
+    rows: list[int] = []
+    run = _engine._run
+
+    def counted(model: Any, tries: Any, *args: Any, **kwargs: Any) -> Any:
+        rows.append(len(tries))
+        return run(model, tries, *args, **kwargs)
+
+    monkeypatch.setattr(_engine, "_run", counted)
+    prompts = [[1, 2, 3], [4, 5, 6], [1, 2, 3], [1, 2, 3]]
+    candidates = [[7, 8], [7, 8], [7, 8], [8, 7]]
+    out = next_token_logits(tiny_llama, prompts, candidates)
+    assert rows == [3]
+    alone = [
+        next_token_logits(tiny_llama, [p], [c])[0]
+        for p, c in zip(prompts, candidates, strict=True)
+    ]
+    for (logits, lse), (ref, ref_lse) in zip(out, alone, strict=True):
+        np.testing.assert_array_equal(logits, ref)
+        assert lse == ref_lse
+    np.testing.assert_array_equal(out[3][0], out[0][0][::-1])
+    twin = out[2][0].copy()
+    out[0][0][...] = 0.0
+    np.testing.assert_array_equal(out[2][0], twin)

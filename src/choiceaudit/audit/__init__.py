@@ -8,7 +8,7 @@ function here, so a Python user and a command-line user run the same code.
 """
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
-from choiceaudit.audit._backend import RaySettings, open_scorer
+from choiceaudit.audit._backend import ProcessSettings, RaySettings, available_cores, open_scorer
 from choiceaudit.audit._demo import (
     DEMO_SIZES,
     SIGNALLING_VARIANTS,
@@ -37,6 +37,7 @@ from choiceaudit.audit._meaning import (
     run_meaning,
 )
 from choiceaudit.audit._meaning_dry import BlockVolume, MeaningDryRun, dry_run_meaning
+from choiceaudit.audit._processes import ProcessFanout, worker_cpu_seconds
 from choiceaudit.audit._registry import INSTRUMENTS, instrument_named, read_config
 from choiceaudit.audit._runs import (
     ReplayScorer,
@@ -78,6 +79,8 @@ __all__ = [
     "MeaningDryRun",
     "Phase",
     "PhaseTimer",
+    "ProcessFanout",
+    "ProcessSettings",
     "ProgressCallback",
     "RayFanout",
     "RaySettings",
@@ -88,6 +91,7 @@ __all__ = [
     "ScoreFileResult",
     "ThresholdsFile",
     "analyse_runs",
+    "available_cores",
     "build_instrument",
     "build_meaning_plan",
     "by_prompt",
@@ -120,4 +124,5 @@ __all__ = [
     "run_scoring",
     "run_signalling",
     "score_file",
+    "worker_cpu_seconds",
 ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
+from choiceaudit.audit._backend import ProcessSettings, available_cores
 from choiceaudit.audit._demo_timing import PhaseTimer
 from choiceaudit.audit._meaning import run_meaning
 from choiceaudit.audit._runs import JobProgress
@@ -21,7 +22,15 @@ from choiceaudit.audit._signalling import run_signalling
 from choiceaudit.errors import InputError
 from choiceaudit.scorers import BUILTIN_MODELS, capabilities_of
 
-__all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoResult", "DemoSize", "demo_models", "run_demo"]
+__all__ = [
+    "DEMO_SIZES",
+    "SIGNALLING_VARIANTS",
+    "DemoResult",
+    "DemoSize",
+    "demo_models",
+    "demo_workers",
+    "run_demo",
+]
 
 #: What the demo's signalling run is, by norms: which variant of the instrument ran.
 SIGNALLING_VARIANTS = {
@@ -87,10 +96,21 @@ def demo_models(
     return lms, decision_models, choosers
 
 
+def demo_workers(workers: int | None) -> ProcessSettings | None:
+    """The worker processes the demo scores its causal LMs with: ``workers`` of them (``None``:
+    two where this process may run on two or more cores; 0 or 1: in this process), each with
+    the available cores shared out as its torch threads."""
+    n = min(2, available_cores()) if workers is None else workers
+    if n < 0:
+        raise InputError(f"must be 0 (in this process) or more, got {n}", field="workers")
+    return ProcessSettings(n) if n > 1 else None
+
+
 def run_demo(
     out_dir: Path | str,
     *,
     size: str = "default",
+    workers: int | None = None,
     gemma: bool | None = None,
     lm: Sequence[str] | None = None,
     decision_model: Sequence[str] | None = None,
@@ -102,7 +122,8 @@ def run_demo(
 ) -> DemoResult:
     """Run and analyse the signalling then the meaning instrument on the demo's models under
     ``out_dir``. ``gemma`` includes gemma3-270m when installed; ``None`` takes the size's own
-    choice (every size but ``small``). ``progress(prefix)`` gives the run loop's callback for
+    choice (every size but ``small``). ``workers`` is how many processes score each causal LM
+    (:func:`demo_workers`: two by default on two or more cores, each on its share of them). ``progress(prefix)`` gives the run loop's callback for
     one instrument (a progress bar); ``on_phase(name, results, timer)`` is called as soon as
     each instrument's analysis is done, so a caller can show its summary before the next one
     starts; with more than one causal LM, signalling is also analysed once after its first LM
@@ -117,6 +138,7 @@ def run_demo(
     plan = DEMO_SIZES[size]
     with_gemma = plan.gemma if gemma is None else gemma
     lms, decision_models, choosers = demo_models(lm, decision_model, gemma=with_gemma)
+    processes = demo_workers(workers)
     timer = PhaseTimer()
 
     def bar(prefix: str) -> JobProgress | None:
@@ -134,6 +156,7 @@ def run_demo(
             # signalling` scores both label forms by default (§IV-H4)
             label_forms=("bare",),
             progress=timer.progress("signalling", bar("signalling")),
+            processes=processes,
         )
 
     # The first model with the reference choosers first, analysed and shown at once, so a
@@ -161,6 +184,7 @@ def run_demo(
         e7_keys=("slot", "travelling"),
         progress=timer.progress("meaning", bar("meaning")),
         command=command,
+        processes=processes,
     )
     meaning_results = analyse_runs(meaning)
     if on_phase is not None:

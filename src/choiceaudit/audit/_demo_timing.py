@@ -7,9 +7,9 @@ sees them through the run loop's own progress callback, so no backend or instrum
 it is timed: a job's first progress report comes once its scorer is open (so everything since
 the previous phase is the open), and its report of ``total`` rows ends its scoring.
 
-Each phase records the process's CPU time beside its wall time: on a shared machine the wall
-time says how long a user waited, the CPU time what the phase costs (every thread of this
-process counts, so two busy threads give up to twice the wall time).
+Each phase records the CPU time beside its wall time: on a shared machine the wall time says how
+long a user waited, the CPU time what the phase costs (every thread of this process and of the
+worker processes scoring for it counts, so two busy threads give up to twice the wall time).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.audit._processes import worker_cpu_seconds
 from choiceaudit.audit._runs import JobProgress
 from choiceaudit.files import atomic_write_text
 from choiceaudit.scorers import conversions_this_process
@@ -47,20 +48,25 @@ class Phase:
     cpu_seconds: float = 0.0
 
 
+def _cpu_with_workers() -> float:
+    return time.process_time() + worker_cpu_seconds()
+
+
 class PhaseTimer:
-    """Records phases in the order they end; ``clock`` (wall) and ``cpu_clock`` (process CPU
-    time) are injectable so tests need no sleep."""
+    """Records phases in the order they end; ``clock`` (wall) and ``cpu_clock`` (CPU time:
+    by default this process's and that of the worker processes scoring for it) are injectable so
+    tests need no sleep."""
 
     def __init__(
         self,
         clock: Callable[[], float] = time.monotonic,
-        cpu_clock: Callable[[], float] = time.process_time,
+        cpu_clock: Callable[[], float] | None = None,
     ) -> None:
         self._clock = clock
-        self._cpu_clock = cpu_clock
+        self._cpu_clock = cpu_clock or _cpu_with_workers
         self._start = clock()
         self._mark = self._start
-        self._cpu_start = cpu_clock()
+        self._cpu_start = self._cpu_clock()
         self._cpu_mark = self._cpu_start
         self._open: set[str] = set()
         self._scored: set[str] = set()

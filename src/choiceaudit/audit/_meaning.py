@@ -19,7 +19,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from choiceaudit.audit._backend import RaySettings
+from choiceaudit.audit._backend import ProcessSettings, RaySettings
 from choiceaudit.audit._runs import RunJob, model_scorer, run_jobs
 from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.errors import InputError
@@ -162,6 +162,7 @@ def run_meaning(
     e7_keys: Sequence[str] = ("slot",),
     ray: RaySettings | None = None,
     split_seed: int | None = None,
+    processes: ProcessSettings | None = None,
 ) -> list[Path]:
     """Score the meaning plan with every model; return the run directories, in model order.
 
@@ -174,8 +175,9 @@ def run_meaning(
     ``matrix_items`` is given; E7 asks the slot-bound keys unless ``e7_keys`` says otherwise.
     After scoring, every run's manifest records ``choice_not_argmax_rows``: rows whose returned
     ``choice`` is not the argmax of the returned probabilities. With ``ray`` each model's chunks
-    are scored on Ray actors (:class:`~choiceaudit.audit.RaySettings`); the parts are written
-    here."""
+    are scored on Ray actors (:class:`~choiceaudit.audit.RaySettings`), with ``processes`` on
+    worker processes of this machine (:class:`~choiceaudit.audit.ProcessSettings`, for a causal LM
+    run in process); the parts are written here."""
     out_root = Path(out_root)
     if not models:
         raise InputError("run_meaning needs at least one model")
@@ -215,7 +217,7 @@ def run_meaning(
                 label=model,
                 config=config,
                 queries=model_queries,
-                scorer=model_scorer(model, options, ray),
+                scorer=model_scorer(model, options, ray, processes),
                 on_accepted=_plan_writer(model_queries),
                 after=record_choice_check,
             )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from choiceaudit.audit._backend import RaySettings, open_scorer
+from choiceaudit.audit._backend import ProcessSettings, RaySettings, open_scorer
 from choiceaudit.audit._scoring import ChunkExecutor, RunSummary, _sequential, run_scoring
 from choiceaudit.scorers import PartialScoreError, Scorer
 from choiceaudit.store import RunStore
@@ -41,10 +41,15 @@ JobProgress = Callable[[str, int, int], None]
 ScorerOpener = Callable[[], AbstractContextManager[tuple[Scorer, ChunkExecutor | None]]]
 
 
-def model_scorer(spec: str, options: Mapping[str, Any], ray: RaySettings | None) -> ScorerOpener:
+def model_scorer(
+    spec: str,
+    options: Mapping[str, Any],
+    ray: RaySettings | None,
+    processes: ProcessSettings | None = None,
+) -> ScorerOpener:
     """Open the model ``spec`` with ``options`` when the job starts (on Ray actors with
-    ``ray``)."""
-    return lambda: open_scorer(spec, options, ray)
+    ``ray``, in worker processes with ``processes``)."""
+    return lambda: open_scorer(spec, options, ray, processes)
 
 
 def loaded(scorer: Scorer) -> ScorerOpener:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from choiceaudit.audit._backend import RaySettings
+from choiceaudit.audit._backend import ProcessSettings, RaySettings
 from choiceaudit.audit._runs import RunJob, ScorerOpener, loaded, made, model_scorer, run_jobs
 from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.audit._signalling_build import DEFAULT_SEED, build_instrument, check_counts
@@ -265,6 +265,7 @@ def _jobs(
     *,
     options: Mapping[str, object],
     ray: RaySettings | None,
+    processes: ProcessSettings | None,
     batch_one: bool,
     swow: Path | str | None,
     conceptnet: Path | str | None,
@@ -275,7 +276,7 @@ def _jobs(
     for spec in models:
         if isinstance(spec, str):
             for name, config, opts in _model_runs(spec, options, batch_one, base):
-                runs.append((name, config, model_scorer(spec, opts, ray)))
+                runs.append((name, config, model_scorer(spec, opts, ray, processes)))
         else:  # an already-loaded scorer, named by its description
             desc = spec.describe()
             label = str(desc.get("model") or desc.get("name") or type(spec).__name__)
@@ -342,11 +343,13 @@ def run_signalling(
     ray: RaySettings | None = None,
     batch_one: bool = False,
     allow_partial_coverage: bool = False,
+    processes: ProcessSettings | None = None,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
     the order given). A second call resumes each run. With ``ray`` each model spec's chunks are
-    scored on Ray actors (reference choosers run here: they are exact and cheap). With
+    scored on Ray actors, with ``processes`` on worker processes of this machine (a causal LM
+    run in process; reference choosers run here: they are exact and cheap). With
     ``batch_one`` every model spec is also scored one query per forward pass
     (its backend's batch option, ``max_batch_rows=1`` for ``hf``) into ``<model>-batch1``; the
     analysis reports the batch-1 flip rate per tile against the batched run (§I-K scores the
@@ -399,6 +402,7 @@ def run_signalling(
         choosers,
         options=options,
         ray=ray,
+        processes=processes,
         batch_one=batch_one,
         swow=swow,
         conceptnet=conceptnet,

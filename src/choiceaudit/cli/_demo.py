@@ -74,6 +74,14 @@ def demo(
         Path | None,
         typer.Option("--data", help="Directory with the THINGS files (for --norms things)."),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            help="Processes scoring each causal LM, each on its share of the cores (default: "
+            "2 on a machine with 2 or more cores; 0 or 1 scores in this process).",
+        ),
+    ] = None,
 ) -> None:
     """Audit the embedded default models with both instruments and write the report."""
     from choiceaudit.audit import AnalysisResult, PhaseTimer, run_demo
@@ -109,6 +117,7 @@ def demo(
         done = run_demo(
             out_dir,
             size=size,
+            workers=workers,
             gemma=gemma,
             lm=lm,
             decision_model=decision_model,

@@ -52,6 +52,7 @@ from choiceaudit.scorers._registry import (
     load_scorer,
     model_status,
     parse_model_spec,
+    prepare_scorer,
 )
 from choiceaudit.scorers._sparrow import SparrowScorer
 from choiceaudit.scorers._systemone import SystemOneScorer
@@ -132,6 +133,7 @@ __all__ = [
     "model_status",
     "next_token",
     "parse_model_spec",
+    "prepare_scorer",
     "prompt_logprobs",
     "query_strings",
     "resolve_causal_lm",

@@ -57,7 +57,9 @@ class Capabilities:
     ``chat_template``: it takes ``chat_template`` and ``system_prompt``. ``engine``: it is the
     in-process causal-LM engine (``serve-model`` can serve it; ``lm-choice:`` can wrap it).
     ``identity``: the ``describe()`` fields that must match for a run to be resumed by it;
-    every one must be present in its description (:func:`resume_identity` refuses otherwise)."""
+    every one must be present in its description (:func:`resume_identity` refuses otherwise).
+    ``local_compute``: it runs a causal LM loaded in the scoring process, so its throughput on a
+    CPU grows with worker processes (each loading its own copy), not only with threads."""
 
     reads: Literal["menu", "continuations"]
     rules: tuple[str, ...]
@@ -65,6 +67,7 @@ class Capabilities:
     batch_option: str | None = None
     chat_template: bool = False
     engine: bool = False
+    local_compute: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,8 +82,10 @@ class Backend:
     cannot do without, each with what it is; ``installed`` names the built-in model whose
     packages must be installed (``"{spec}"`` / ``"{target}"`` stand for the spec's own).
     ``causal_lm`` says where the causal LM whose prompt conventions apply is named: the spec
-    itself, its target (``openai:smollm2`` serves ``smollm2``), or nowhere. ``target_hint`` is
-    what follows the prefix, as an unknown spec's error lists it."""
+    itself, its target (``openai:smollm2`` serves ``smollm2``), or nowhere. ``loads_lm`` says
+    where the causal LM the backend loads in this process is named (``lm-choice:smollm2`` loads
+    ``smollm2``), so its weights can be made ready before it loads. ``target_hint`` is what
+    follows the prefix, as an unknown spec's error lists it."""
 
     name: str
     prefix: str | None
@@ -92,6 +97,7 @@ class Backend:
     required: tuple[tuple[str, str], ...] = ()
     installed: str | None = None
     causal_lm: Literal["spec", "target"] | None = None
+    loads_lm: Literal["spec", "target"] | None = None
     target_hint: str = "<model>"
 
     def load_callable(self) -> Callable[..., Any]:
@@ -117,10 +123,12 @@ BACKENDS: tuple[Backend, ...] = (
             batch_option="max_batch_rows",
             chat_template=True,
             engine=True,
+            local_compute=True,
         ),
         target_is_spec=True,
         installed="{spec}",
         causal_lm="spec",
+        loads_lm="spec",
         target_hint="<dir|gguf|hub id>",
     ),
     Backend(
@@ -135,8 +143,10 @@ BACKENDS: tuple[Backend, ...] = (
             _LM_IDENTITY,
             batch_option="max_batch_rows",
             chat_template=True,
+            local_compute=True,
         ),
         installed="{target}",
+        loads_lm="target",
         target_hint="<causal LM>",
     ),
     Backend(

@@ -405,7 +405,7 @@ def _forward_batch(
             tgt = torch.from_numpy(reads[i].targets).to(device)
             inverse.append(inv_t)
             states.append(read)
-            picks.append(torch.broadcast_tensors(inv_t[:, None], tgt))
+            picks.append((inv_t[:, None].expand(tgt.shape), tgt))
         read_of = _normalised_reads(model, states, picks, output_group_mb)
         for i, inv_t, (logits, lse) in zip(rows, inverse, read_of, strict=True):
             results[i] = (logits.double().cpu().numpy(), lse[inv_t].double().cpu().numpy())
@@ -430,11 +430,19 @@ def sequence_logprobs(
     share are computed once. Returns ``out[g][s]``, an array of ``len(ids) - first``
     log-probabilities: ``log P(ids[t] | ids[:t])`` for ``t ≥ first``. ``prefix_cache`` (bound to
     ``model``) keeps the blocks across calls (:mod:`._blocks`); scores do not depend on it.
+
+    A row is its set of distinct sequences, packed in sorted order, so it runs the same way
+    whatever order its options came in (an E7 ordering of an item scored as independent options
+    is the item's own row), and rows of the call that are the same set run once: each sequence
+    gets its own copy of the row's numbers, which are what the row would give alone.
     """
     parts = [_by_context(g) for g in groups]
+    row_of: dict[tuple[int, tuple[tuple[int, ...], ...]], int] = {}
     tries: list[TokenTrie] = []
     reads: list[_Read] = []
+    placed: list[list[tuple[list[int], int]]] = []  # per group: (its sequences, row) per part
     for g, ps in enumerate(parts):
+        placed.append([])
         for part in ps:
             specs = [groups[g][s] for s in part]
             for spec in specs:
@@ -443,33 +451,40 @@ def sequence_logprobs(
                         f"first scored token {spec.first} is outside 1..{len(spec.ids) - 1}: "
                         "a scored token needs at least one token of context"
                     )
-            trie = TokenTrie([spec.ids for spec in specs])
-            nodes = [trie.paths[s][spec.first - 1 : -1] for s, spec in enumerate(specs)]
-            targets = [np.asarray(spec.ids[spec.first :], dtype=np.int64) for spec in specs]
-            tries.append(trie)
-            reads.append(_Read(np.concatenate(nodes), np.concatenate(targets)[:, None]))
-    raw = iter(
-        _run(
-            model,
-            tries,
-            reads,
-            max_batch_tokens=max_batch_tokens,
-            max_batch_rows=max_batch_rows,
-            pad_multiple=pad_multiple,
-            prefix_cache=prefix_cache,
-            output_group_mb=output_group_mb,
-        )
+            first = specs[0].first  # one context, so one first scored token
+            distinct = tuple(sorted({tuple(int(t) for t in spec.ids) for spec in specs}))
+            key = (first, distinct)
+            row = row_of.get(key)
+            if row is None:
+                row = row_of[key] = len(tries)
+                trie = TokenTrie(distinct)
+                nodes = [trie.paths[s][first - 1 : -1] for s in range(len(distinct))]
+                targets = [np.asarray(ids[first:], dtype=np.int64) for ids in distinct]
+                tries.append(trie)
+                reads.append(_Read(np.concatenate(nodes), np.concatenate(targets)[:, None]))
+            placed[g].append((part, row))
+    raw = _run(
+        model,
+        tries,
+        reads,
+        max_batch_tokens=max_batch_tokens,
+        max_batch_rows=max_batch_rows,
+        pad_multiple=pad_multiple,
+        prefix_cache=prefix_cache,
+        output_group_mb=output_group_mb,
     )
+    by_row: list[dict[tuple[int, ...], FloatArray]] = []
+    for (logits, lse), (first, distinct) in zip(raw, row_of, strict=True):
+        flat = logits[:, 0] - lse
+        cuts = np.cumsum([len(ids) - first for ids in distinct])[:-1]
+        by_row.append(dict(zip(distinct, np.split(flat, cuts), strict=True)))
     out: list[list[FloatArray]] = []
-    for g, ps in enumerate(parts):
-        row: list[FloatArray] = [np.empty(0)] * len(groups[g])
-        for part in ps:
-            logits, lse = next(raw)
-            flat = logits[:, 0] - lse
-            cuts = np.cumsum([len(groups[g][s].ids) - groups[g][s].first for s in part])[:-1]
-            for s, lp in zip(part, np.split(flat, cuts), strict=True):
-                row[s] = lp
-        out.append(row)
+    for g, group_parts in enumerate(placed):
+        row_out: list[FloatArray] = [np.empty(0)] * len(groups[g])
+        for part, row in group_parts:
+            for s in part:
+                row_out[s] = by_row[row][tuple(int(t) for t in groups[g][s].ids)].copy()
+        out.append(row_out)
     return out
 
 
@@ -495,11 +510,16 @@ def next_token_logits(
     output_group_mb: float = DEFAULT_OUTPUT_GROUP_MB,
 ) -> list[tuple[FloatArray, float]]:
     """Raw next-token logits of ``candidates[i]`` after ``prompts[i]``, with the log-sum-exp over
-    the whole vocabulary (so ``logit - lse`` is the candidate's log-probability)."""
-    tries = [TokenTrie([p]) for p in prompts]
+    the whole vocabulary (so ``logit - lse`` is the candidate's log-probability). A prompt asked
+    twice with the same candidates in one call runs once; each asker gets its own copy."""
+    row_of: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    asked = []
+    for p, c in zip(prompts, candidates, strict=True):
+        key = (tuple(int(t) for t in p), tuple(int(t) for t in c))
+        asked.append(row_of.setdefault(key, len(row_of)))
+    tries = [TokenTrie([p]) for p, _ in row_of]
     reads = [
-        _Read(np.asarray([len(p) - 1]), np.asarray([list(c)], dtype=np.int64))
-        for p, c in zip(prompts, candidates, strict=True)
+        _Read(np.asarray([len(p) - 1]), np.asarray([list(c)], dtype=np.int64)) for p, c in row_of
     ]
     raw = _run(
         model,
@@ -511,7 +531,7 @@ def next_token_logits(
         prefix_cache=prefix_cache,
         output_group_mb=output_group_mb,
     )
-    return [(logits[0], float(lse[0])) for logits, lse in raw]
+    return [(raw[row][0][0].copy(), float(raw[row][1][0])) for row in asked]
 
 
 def _check_budget(max_batch_tokens: int, max_batch_rows: int, pad_multiple: int) -> None:

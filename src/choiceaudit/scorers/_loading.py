@@ -360,6 +360,16 @@ def _weights_sha256(directory: Path) -> str | None:
     return combined.hexdigest()
 
 
+def prepare_causal_lm(name: str) -> None:
+    """Make ready on disk what loading ``name`` needs (a packaged GGUF assembled and converted
+    once into the cache), without loading the model: a caller about to start several processes
+    that each load it runs the one-time conversion here, once, where it can be timed."""
+    source = resolve_causal_lm(name)
+    if source.kind in ("gguf-package", "gguf-file"):
+        require("transformers", HF_EXTRA)
+        convert_gguf(*_materialise_gguf(source))
+
+
 def load_causal_lm(
     name: str,
     *,

@@ -257,6 +257,22 @@ def check_options(spec: str, options: Mapping[str, Any]) -> None:
         )
 
 
+def prepare_scorer(spec: str) -> None:
+    """Make ready on disk what loading ``spec`` needs, without loading it: for a backend that
+    loads a causal LM in process (``smollm2``, ``lm-choice:gemma3-270m``, ``hf:model.gguf``) its
+    one-time GGUF conversion; nothing for any other backend. A caller about to load one model in
+    several processes runs this first, so the conversion runs once, here."""
+    parsed = parse_model_spec(spec)
+    backend = backend_named(parsed.backend)
+    if backend.loads_lm is None:
+        return
+    if backend.installed is not None:
+        _check_installed(backend.installed.format(spec=parsed.spec, target=parsed.target))
+    from choiceaudit.scorers._loading import prepare_causal_lm
+
+    prepare_causal_lm(parsed.spec if backend.loads_lm == "spec" else parsed.target)
+
+
 def load_scorer(spec: str, **options: Any) -> Scorer:
     """Build a scorer from a model spec.
 

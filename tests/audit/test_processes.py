@@ -1,0 +1,179 @@
+"""Worker processes on this machine: the rows equal the single-process run's, whichever worker
+scored which chunk; a worker that cannot open its model is refused with its own reason; a worker
+that dies, a partial failure and a bug stop the run with what came back kept, and a resume
+completes it; only backends that compute in process fan out."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from choiceaudit import Query
+from choiceaudit.audit import (
+    ProcessFanout,
+    ProcessSettings,
+    open_scorer,
+    run_scoring,
+    worker_cpu_seconds,
+)
+from choiceaudit.errors import InputError
+from choiceaudit.scorers import FakeScorer, MissingBackendError, PartialScoreError, ScorerError
+from choiceaudit.store import RunStore
+from process_scorers import Buggy, DiesOnce, FailsChunk, cannot_open, make_fake
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def queries(n: int) -> list[Query]:
+    return [
+        Query(state=f"state {i}", options=(f"a{i}", f"b{i}", f"c{i}"), meta={"item_id": str(i)})
+        for i in range(n)
+    ]
+
+
+def rows(run: Path) -> list[dict[str, Any]]:
+    table = RunStore(run).read_table()
+    out: list[dict[str, Any]] = table.to_pylist()
+    return out
+
+
+def test_worker_processes_give_the_in_process_rows(tmp_path: Path) -> None:
+    qs = queries(9)
+    before = worker_cpu_seconds()
+    with ProcessFanout(make_fake, workers=2, threads=1) as fan:
+        summary = run_scoring(fan, qs, tmp_path / "two", chunk_size=2, executor=fan.execute)
+        described = fan.describe()["processes"]
+    run_scoring(FakeScorer(), qs, tmp_path / "one", chunk_size=2)
+    assert summary.scored == 9 and summary.parts_written == 5
+    assert rows(tmp_path / "two") == rows(tmp_path / "one")
+    assert described["workers"] == 2 and described["threads_per_worker"] == 1
+    assert sum(described["chunks_by_worker"]) == 5
+    assert min(described["chunks_by_worker"]) >= 1  # both workers took chunks
+    assert worker_cpu_seconds() > before
+    manifest = RunStore(tmp_path / "two").read_manifest()
+    assert manifest["scorer"]["processes"]["workers"] == 2
+    assert manifest["status"] == "complete"
+
+
+def test_a_worker_that_cannot_open_its_model_is_refused_with_its_reason() -> None:
+    with (
+        pytest.raises(MissingBackendError, match="pip install nothing"),
+        ProcessFanout(cannot_open, workers=2),
+    ):
+        pass
+
+
+def test_a_worker_that_dies_stops_the_run_and_a_resume_completes_it(tmp_path: Path) -> None:
+    qs = queries(8)
+    run = tmp_path / "run"
+    dies = functools.partial(DiesOnce, str(tmp_path / "marker"), qs[5].id)
+    with (
+        ProcessFanout(dies, workers=2, in_flight_per_worker=1) as fan,
+        pytest.raises(ScorerError, match=r"worker process \d \(pid \d+\) died while scoring"),
+    ):
+        run_scoring(fan, qs, run, chunk_size=2, executor=fan.execute)
+    assert RunStore(run).read_manifest()["status"] == "failed"
+    kept = RunStore(run).done_ids()
+    assert qs[5].id not in kept
+    with ProcessFanout(make_fake, workers=2) as fan:
+        summary = run_scoring(fan, qs, run, chunk_size=2, executor=fan.execute)
+    assert summary.already_done == len(kept) and summary.scored == 8 - len(kept)
+    run_scoring(FakeScorer(), qs, tmp_path / "one", chunk_size=2)
+    assert sorted(rows(run), key=lambda r: r["row"]) == rows(tmp_path / "one")
+
+
+def test_a_partial_failure_keeps_what_came_back(tmp_path: Path) -> None:
+    qs = queries(6)
+    run = tmp_path / "run"
+    failing = functools.partial(FailsChunk, qs[2].id)
+    with (
+        ProcessFanout(failing, workers=2, in_flight_per_worker=1) as fan,
+        pytest.raises(PartialScoreError, match="gave up"),
+    ):
+        run_scoring(fan, qs, run, chunk_size=3, executor=fan.execute)
+    done = RunStore(run).done_ids()
+    assert qs[0].id in done and qs[1].id not in done
+    assert RunStore(run).read_manifest()["status"] == "incomplete"
+
+
+def test_a_bug_in_a_worker_comes_back_with_its_traceback(tmp_path: Path) -> None:
+    qs = queries(4)
+    with (
+        ProcessFanout(functools.partial(Buggy, qs[3].id), workers=2) as fan,
+        pytest.raises(ScorerError, match=r"(?s)KeyError: 'a bug in the scorer'.*Traceback"),
+    ):
+        run_scoring(fan, qs, tmp_path / "run", chunk_size=2, executor=fan.execute)
+
+
+def test_only_backends_that_compute_in_process_fan_out() -> None:
+    with open_scorer("fake", {}, processes=ProcessSettings(2)) as (scorer, executor):
+        assert executor is None and isinstance(scorer, FakeScorer)
+
+
+@pytest.mark.parametrize(("workers", "threads"), [(0, None), (2, 0)])
+def test_impossible_settings_are_refused(workers: int, threads: int | None) -> None:
+    with pytest.raises(InputError, match="must be 1 or more"):
+        ProcessSettings(workers, threads)
+
+
+def test_a_causal_lm_in_one_thread_workers_gives_the_in_process_bits(tmp_path: Path) -> None:
+    """Each worker loads its own copy of a tiny random Llama from disk (``hf:<dir>``); on one
+    thread the engine's numbers for a query do not depend on its batch-mates, so the rows are
+    the in-process one-thread rows to the bit, and ``lm-choice`` over it fans out too."""
+    import string
+
+    import numpy as np
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models
+
+    from choiceaudit.scorers import load_scorer
+
+    # characters, and " A" to " C" as tokens of their own so lm-choice can tell its keys apart
+    keys = [(" ", k) for k in "ABC"]
+    chars = ["<unk>", "<pad>", "\n", *string.printable[:95], *(a + b for a, b in keys)]
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(
+            models.BPE(vocab={c: i for i, c in enumerate(chars)}, merges=keys)
+        ),
+        unk_token="<unk>",
+        pad_token="<pad>",
+    )
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    torch.manual_seed(3)
+    directory = tmp_path / "tiny"
+    transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    qs = [
+        Query(
+            state=f"s{i}", options=("yes", "no", "maybe"), neutral_state="", template="{state}\nA:"
+        )
+        for i in range(7)
+    ]
+    for spec in (f"hf:{directory}", f"lm-choice:hf:{directory}"):
+        name = spec.split(":")[0]
+        with open_scorer(spec, {}, processes=ProcessSettings(2, 1)) as (fan, executor):
+            assert isinstance(fan, ProcessFanout) and executor is not None
+            run_scoring(fan, qs, tmp_path / f"{name}-two", chunk_size=2, executor=executor)
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            run_scoring(load_scorer(spec), qs, tmp_path / f"{name}-one", chunk_size=2)
+        finally:
+            torch.set_num_threads(before)
+        a = RunStore(tmp_path / f"{name}-two").load()
+        b = RunStore(tmp_path / f"{name}-one").load()
+        assert [r.query.id for r in a.rows] == [r.query.id for r in b.rows]
+        for x, y in zip(a.rows, b.rows, strict=True):
+            assert x.decision.scores.keys() == y.decision.scores.keys()
+            for rule in x.decision.scores:
+                np.testing.assert_array_equal(x.decision.scores[rule], y.decision.scores[rule])
+        assert a.manifest.scorer["processes"]["threads_per_worker"] == 1
