@@ -82,6 +82,7 @@ def test_causal_lms_read_continuations_in_process_and_over_a_server() -> None:
         identity=capabilities_of("openai:smollm2").identity,
         batch_option=None,
         engine=False,
+        local_compute=False,  # the server computes; worker processes here would not help
     )
     assert capabilities_of("openai:x").reads == "continuations"
     assert capabilities_of("lm-choice:smollm2").reads == "menu"
@@ -91,6 +92,8 @@ def test_causal_lms_read_continuations_in_process_and_over_a_server() -> None:
     assert causal_lm_of("sparrow") is None
     # only the in-process engine is served or wrapped by lm-choice
     assert [b.name for b in BACKENDS if b.capabilities.engine] == ["hf"]
+    # worker processes help the backends that run a causal LM in the scoring process
+    assert [b.name for b in BACKENDS if b.capabilities.local_compute] == ["hf", "lm-choice"]
 
 
 def test_queries_for_gives_a_served_causal_lm_the_queries_it_gets_in_process() -> None:

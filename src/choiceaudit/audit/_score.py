@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from choiceaudit.audit._backend import RaySettings
+from choiceaudit.audit._backend import ProcessSettings, RaySettings
 from choiceaudit.audit._runs import JobProgress, RunJob, model_scorer, run_jobs
 from choiceaudit.audit._scoring import ProgressCallback, RunSummary, check_chunk_size
 from choiceaudit.errors import InputError, ScorerError
@@ -38,13 +38,16 @@ def score_file(
     ray: str | None = None,
     ray_workers: int | None = None,
     ray_gpus_per_worker: float = 0.0,
+    workers: int = 1,
 ) -> ScoreFileResult:
     """Read ``queries`` (invalid lines are an :class:`~choiceaudit.errors.InputError` listing
     every one, unless ``skip_invalid``, which records them in the manifest), load ``model`` and
     score into the run directory ``out`` (created or resumed). With ``ray`` (``"auto"`` or a
     cluster address) the chunks are scored on ``ray_workers`` Ray actors, one model each
     (``ray_gpus_per_worker`` GPUs reserved for each; pass ``-o device=cuda`` to use them), and
-    the parts are written here (:class:`~choiceaudit.audit.RayFanout`)."""
+    the parts are written here (:class:`~choiceaudit.audit.RayFanout`). With ``workers`` above
+    one, a causal LM loaded in process is scored by that many processes of this machine, each on
+    its share of the cores (:class:`~choiceaudit.audit.ProcessFanout`)."""
     check_chunk_size(chunk_size)  # refused before a model is loaded
     result = read_queries(queries, skip_invalid=skip_invalid)
     if not result.queries:  # an empty run would look like a finished one
@@ -62,7 +65,12 @@ def score_file(
         label=model,
         config=ScoreConfig(kind="score"),
         queries=result.queries,
-        scorer=model_scorer(model, dict(scorer_options or {}), settings),
+        scorer=model_scorer(
+            model,
+            dict(scorer_options or {}),
+            settings,
+            ProcessSettings(workers) if workers != 1 else None,
+        ),
         skipped={"invalid_input_line": len(result.errors)} if result.errors else {},
         skipped_lines=tuple(result.errors),
     )

@@ -29,7 +29,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from choiceaudit.audit import RaySettings, repair_run, score_file
+from choiceaudit.audit import ProcessSettings, RaySettings, repair_run, score_file
 from choiceaudit.errors import ChoiceAuditError
 from choiceaudit.scorers import model_status
 
@@ -37,6 +37,7 @@ __all__ = [
     "RayGpusOpt",
     "RayOpt",
     "RayWorkersOpt",
+    "WorkersOpt",
     "app",
     "console",
     "guarded",
@@ -44,6 +45,7 @@ __all__ = [
     "models",
     "out",
     "parse_options",
+    "process_settings",
     "progress_bar",
     "ray_settings",
     "repair",
@@ -166,6 +168,19 @@ RayWorkersOpt = Annotated[
 RayGpusOpt = Annotated[
     float, typer.Option(help="GPUs Ray reserves per actor (with -o device=cuda).")
 ]
+WorkersOpt = Annotated[
+    int,
+    typer.Option(
+        "--workers",
+        help="Processes of this machine scoring a causal LM loaded in process (hf, lm-choice), "
+        "each loading it and taking its share of the cores as torch threads; 1: this process.",
+    ),
+]
+
+
+def process_settings(workers: int) -> ProcessSettings | None:
+    """``--workers`` as :class:`~choiceaudit.audit.ProcessSettings` (``None``: this process)."""
+    return ProcessSettings(workers) if workers != 1 else None
 
 
 def ray_settings(ray: str | None, workers: int | None, gpus: float) -> RaySettings | None:
@@ -196,6 +211,7 @@ def score(
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
+    workers: WorkersOpt = 1,
 ) -> None:
     """Score a JSONL query file into a run directory; an existing run resumes where it stopped."""
     with progress_bar() as bar:
@@ -216,6 +232,7 @@ def score(
             ray=ray,
             ray_workers=ray_workers,
             ray_gpus_per_worker=ray_gpus_per_worker,
+            workers=workers,
         )
     for line, fld, msg in result.skipped_lines:
         console.print(f"[yellow]skipped[/yellow] {queries}:{line}: {fld}: {_escape(msg)}")

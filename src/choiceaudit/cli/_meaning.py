@@ -25,11 +25,13 @@ from choiceaudit.cli import (
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,
+    WorkersOpt,
     _fail,
     console,
     guarded,
     out,
     parse_options,
+    process_settings,
     progress_bar,
     ray_settings,
 )
@@ -217,6 +219,7 @@ def run_command(
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
+    workers: WorkersOpt = 1,
     split_seed: SplitSeedOpt = None,
     dry_run: DryRunOpt = False,
 ) -> None:
@@ -259,6 +262,7 @@ def run_command(
             scorer_options={m: options for m in models},
             chunk_size=chunk_size,
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
+            processes=process_settings(workers),
             progress=advance,
             command=["choiceaudit", *sys.argv[1:]],
         )

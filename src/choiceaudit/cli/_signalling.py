@@ -27,11 +27,13 @@ from choiceaudit.cli import (
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,
+    WorkersOpt,
     app,
     console,
     guarded,
     out,
     parse_options,
+    process_settings,
     progress_bar,
     ray_settings,
 )
@@ -353,6 +355,7 @@ def run_signalling_command(
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
+    workers: WorkersOpt = 1,
 ) -> None:
     """Score the signalling items with models and reference choosers, then summarise."""
     timings: dict[str, list[float]] = {}
@@ -384,6 +387,7 @@ def run_signalling_command(
             scorer_options=parse_options(option or []),
             command=["choiceaudit", *sys.argv[1:]],
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
+            processes=process_settings(workers),
             batch_one=batch_one,
             allow_partial_coverage=allow_partial_coverage,
             progress=advance,
