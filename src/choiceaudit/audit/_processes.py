@@ -5,7 +5,8 @@ tokens per call), and one process running torch on two threads keeps two cores o
 times as busy as one (measured on the demo's own calls on this project's 2-core machine:
 SmolLM2 ``lm-choice`` 62.9 s on one thread against 43.5 s on two). Two processes of one thread
 each, scoring different chunks, use both cores fully. :class:`ProcessFanout` is that executor:
-``workers`` processes (started fresh, never forked from a process that already runs torch),
+``workers`` processes (forked from a server process that imported torch but never ran it, or
+started fresh where the platform has no such server; never forked from a process that runs torch),
 each building one scorer with ``make_scorer`` and scoring the chunks it is sent, at most
 ``in_flight_per_worker`` at a time, with ``threads`` torch threads. Results come back to the
 driver, which alone writes parts, exactly as with :class:`~choiceaudit.audit.RayFanout`, so the
@@ -21,6 +22,7 @@ parts already written are kept; a worker whose driver disappears ends when its p
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import multiprocessing
 import os
 import signal
@@ -38,6 +40,24 @@ from choiceaudit.scorers import MissingBackendError, PartialScoreError, Scorer
 from choiceaudit.types import Decision, Query
 
 __all__ = ["ProcessFanout", "worker_cpu_seconds"]
+
+#: What the process that starts workers imports once (where they are installed), so a worker
+#: starts with torch and the engine's scorers already imported instead of importing them again
+#: for every run: about 1.5 s less per model opened on this project's machine.
+_PRELOAD = ("torch", "transformers", "choiceaudit.scorers._hf", "choiceaudit.scorers._lm_choice")
+
+
+def _start_context() -> Any:
+    """How workers start: forked from a clean server process that imported :data:`_PRELOAD`
+    and has never run torch (so no thread pool is forked), where the platform has one; else a
+    fresh interpreter each."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    top = {name.partition(".")[0] for name in _PRELOAD}
+    present = {name for name in top if importlib.util.find_spec(name) is not None}
+    context.set_forkserver_preload([m for m in _PRELOAD if m.partition(".")[0] in present])
+    return context
 
 #: Exception types a worker's failure to open is raised as again in the driver, by name, so a
 #: missing package or a bad option reads the same as it would in process.
@@ -153,7 +173,7 @@ class ProcessFanout:
     # -- lifetime ------------------------------------------------------------------------------
 
     def __enter__(self) -> ProcessFanout:
-        context = multiprocessing.get_context("spawn")
+        context = _start_context()
         try:
             for _ in range(self.requested_workers):
                 mine, theirs = context.Pipe()

@@ -134,7 +134,10 @@ class PrefixCache:
     def _link(self, entry: _Entry) -> None:
         node = self._root
         for tok in entry.tokens:
-            node = node.children.setdefault(tok, _Node())
+            child = node.children.get(tok)
+            if child is None:  # a node is made only where the path is new
+                child = node.children[tok] = _Node()
+            node = child
             node.entry = entry  # the newest entry through a node serves it
 
     def _rebuild(self) -> None:
