@@ -40,7 +40,7 @@ def demo(
     size: Annotated[
         str,
         typer.Option(
-            help="small (a smoke run without Gemma 3: 1.9 min on 2 cores), default (≈16 min, "
+            help="small (a smoke run without Gemma 3: 1.9 min on 2 cores), default (≈15 min, "
             "measured) or full."
         ),
     ] = "default",
