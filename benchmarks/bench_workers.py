@@ -56,10 +56,13 @@ def timed_run(
     scorer: Any, queries: Sequence[Any], run: Path, chunk: int, executor: Any = None
 ) -> float:
     from choiceaudit.audit import by_prompt, run_scoring
-    from choiceaudit.audit._scoring import _sequential
+
+    def in_process(chunks: Sequence[Sequence[Any]]) -> Any:
+        for index, chunk in enumerate(chunks):
+            yield index, list(scorer.score(chunk))
 
     start = time.perf_counter()
-    execute = by_prompt(executor or _sequential(scorer))
+    execute = by_prompt(executor or in_process)
     run_scoring(scorer, queries, run, chunk_size=chunk, executor=execute)
     return time.perf_counter() - start
 

@@ -10,10 +10,12 @@ call's token ids, no model forward: a couple of minutes), so the rest works with
 
 ``count`` prints, per model and arm: queries, packed rows (each context of a query) and how many
 are distinct sets in their call (what the engine runs), the positions the output projection
-reads, the body tokens the engine computes (its blocks and padded tails, simulated with the
-engine's own rules and a cross-call cache that never evicts), and the tokens a perfect prefix
+reads, the body tokens the engine computes (its blocks and padded tails, with a cross-call cache
+that never evicts), and the tokens a perfect prefix
 reuse would compute (a radix tree over every string of the arm: the floor no block cache
-reaches); then the fp32 FLOPs of that floor and of the reads, and the seconds they take at the
+reaches); the body tokens are counted by running the arm's calls through this checkout's engine
+on a one-layer stand-in model of the same vocabulary (the engine's blocks, cache and padding
+depend on the token ids alone); then the fp32 FLOPs of that floor and of the reads, and the seconds they take at the
 GEMM rate measured here (``--gemm``: one 2048x1024x2048 product, on every core).
 
 ``replay`` runs one arm's recorded calls (the first ``--calls``) through the engine of this
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import pickle
 import sys
 import time
@@ -40,35 +43,64 @@ import numpy as np
 
 #: the non-embedding parameters (FLOPs per token / 2) and the output projection's size
 MODELS = {
-    "smollm2": {"body": 30 * (2 * 576 * 576 + 2 * 576 * 192 + 3 * 576 * 1536), "head": 49152 * 576},
+    "smollm2": {
+        "body": 30 * (2 * 576 * 576 + 2 * 576 * 192 + 3 * 576 * 1536),
+        "head": 49152 * 576,
+        "vocab": 49152,
+    },
     "gemma3-270m": {
         "body": 18 * (2 * 640 * 1024 + 2 * 640 * 256 + 3 * 640 * 2048),
         "head": 262144 * 640,
+        "vocab": 262144,
     },
 }
 SIGNALLING_QUERIES = 512  # the default demo's signalling queries per model
 
 
 def record(out: Path) -> int:
-    """Run the default demo with the engine recording its calls (and returning zeros)."""
+    """Run the default demo with the two in-process causal-LM scorers recording the token ids
+    they would hand the engine (as they tokenize them) and answering zeros instead of scoring."""
     import tempfile
 
     from choiceaudit.audit import run_demo
-    from choiceaudit.scorers import _hf, _lm_choice
+    from choiceaudit.scorers import HFScorer, LMChoiceScorer
+    from choiceaudit.types import Decision
 
     calls: list[tuple[str, str, Any]] = []
 
-    def sequences(model: Any, groups: Any, **_: Any) -> Any:
-        calls.append(("seq", model.config._name_or_path, [[(s.ids, s.first) for s in g] for g in groups]))  # fmt: skip
-        return [[np.zeros(len(s.ids) - s.first) for s in g] for g in groups]
+    def options(self: Any, queries: Sequence[Any]) -> list[Decision]:
+        groups = []
+        for q in queries:
+            conts = q.continuations()
+            labels = [str(i) for i in range(len(conts))]
+            encs = self.renderer.encode(q.prompt(), conts, labels)
+            if q.neutral_state is not None:
+                encs += self.renderer.encode(q.prompt(neutral=True), conts, labels)
+            groups.append([(tuple(e.ids), e.first_scored) for e in encs])
+        calls.append(("seq", self.lm.source.name, groups))
+        zero = {"sum": np.zeros(len(q.options)), "mean": np.zeros(len(q.options))}
+        return [
+            Decision(q.id, np.full(len(q.options), 1 / len(q.options)),
+                     {**zero, **({"pmi": zero["sum"]} if q.neutral_state is not None else {})})
+            for q in queries
+        ]  # fmt: skip
 
-    def next_tokens(model: Any, prompts: Any, candidates: Any, **_: Any) -> Any:
-        calls.append(("next", model.config._name_or_path, [(tuple(p), tuple(c)) for p, c in zip(prompts, candidates, strict=True)]))  # fmt: skip
-        return [(np.arange(len(c)) * 1e-3, 1.0) for c in candidates]
+    def keys(self: Any, queries: Sequence[Any]) -> list[Decision]:
+        asked = []
+        for q in queries:
+            encs = self.renderer.encode(self.prompt(q), [" " + k for k in q.keys], list(q.keys))
+            context = tuple(encs[0].ids[: encs[0].first_scored])
+            asked.append((context, tuple(e.ids[e.first_scored] for e in encs)))
+        calls.append(("next", self.lm.source.name, asked))
+        return [
+            Decision(q.id, np.full(len(q.options), 1 / len(q.options)),
+                     {"prob": np.full(len(q.options), 1 / len(q.options)),
+                      "logit": np.zeros(len(q.options))}, aux={"key_mass": 1.0})
+            for q in queries
+        ]  # fmt: skip
 
-    # the scorers call the engine through their own module's names
-    setattr(_hf, "sequence_logprobs", sequences)  # noqa: B010
-    setattr(_lm_choice, "next_token_logits", next_tokens)  # noqa: B010
+    HFScorer.score = options  # type: ignore[method-assign]
+    LMChoiceScorer.score = keys  # type: ignore[method-assign]
     with tempfile.TemporaryDirectory() as tmp:
         try:
             run_demo(tmp, workers=0)
@@ -80,20 +112,11 @@ def record(out: Path) -> int:
     return 0
 
 
-def _model_name(tokens_path: str, calls: Sequence[Any]) -> str:
-    """Which built-in model a recorded call came from: by its vocabulary's largest id."""
-    top = max(max(max(ids) for g in data for ids, _ in g) if kind == "seq"
-              else max(max(p) for p, _ in data) for kind, path, data in calls if path == tokens_path)  # fmt: skip
-    return "gemma3-270m" if top >= 49152 else "smollm2"
-
-
 def arms(calls: Sequence[Any]) -> dict[tuple[str, str], list[tuple[str, Any]]]:
     """``(model, arm) -> [(kind, call data)]`` in call order."""
     out: dict[tuple[str, str], list[tuple[str, Any]]] = collections.defaultdict(list)
     seen: dict[str, int] = collections.Counter()
-    names = {path: _model_name(path, calls) for _, path, _ in calls}
-    for kind, path, data in calls:
-        model = names[path]
+    for kind, model, data in calls:
         if kind == "next":
             out[(model, "meaning-lm-choice")].append((kind, data))
             continue
@@ -124,10 +147,55 @@ def _prefixes(seqs: Sequence[Sequence[int]]) -> set[tuple[int, ...]]:
     return {tuple(s[: j + 1]) for s in seqs for j in range(len(s))}
 
 
-def count(calls_file: Path, gemm: float | None) -> int:
-    from choiceaudit.scorers._blocks import BLOCK, aligned_head
-    from choiceaudit.scorers._engine import TokenTrie, _bucket_width, _trunk
+def _stand_in(vocab: int, positions: int) -> Any:
+    """A one-layer model of width 16 with the model's vocabulary and context: the engine packs,
+    blocks, caches and pads a call's rows by their token ids alone, so the tokens this model's
+    body is given are the tokens the real model's is."""
+    import torch
+    import transformers
 
+    config = transformers.LlamaConfig(
+        vocab_size=vocab, hidden_size=16, intermediate_size=16, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=positions,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config)
+    model.train(False)
+    return model
+
+
+def _body_tokens(model: str, items: Sequence[tuple[str, Any]]) -> int:
+    """The padded tokens the engine gives a model's body for these calls, with the scorers'
+    default options and a prefix cache that never evicts (as one run's would, for the demo)."""
+    from choiceaudit.scorers import (
+        EngineOptions,
+        PrefixCache,
+        ScoreSpec,
+        next_token_logits,
+        sequence_logprobs,
+    )
+
+    stand_in = _stand_in(MODELS[model]["vocab"], 32768)
+    engine = EngineOptions()
+    cache = PrefixCache(stand_in, 1e6)
+    options: dict[str, Any] = {
+        "max_batch_tokens": engine.max_batch_tokens, "max_batch_rows": engine.max_batch_rows,
+        "pad_multiple": engine.pad_multiple, "prefix_cache": cache, "output_group_mb": 0,
+    }  # fmt: skip
+    tokens = [0]
+    stand_in.get_input_embeddings().register_forward_pre_hook(
+        lambda _, args: tokens.__setitem__(0, tokens[0] + args[0].numel())
+    )
+    for kind, data in items:
+        if kind == "seq":
+            groups = [[ScoreSpec(tuple(ids), first) for ids, first in g] for g in data]
+            sequence_logprobs(stand_in, groups, **options)
+        else:
+            next_token_logits(stand_in, [p for p, _ in data], [c for _, c in data], **options)
+    return tokens[0]
+
+
+def count(calls_file: Path, gemm: float | None) -> int:
     with calls_file.open("rb") as f:
         calls = pickle.load(f)
     if gemm is None:
@@ -140,12 +208,12 @@ def count(calls_file: Path, gemm: float | None) -> int:
         for _ in range(n):
             a @ b
         gemm = 2 * 2048 * 1024 * 2048 * n / (time.perf_counter() - start)
-    print(f"fp32 GEMM here: {gemm / 1e9:.0f} GFLOP/s on {__import__('os').cpu_count()} cores")
-    print("model        arm                queries  rows  distinct  reads   body tokens  floor tokens  floor s  reads s")
+    print(f"fp32 GEMM here: {gemm / 1e9:.0f} GFLOP/s on {os.cpu_count()} cores")
+    print("model        arm                queries  rows  distinct  reads   body tokens  "
+          "floor tokens  floor s  reads s")  # fmt: skip
     totals: dict[str, float] = collections.defaultdict(float)
     for (model, arm), items in sorted(arms(calls).items()):
-        cached: set[tuple[int, ...]] = set()
-        queries = rows = distinct = reads = body = 0
+        queries = rows = distinct = reads = 0
         everything: list[tuple[int, ...]] = []
         for kind, data in items:
             queries += len(data)
@@ -153,28 +221,18 @@ def count(calls_file: Path, gemm: float | None) -> int:
             rows += len(call_rows)
             unique = list(dict.fromkeys(call_rows))
             distinct += len(unique)
-            call_blocks: set[tuple[int, ...]] = set()
             for seqs, first_read in unique:
                 everything.extend(seqs)
-                trie = TokenTrie(seqs)
-                reads += 1 + len(_prefixes([s[first_read + 1 : -1] for s in seqs if len(s) > first_read + 1]))  # fmt: skip
-                head = aligned_head(_trunk(trie), len(trie))
-                servable = min(first_read, head) // BLOCK * BLOCK
-                for start in range(0, head, BLOCK):
-                    key = seqs[0][: start + BLOCK]
-                    if key in call_blocks or (start + BLOCK <= servable and key in cached):
-                        continue
-                    call_blocks.add(key)
-                    body += BLOCK
-                body += _bucket_width(len(trie) - head, 8)
-            cached |= call_blocks
+                options = [s[first_read + 1 : -1] for s in seqs if len(s) > first_read + 1]
+                reads += 1 + len(_prefixes(options))
         floor = len(_prefixes(everything))
+        body = _body_tokens(model, items)
         spec = MODELS[model]
         floor_s = 2 * spec["body"] * floor / gemm
         reads_s = 2 * spec["head"] * reads / gemm
         totals[model] += floor_s + reads_s
         print(f"{model:12s} {arm:18s} {queries:7d} {rows:5d} {distinct:9d} {reads:6d} "
-              f"{body:12d} {floor:13d} {floor_s:8.0f} {reads_s:8.0f}")  # fmt: skip
+              f"{body:12d} {floor:13d} {floor_s:8.0f} {reads_s:8.0f}", flush=True)  # fmt: skip
     for model, seconds in totals.items():
         print(f"{model}: {seconds:.0f} s of fp32 GEMM at the full measured rate for the floor "
               "tokens and the reads")
@@ -185,8 +243,7 @@ def replay(calls_file: Path, model: str, arm: str, n_calls: int, threads: int,
            out: Path | None, compare: Path | None) -> int:  # fmt: skip
     import torch
 
-    from choiceaudit.scorers import load_scorer
-    from choiceaudit.scorers._engine import ScoreSpec, next_token_logits, sequence_logprobs
+    from choiceaudit.scorers import ScoreSpec, load_scorer, next_token_logits, sequence_logprobs
 
     torch.set_num_threads(threads)
     with calls_file.open("rb") as f:

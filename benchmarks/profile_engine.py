@@ -26,7 +26,7 @@ from bench_engine import idiom_queries, signalling_queries
 
 #: (label, how pstats names the function) of the parts reported
 PARTS = (
-    ("output projection and log-sum-exp", ("_engine.py", "_normalised_reads")),
+    ("output projection and log-sum-exp", ("_output_head.py", "normalised_reads")),
     ("  of which the GEMMs", ("~", "<built-in method torch.mm>")),
     ("  of which float64 exponentials", ("~", "<built-in method torch.exp>")),
     ("blocks of the shared heads", ("_blocks.py", "_forward_block")),

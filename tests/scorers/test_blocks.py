@@ -13,13 +13,13 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from choiceaudit.scorers import PrefixCache  # noqa: E402
-from choiceaudit.scorers._blocks import BLOCK, aligned_head  # noqa: E402
-from choiceaudit.scorers._engine import (  # noqa: E402
+from choiceaudit.scorers import (  # noqa: E402
+    PrefixCache,
     ScoreSpec,
     next_token_logits,
     sequence_logprobs,
 )
+from choiceaudit.scorers._blocks import BLOCK, aligned_head  # noqa: E402
 
 Naive = Callable[[Any, Any, int], np.ndarray]
 

@@ -13,17 +13,14 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from choiceaudit.scorers import (  # noqa: E402
+from choiceaudit.scorers import (  # noqa: E402  # noqa: E402
     ScorerError,
-    TokenTrie,
-)
-from choiceaudit.scorers._engine import (  # noqa: E402
     ScoreSpec,
-    _batches,
-    _bucket_width,
+    TokenTrie,
     next_token_logits,
     sequence_logprobs,
 )
+from choiceaudit.scorers._engine import _batches, _bucket_width  # noqa: E402
 
 Naive = Callable[[Any, Any, int], np.ndarray]
 

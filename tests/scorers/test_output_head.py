@@ -17,9 +17,9 @@ pytest.importorskip("transformers")
 
 import torch.nn.functional as F  # noqa: E402
 
-from choiceaudit.scorers import _engine  # noqa: E402
-from choiceaudit.scorers._engine import (  # noqa: E402
+from choiceaudit.scorers import (  # noqa: E402
     ScoreSpec,
+    _output_head,
     next_token_logits,
     sequence_logprobs,
 )
@@ -79,7 +79,7 @@ def test_a_rows_numbers_do_not_depend_on_its_group(
     work = groups(np.random.default_rng(11), 24)
     whole = run(model, work, 0)
     # vocabulary chunks that do not divide it (7, 13), and one chunk of all of it (50)
-    monkeypatch.setattr(_engine, "VOCAB_CHUNK", chunk)
+    monkeypatch.setattr(_output_head, "VOCAB_CHUNK", chunk)
     alone, few, all_in_one = (run(model, work, mb) for mb in (1e-9, 0.01, 512))
     same(alone, few)
     same(alone, all_in_one)
@@ -98,7 +98,7 @@ def test_the_chunked_log_sum_exp_is_the_whole_rows(
     chunks lie far apart (a large logit in one chunk, the rest tiny) is exact to float64
     rounding, soft-capped or not."""
     model = tiny_model("gemma3", max_positions=64)
-    monkeypatch.setattr(_engine, "VOCAB_CHUNK", chunk)
+    monkeypatch.setattr(_output_head, "VOCAB_CHUNK", chunk)
     head = model.get_output_embeddings()
     hidden = torch.randn(5, head.weight.shape[1], generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
@@ -106,8 +106,8 @@ def test_the_chunked_log_sum_exp_is_the_whole_rows(
     for cap in (None, 30.0):
         model.config.final_logit_softcapping = cap
         with torch.inference_mode():  # the engine's own chunk products, so the same float32 bits
-            edges = _engine._vocab_edges(int(head.weight.shape[0]))
-            padded = _engine._padded(hidden)
+            edges = _output_head._vocab_edges(int(head.weight.shape[0]))
+            padded = _output_head.padded(hidden)
             parts = [F.linear(padded, head.weight[lo:hi]) for lo, hi in pairwise(edges)]
             logits = torch.cat(parts, dim=1)[:5].double()
             if cap:
@@ -115,7 +115,7 @@ def test_the_chunked_log_sum_exp_is_the_whole_rows(
         node = torch.arange(5)[:, None].expand(5, 3)
         target = torch.tensor([[0, 11, 49]]).expand(5, 3)
         with torch.inference_mode():
-            ((picked, lse),) = _engine._normalised_reads(model, [hidden], [(node, target)], 512)
+            ((picked, lse),) = _output_head.normalised_reads(model, [hidden], [(node, target)], 512)
         wide = logits.numpy().astype(np.longdouble)
         top = wide.max(axis=1, keepdims=True)
         exact = (top[:, 0] + np.log(np.exp(wide - top).sum(axis=1))).astype(np.float64)
@@ -142,5 +142,5 @@ def test_a_negative_group_budget_is_refused(tiny_model: Callable[..., Any]) -> N
 def test_vocabulary_chunks_never_end_in_a_sliver(
     monkeypatch: pytest.MonkeyPatch, vocab: int, chunk: int, edges: list[int]
 ) -> None:
-    monkeypatch.setattr(_engine, "VOCAB_CHUNK", chunk)
-    assert _engine._vocab_edges(vocab) == edges
+    monkeypatch.setattr(_output_head, "VOCAB_CHUNK", chunk)
+    assert _output_head._vocab_edges(vocab) == edges

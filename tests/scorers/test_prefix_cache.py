@@ -14,12 +14,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from choiceaudit.scorers import (  # noqa: E402
+from choiceaudit.scorers import (  # noqa: E402  # noqa: E402
     EngineOptions,
     HFScorer,
     PrefixCache,
+    ScoreSpec,
+    sequence_logprobs,
 )
-from choiceaudit.scorers._engine import ScoreSpec, sequence_logprobs  # noqa: E402
 from choiceaudit.types import Query  # noqa: E402
 
 CACHED = EngineOptions(prefix_cache_mb=16)

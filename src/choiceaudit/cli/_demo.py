@@ -20,6 +20,16 @@ from choiceaudit.cli import app, console, guarded, out, progress_bar
 __all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoSize", "demo"]
 
 
+DemoWorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        help="Processes scoring each causal LM, each on its share of the cores (default: 2 on a "
+        "machine with 2 or more cores; 0 or 1 scores in this process).",
+    ),
+]
+
+
 def _advance_factory(bar: Progress, prefix: str) -> Callable[[str, int, int], None]:
     tasks: dict[str, TaskID] = {}
 
@@ -74,14 +84,7 @@ def demo(
         Path | None,
         typer.Option("--data", help="Directory with the THINGS files (for --norms things)."),
     ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            "--workers",
-            help="Processes scoring each causal LM, each on its share of the cores (default: "
-            "2 on a machine with 2 or more cores; 0 or 1 scores in this process).",
-        ),
-    ] = None,
+    workers: DemoWorkersOpt = None,
 ) -> None:
     """Audit the embedded default models with both instruments and write the report."""
     from choiceaudit.audit import AnalysisResult, PhaseTimer, run_demo

@@ -58,7 +58,12 @@ from choiceaudit.scorers._sparrow import SparrowScorer
 from choiceaudit.scorers._systemone import SystemOneScorer
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing them needs torch)
-    from choiceaudit.scorers._engine import TokenTrie
+    from choiceaudit.scorers._engine import (
+        ScoreSpec,
+        TokenTrie,
+        next_token_logits,
+        sequence_logprobs,
+    )
     from choiceaudit.scorers._hf import EngineOptions, HFScorer
     from choiceaudit.scorers._lm_choice import LMChoiceScorer
     from choiceaudit.scorers._prefix_cache import PrefixCache
@@ -74,6 +79,9 @@ _LAZY = {
     "next_token": "choiceaudit.scorers._prompt",
     "prompt_logprobs": "choiceaudit.scorers._prompt",
     "TokenTrie": "choiceaudit.scorers._engine",
+    "ScoreSpec": "choiceaudit.scorers._engine",
+    "sequence_logprobs": "choiceaudit.scorers._engine",
+    "next_token_logits": "choiceaudit.scorers._engine",
 }
 
 
@@ -112,6 +120,7 @@ __all__ = [
     "ProbeFailed",
     "ProbeResult",
     "PromptLogprobs",
+    "ScoreSpec",
     "Scorer",
     "ScorerError",
     "ScorerOptionError",
@@ -132,10 +141,12 @@ __all__ = [
     "load_scorer",
     "model_status",
     "next_token",
+    "next_token_logits",
     "parse_model_spec",
     "prepare_scorer",
     "prompt_logprobs",
     "query_strings",
     "resolve_causal_lm",
     "resume_identity",
+    "sequence_logprobs",
 ]
