@@ -1,10 +1,10 @@
 """Worker processes on this machine: a run's chunks scored by several copies of one model.
 
 On a CPU the in-process engine's forward passes are small (a 135M–270M model, a few thousand
-tokens per call), and one process running torch on two threads keeps two cores only about 1.45
-times as busy as one (measured on the demo's own calls on this project's 2-core machine:
-SmolLM2 ``lm-choice`` 62.9 s on one thread against 43.5 s on two). Two processes of one thread
-each, scoring different chunks, use both cores fully. :class:`ProcessFanout` is that executor:
+tokens per call), and one process running torch on two threads keeps two cores only about 1.4–1.6
+times as busy as one thread does. Two processes of one thread each, scoring different chunks,
+use both cores fully: 1.18–1.42 times the throughput of one process on two threads on this
+project's 2-core machine (``benchmarks/bench_workers.py``, both built-in models). :class:`ProcessFanout` is that executor:
 ``workers`` processes (forked from a server process that imported torch but never ran it, or
 started fresh where the platform has no such server; never forked from a process that runs torch),
 each building one scorer with ``make_scorer`` and scoring the chunks it is sent, at most
