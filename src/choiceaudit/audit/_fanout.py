@@ -46,6 +46,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from choiceaudit.audit._scoring import (
+    ChunkOutcome,
+    chunk_outcome,
+    outcome_result,
+    score_as_one_chunk,
+)
 from choiceaudit.errors import ScorerError
 from choiceaudit.scorers import MissingBackendError, PartialScoreError, Scorer
 from choiceaudit.types import Decision, Query
@@ -121,13 +127,8 @@ class _Worker:
     def describe(self) -> tuple[dict[str, Any], str]:
         return self.scorer.describe(), self.incarnation
 
-    def score(self, queries: Sequence[Query]) -> tuple[str, Any, str, str | None, str]:
-        try:
-            return "ok", list(self.scorer.score(queries)), "", None, self.incarnation
-        except PartialScoreError as exc:
-            return "partial", exc.completed, str(exc), exc.query_id, self.incarnation
-        except ScorerError as exc:
-            return "error", None, str(exc), exc.query_id, self.incarnation
+    def score(self, queries: Sequence[Query]) -> tuple[ChunkOutcome, str]:
+        return chunk_outcome(self.scorer, queries), self.incarnation
 
 
 class RestartCounter:
@@ -269,12 +270,7 @@ class RayFanout:
         return description
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
-        chunks = [list(queries)]
-        for _, outcome in self.execute(chunks):
-            if isinstance(outcome, PartialScoreError):
-                raise outcome
-            return [d for d in outcome if d is not None]
-        return []
+        return score_as_one_chunk(self.execute, queries)
 
     # -- the executor --------------------------------------------------------------------------
 
@@ -307,7 +303,7 @@ class RayFanout:
                 index, worker = running.pop(ref)
                 load[worker] -= 1
                 try:
-                    kind, decisions, message, query_id, incarnation = ray.get(ref)
+                    outcome, incarnation = ray.get(ref)
                 except ray.exceptions.RayActorError as exc:
                     self._restarts.died(worker)
                     raise ScorerError(
@@ -317,12 +313,7 @@ class RayFanout:
                     ) from None
                 self._chunks_by_worker[worker] += 1
                 self._restarts.seen(worker, incarnation)
-                if kind == "error":
-                    raise ScorerError(message, query_id=query_id)
-                if kind == "partial":
-                    yield index, PartialScoreError(message, decisions, query_id=query_id)
-                else:
-                    yield index, decisions
+                yield index, outcome_result(outcome)
                 submit()
         finally:
             for ref in running:

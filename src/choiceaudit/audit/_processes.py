@@ -35,6 +35,11 @@ from multiprocessing.connection import Connection, wait
 from types import TracebackType
 from typing import Any, cast
 
+from choiceaudit.audit._scoring import (
+    chunk_outcome,
+    outcome_result,
+    score_as_one_chunk,
+)
 from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.scorers import MissingBackendError, PartialScoreError, Scorer
 from choiceaudit.types import Decision, Query
@@ -124,11 +129,7 @@ def _worker_main(make_scorer: Callable[[], Scorer], threads: int | None, conn: C
             return
         index, queries = message
         try:
-            answer: tuple[Any, ...] = ("ok", index, list(scorer.score(queries)))
-        except PartialScoreError as exc:
-            answer = ("partial", index, exc.completed, str(exc), exc.query_id)
-        except ScorerError as exc:
-            answer = ("error", index, str(exc), exc.query_id)
+            answer: tuple[Any, ...] = ("chunk", index, chunk_outcome(scorer, queries))
         except Exception as exc:  # a bug in a scorer: its traceback goes to the driver
             answer = ("crash", index, f"{type(exc).__name__}: {exc}", traceback.format_exc())
         conn.send((*answer, spent()))
@@ -287,11 +288,7 @@ class ProcessFanout:
         return description
 
     def score(self, queries: Sequence[Query]) -> list[Decision]:
-        for _, outcome in self.execute([list(queries)]):
-            if isinstance(outcome, PartialScoreError):
-                raise outcome
-            return [d for d in outcome if d is not None]
-        return []
+        return score_as_one_chunk(self.execute, queries)
 
     # -- the executor --------------------------------------------------------------------------
 
@@ -327,16 +324,12 @@ class ProcessFanout:
                 load[worker] -= 1
                 _add_cpu(answer[-1])
                 kind, index = answer[0], answer[1]
-                if kind == "error":
-                    raise ScorerError(answer[2], query_id=answer[3])
                 if kind == "crash":
                     raise ScorerError(
                         f"worker process {worker} failed scoring chunk {index}: {answer[2]}\n"
                         f"{answer[3]}"
                     )
+                result = outcome_result(answer[2])  # a scorer's error is raised here
                 self._chunks_by_worker[worker] += 1
-                if kind == "partial":
-                    yield index, PartialScoreError(answer[3], answer[2], query_id=answer[4])
-                else:
-                    yield index, answer[2]
+                yield index, result
                 submit()

@@ -39,6 +39,43 @@ ChunkExecutor = Callable[
 ]
 
 
+#: One chunk's outcome as a worker elsewhere (a process, a Ray actor) sends it back:
+#: ``(kind, decisions, message, query_id)``, ``kind`` one of ``ok``, ``partial``, ``error``.
+ChunkOutcome = tuple[str, "list[Decision | None] | None", str, "str | None"]
+
+
+def chunk_outcome(scorer: Scorer, queries: Sequence[Query]) -> ChunkOutcome:
+    """Score one chunk where the worker runs, a scorer failure kept as a value, so the driver
+    can keep what a partial failure returned."""
+    try:
+        return "ok", list(scorer.score(queries)), "", None
+    except PartialScoreError as exc:
+        return "partial", exc.completed, str(exc), exc.query_id
+    except ScorerError as exc:
+        return "error", None, str(exc), exc.query_id
+
+
+def outcome_result(outcome: ChunkOutcome) -> list[Decision | None] | PartialScoreError:
+    """The driver's side of :func:`chunk_outcome`: what an executor yields for the chunk (its
+    decisions, or the partial failure), or the scorer's error raised here."""
+    kind, decisions, message, query_id = outcome
+    if kind == "error":
+        raise ScorerError(message, query_id=query_id)
+    if kind == "partial":
+        return PartialScoreError(message, decisions or [], query_id=query_id)
+    return decisions or []
+
+
+def score_as_one_chunk(execute: ChunkExecutor, queries: Sequence[Query]) -> list[Decision]:
+    """``Scorer.score`` of a fan-out: ``queries`` as one chunk through its executor (a partial
+    failure is raised)."""
+    for _, outcome in execute([list(queries)]):
+        if isinstance(outcome, PartialScoreError):
+            raise outcome
+        return [d for d in outcome if d is not None]
+    return []
+
+
 def _sequential(scorer: Scorer) -> ChunkExecutor:
     def execute(
         chunks: Sequence[Sequence[Query]],
