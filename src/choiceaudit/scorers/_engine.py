@@ -307,6 +307,8 @@ def sequence_logprobs(
     gets its own copy of the row's numbers, which are what the row would give alone.
     """
     parts = [_by_context(g) for g in groups]
+    # each sequence's ids as plain ints once: they key the rows and look up their numbers
+    seqs = [[tuple(int(t) for t in spec.ids) for spec in g] for g in groups]
     row_of: dict[tuple[int, tuple[tuple[int, ...], ...]], int] = {}
     tries: list[TokenTrie] = []
     reads: list[_Read] = []
@@ -322,7 +324,7 @@ def sequence_logprobs(
                         "a scored token needs at least one token of context"
                     )
             first = specs[0].first  # one context, so one first scored token
-            distinct = tuple(sorted({tuple(int(t) for t in spec.ids) for spec in specs}))
+            distinct = tuple(sorted({seqs[g][s] for s in part}))
             key = (first, distinct)
             row = row_of.get(key)
             if row is None:
@@ -353,7 +355,7 @@ def sequence_logprobs(
         row_out: list[FloatArray] = [np.empty(0)] * len(groups[g])
         for part, row in group_parts:
             for s in part:
-                row_out[s] = by_row[row][tuple(int(t) for t in groups[g][s].ids)].copy()
+                row_out[s] = by_row[row][seqs[g][s]].copy()
         out.append(row_out)
     return out
 
