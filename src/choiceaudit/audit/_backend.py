@@ -54,6 +54,11 @@ class ProcessSettings:
                 f"must be 1 or more, got {self.threads_per_worker}", field="threads_per_worker"
             )
 
+    @staticmethod
+    def of(workers: int) -> ProcessSettings | None:
+        """``--workers N`` as settings: ``None`` for 1 (this process); below 1 is refused."""
+        return None if workers == 1 else ProcessSettings(workers)
+
     def threads(self) -> int:
         return self.threads_per_worker or max(1, available_cores() // self.workers)
 

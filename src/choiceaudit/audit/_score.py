@@ -69,7 +69,7 @@ def score_file(
             model,
             dict(scorer_options or {}),
             settings,
-            ProcessSettings(workers) if workers != 1 else None,
+            ProcessSettings.of(workers),
         ),
         skipped={"invalid_input_line": len(result.errors)} if result.errors else {},
         skipped_lines=tuple(result.errors),

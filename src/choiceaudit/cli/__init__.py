@@ -29,7 +29,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from choiceaudit.audit import ProcessSettings, RaySettings, repair_run, score_file
+from choiceaudit.audit import RaySettings, repair_run, score_file
 from choiceaudit.errors import ChoiceAuditError
 from choiceaudit.scorers import model_status
 
@@ -45,7 +45,6 @@ __all__ = [
     "models",
     "out",
     "parse_options",
-    "process_settings",
     "progress_bar",
     "ray_settings",
     "repair",
@@ -176,11 +175,6 @@ WorkersOpt = Annotated[
         "each loading it and taking its share of the cores as torch threads; 1: this process.",
     ),
 ]
-
-
-def process_settings(workers: int) -> ProcessSettings | None:
-    """``--workers`` as :class:`~choiceaudit.audit.ProcessSettings` (``None``: this process)."""
-    return ProcessSettings(workers) if workers != 1 else None
 
 
 def ray_settings(ray: str | None, workers: int | None, gpus: float) -> RaySettings | None:

@@ -17,6 +17,7 @@ from rich.table import Table
 from choiceaudit.audit import (
     DEFAULT_MEANING_EXPERIMENTS,
     MeaningDryRun,
+    ProcessSettings,
     analyse_runs,
     dry_run_meaning,
     run_meaning,
@@ -31,7 +32,6 @@ from choiceaudit.cli import (
     guarded,
     out,
     parse_options,
-    process_settings,
     progress_bar,
     ray_settings,
 )
@@ -262,7 +262,7 @@ def run_command(
             scorer_options={m: options for m in models},
             chunk_size=chunk_size,
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
-            processes=process_settings(workers),
+            processes=ProcessSettings.of(workers),
             progress=advance,
             command=["choiceaudit", *sys.argv[1:]],
         )

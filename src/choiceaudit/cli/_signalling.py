@@ -18,6 +18,7 @@ from rich.table import Table
 
 from choiceaudit.audit import (
     DEFAULT_SEED,
+    ProcessSettings,
     analyse_runs,
     build_instrument,
     check_signalling,
@@ -33,7 +34,6 @@ from choiceaudit.cli import (
     guarded,
     out,
     parse_options,
-    process_settings,
     progress_bar,
     ray_settings,
 )
@@ -387,7 +387,7 @@ def run_signalling_command(
             scorer_options=parse_options(option or []),
             command=["choiceaudit", *sys.argv[1:]],
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
-            processes=process_settings(workers),
+            processes=ProcessSettings.of(workers),
             batch_one=batch_one,
             allow_partial_coverage=allow_partial_coverage,
             progress=advance,
