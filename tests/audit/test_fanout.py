@@ -19,12 +19,14 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+import fanout_scorers
 from bagdhara_synthetic import write_bagdhara
 from choiceaudit import Query
 from choiceaudit.audit import RayFanout, run_scoring, score_file
 from choiceaudit.cli import app
 from choiceaudit.scorers import FakeScorer, PartialScoreError
 from choiceaudit.store import RunStore, write_queries
+from fanout_scorers import DiesOnce, FailsChunk, make_fake, save_char_llama
 
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -32,8 +34,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 @pytest.fixture(scope="module", autouse=True)
 def local_cluster() -> Iterator[None]:
-    # the test module's scorers travel to the workers by value (the workers cannot import it)
+    # the test module's scorers and the shared ones travel to the workers by value (the workers
+    # cannot import them)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray.cloudpickle.register_pickle_by_value(fanout_scorers)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield
@@ -52,40 +56,6 @@ def rows(run: Path) -> list[dict[str, Any]]:
     table = RunStore(run).read_table()
     rows: list[dict[str, Any]] = table.to_pylist()
     return rows
-
-
-def make_fake() -> FakeScorer:
-    return FakeScorer()
-
-
-class DiesOnce(FakeScorer):
-    """Kills its own worker process the first time it scores the chunk holding ``victim``."""
-
-    def __init__(self, marker: str, victim: str) -> None:
-        super().__init__()
-        self.marker = marker
-        self.victim = victim
-
-    def score(self, batch: Any) -> Any:
-        if any(q.id == self.victim for q in batch) and not os.path.exists(self.marker):
-            Path(self.marker).write_text("died", encoding="utf-8")
-            os._exit(1)
-        return super().score(batch)
-
-
-class FailsChunk(FakeScorer):
-    """Returns only the first query of the chunk holding ``victim``."""
-
-    def __init__(self, victim: str) -> None:
-        super().__init__()
-        self.victim = victim
-
-    def score(self, batch: Any) -> Any:
-        decisions = super().score(batch)
-        if any(q.id == self.victim for q in batch):
-            kept = [decisions[0], *([None] * (len(batch) - 1))]
-            raise PartialScoreError("the API gave up", kept, query_id=batch[1].id)
-        return decisions
 
 
 def test_rows_equal_the_single_process_run(tmp_path: Path) -> None:
@@ -239,33 +209,15 @@ def test_a_driver_killed_with_sigkill_loses_no_row_and_duplicates_none(tmp_path:
 def test_any_backend_a_causal_lm_per_actor_gives_the_in_process_rows(tmp_path: Path) -> None:
     """Each actor loads its own copy of a tiny random Llama from disk (``hf:<dir>``)."""
     import functools
-    import string
 
     import numpy as np
 
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    from tokenizers import Tokenizer, models
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
 
     from choiceaudit.scorers import load_scorer
 
-    chars = ["<unk>", "<pad>", "\n", *string.printable[:95]]
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(
-            models.BPE(vocab={c: i for i, c in enumerate(chars)}, merges=[])
-        ),
-        unk_token="<unk>",
-        pad_token="<pad>",
-    )
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-        pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(3)
-    directory = tmp_path / "tiny"
-    transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
+    directory = save_char_llama(tmp_path / "tiny", positions=64)
     qs = [
         Query(state=f"s{i}", options=("yes", "no"), neutral_state="", template="{state}\nA:")
         for i in range(6)

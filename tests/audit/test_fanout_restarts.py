@@ -13,14 +13,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+import fanout_scorers
 from choiceaudit import Query
 from choiceaudit.audit import RayFanout, RestartCounter, run_scoring
 from choiceaudit.scorers import FakeScorer
 from choiceaudit.store import RunStore
+from fanout_scorers import DiesOnce
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -43,26 +44,12 @@ def _queries(n: int) -> list[Query]:
     ]
 
 
-class DiesOnce(FakeScorer):
-    """Kills its own worker process the first time it scores the chunk holding ``victim``."""
-
-    def __init__(self, marker: str, victim: str) -> None:
-        super().__init__()
-        self.marker = marker
-        self.victim = victim
-
-    def score(self, batch: Any) -> Any:
-        if any(q.id == self.victim for q in batch) and not os.path.exists(self.marker):
-            Path(self.marker).write_text("died", encoding="utf-8")
-            os._exit(1)
-        return super().score(batch)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_restarted_worker_is_counted_in_the_manifest(tmp_path: Path) -> None:
     ray = pytest.importorskip("ray")
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray.cloudpickle.register_pickle_by_value(fanout_scorers)
     qs, marker = _queries(8), str(tmp_path / "died")
 
     def make_dying() -> FakeScorer:

@@ -22,7 +22,7 @@ from choiceaudit.audit import (
 from choiceaudit.errors import InputError
 from choiceaudit.scorers import FakeScorer, MissingBackendError, PartialScoreError, ScorerError
 from choiceaudit.store import RunStore
-from process_scorers import Buggy, DiesOnce, FailsChunk, cannot_open, make_fake
+from fanout_scorers import Buggy, DiesOnce, FailsChunk, cannot_open, make_fake, save_char_llama
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -123,35 +123,14 @@ def test_a_causal_lm_in_one_thread_workers_gives_the_in_process_bits(tmp_path: P
     """Each worker loads its own copy of a tiny random Llama from disk (``hf:<dir>``); on one
     thread the engine's numbers for a query do not depend on its batch-mates, so the rows are
     the in-process one-thread rows to the bit, and ``lm-choice`` over it fans out too."""
-    import string
-
     import numpy as np
 
     torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    from tokenizers import Tokenizer, models
+    pytest.importorskip("transformers")
 
     from choiceaudit.scorers import load_scorer
 
-    # characters, and " A" to " C" as tokens of their own so lm-choice can tell its keys apart
-    keys = [(" ", k) for k in "ABC"]
-    chars = ["<unk>", "<pad>", "\n", *string.printable[:95], *(a + b for a, b in keys)]
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(
-            models.BPE(vocab={c: i for i, c in enumerate(chars)}, merges=keys)
-        ),
-        unk_token="<unk>",
-        pad_token="<pad>",
-    )
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-        pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(3)
-    directory = tmp_path / "tiny"
-    transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
+    directory = save_char_llama(tmp_path / "tiny", positions=128, keys="ABC")
     qs = [
         Query(
             state=f"s{i}", options=("yes", "no", "maybe"), neutral_state="", template="{state}\nA:"
