@@ -158,24 +158,30 @@ def test_a_rows_numbers_do_not_depend_on_the_order_of_its_options(
                     np.testing.assert_array_equal(got[slot], ref[i])
 
 
-def test_rows_asked_twice_in_a_call_run_once_with_the_numbers_of_one_alone(
-    tiny_llama: Any, one_thread: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The packed rows the engine runs, counted per call of its forward loop."""
     from choiceaudit.scorers import _engine
 
+    counts: list[int] = []
+    run = _engine._run
+
+    def counted(model: Any, tries: Any, *args: Any, **kwargs: Any) -> Any:
+        counts.append(len(tries))
+        return run(model, tries, *args, **kwargs)
+
+    monkeypatch.setattr(_engine, "_run", counted)
+    return counts
+
+
+def test_rows_asked_twice_in_a_call_run_once_with_the_numbers_of_one_alone(
+    tiny_llama: Any, one_thread: None, rows: list[int]
+) -> None:
     base = random_groups(np.random.default_rng(6), 50, 3)
     first_context = [s for s in base[0] if s.ids[: s.first] == base[0][0].ids[: base[0][0].first]]
     assert len(first_context) > 1  # so one of its options alone is another set of sequences
     # each group again with its options reversed, and one option of the first group twice
     repeated = [*base, *[list(reversed(g)) for g in base], [base[0][0], base[0][0]]]
-    rows: list[int] = []
-    run = _engine._run
-
-    def counted(model: Any, tries: Any, *args: Any, **kwargs: Any) -> Any:
-        rows.append(len(tries))
-        return run(model, tries, *args, **kwargs)
-
-    monkeypatch.setattr(_engine, "_run", counted)
     out = sequence_logprobs(tiny_llama, repeated)
     assert rows == [2 * len(base) + 1]  # two contexts per group, and the one-option row
     for g, group in enumerate(repeated):
@@ -189,18 +195,8 @@ def test_rows_asked_twice_in_a_call_run_once_with_the_numbers_of_one_alone(
 
 
 def test_a_prompt_asked_twice_for_its_next_token_runs_once(
-    tiny_llama: Any, one_thread: None, monkeypatch: pytest.MonkeyPatch
+    tiny_llama: Any, one_thread: None, rows: list[int]
 ) -> None:
-    from choiceaudit.scorers import _engine
-
-    rows: list[int] = []
-    run = _engine._run
-
-    def counted(model: Any, tries: Any, *args: Any, **kwargs: Any) -> Any:
-        rows.append(len(tries))
-        return run(model, tries, *args, **kwargs)
-
-    monkeypatch.setattr(_engine, "_run", counted)
     prompts = [[1, 2, 3], [4, 5, 6], [1, 2, 3], [1, 2, 3]]
     candidates = [[7, 8], [7, 8], [7, 8], [8, 7]]
     out = next_token_logits(tiny_llama, prompts, candidates)
