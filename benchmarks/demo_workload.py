@@ -16,7 +16,7 @@ reuse would compute (a radix tree over every string of the arm: the floor no blo
 reaches); the body tokens are counted by running the arm's calls through this checkout's engine
 on a one-layer stand-in model of the same vocabulary (the engine's blocks, cache and padding
 depend on the token ids alone); then the fp32 FLOPs of that floor and of the reads, and the seconds they take at the
-GEMM rate measured here (``--gemm``: one 2048x1024x2048 product, on every core).
+GEMM rate measured here (``bench_engine.gemm_flops`` on every core, or ``--gemm``).
 
 ``replay`` runs one arm's recorded calls (the first ``--calls``) through the engine of this
 checkout and prints the wall and CPU seconds and the body tokens it computed; ``--out`` pickles
@@ -40,6 +40,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_engine import gemm_flops
 
 #: the non-embedding parameters (FLOPs per token / 2) and the output projection's size
 MODELS = {
@@ -198,16 +201,8 @@ def _body_tokens(model: str, items: Sequence[tuple[str, Any]]) -> int:
 def count(calls_file: Path, gemm: float | None) -> int:
     with calls_file.open("rb") as f:
         calls = pickle.load(f)
-    if gemm is None:
-        import torch
-
-        a, b = torch.randn(2048, 1024), torch.randn(1024, 2048)
-        for _ in range(3):
-            a @ b
-        start, n = time.perf_counter(), 10
-        for _ in range(n):
-            a @ b
-        gemm = 2 * 2048 * 1024 * 2048 * n / (time.perf_counter() - start)
+    if gemm is None:  # the rate bench_engine measures, on every core
+        gemm = gemm_flops(os.cpu_count() or 1)
     print(f"fp32 GEMM here: {gemm / 1e9:.0f} GFLOP/s on {os.cpu_count()} cores")
     print("model        arm                queries  rows  distinct  reads   body tokens  "
           "floor tokens  floor s  reads s")  # fmt: skip
