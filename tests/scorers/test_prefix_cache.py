@@ -56,6 +56,33 @@ def test_entries_are_evicted_least_recently_used_past_the_bound() -> None:
     assert cache.covered([4] * 400) == 0
 
 
+def test_lookups_serve_only_stored_entries_through_many_evictions() -> None:
+    """Evicted entries stay linked until the tree is rebuilt: a lookup must never return one,
+    every answer must be a prefix some stored entry holds, and a prefix stored whole (the
+    newest entry through its path) is served whole."""
+    rng = np.random.default_rng(0)
+    cache = PrefixCache(object(), max_mb=4 * 64 * 40 / 2**20)  # room for 160 positions
+    for _ in range(300):
+        tokens = [int(t) for t in rng.integers(0, 3, size=int(rng.integers(5, 40)))]
+        if rng.random() < 0.5:
+            cache.insert(tokens, _layers(len(tokens), value=float(len(tokens))))
+            if 64 * len(tokens) <= cache.max_bytes:
+                assert cache.covered(tokens) == len(tokens)
+        depth, entry = cache.longest(tokens, limit=len(tokens))
+        stored = [e for e in cache._entries.values()]
+        best = max(
+            (next((j for j, (a, b) in enumerate(zip(e.tokens, tokens)) if a != b),
+                  min(len(e.tokens), len(tokens))) for e in stored),
+            default=0,
+        )  # fmt: skip
+        assert depth <= best
+        if depth:
+            assert entry is not None and entry in stored
+            assert list(entry.tokens[:depth]) == tokens[:depth]
+        assert cache.nbytes == sum(e.nbytes for e in stored) <= cache.max_bytes
+    assert cache._evicted <= len(cache)  # the tree was rebuilt as evictions piled up
+
+
 def test_a_cache_refuses_another_model(tiny_lms: dict[str, Any]) -> None:
     cache = PrefixCache(tiny_lms["merge"].model)
     groups = [[ScoreSpec((5, 6, 7, 8), 2)]]

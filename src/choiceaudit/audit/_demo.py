@@ -18,6 +18,7 @@ from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
 from choiceaudit.audit._backend import ProcessSettings, available_cores
 from choiceaudit.audit._demo_timing import PhaseTimer
 from choiceaudit.audit._meaning import run_meaning
+from choiceaudit.audit._processes import start_worker_server
 from choiceaudit.audit._runs import JobProgress
 from choiceaudit.audit._signalling import run_signalling
 from choiceaudit.errors import InputError
@@ -140,6 +141,8 @@ def run_demo(
     with_gemma = plan.gemma if gemma is None else gemma
     lms, decision_models, choosers = demo_models(lm, decision_model, gemma=with_gemma)
     processes = demo_workers(workers)
+    if processes is not None:  # its imports overlap the plans and the reference choosers
+        start_worker_server()
     timer = PhaseTimer()
 
     def bar(prefix: str) -> JobProgress | None:
@@ -163,7 +166,9 @@ def run_demo(
     # The first model with the reference choosers first, analysed and shown at once, so a
     # user sees a table after one model rather than after all of them; the other models then
     # run into the same run directories, and the full table is the one every model makes.
-    early = signalling_runs(lms[:1], choosers)
+    # The choosers run before the first model, while the worker server is still importing.
+    references = signalling_runs([], choosers)
+    early = [*(signalling_runs(lms[:1], []) if lms else []), *references]
     if len(lms) > 1 and on_phase is not None:
         on_phase("signalling: first model", analyse_runs(early), timer)
         timer.lap("signalling: first model's analysis and summary", "analyse")

@@ -44,12 +44,28 @@ from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.scorers import MissingBackendError, PartialScoreError, Scorer
 from choiceaudit.types import Decision, Query
 
-__all__ = ["ProcessFanout", "worker_cpu_seconds"]
+__all__ = ["ProcessFanout", "start_worker_server", "worker_cpu_seconds"]
 
 #: What the process that starts workers imports once (where they are installed), so a worker
-#: starts with torch and the engine's scorers already imported instead of importing them again
-#: for every run: about 1.5 s less per model opened on this project's machine.
-_PRELOAD = ("torch", "transformers", "choiceaudit.scorers._hf", "choiceaudit.scorers._lm_choice")
+#: starts with torch, the engine's scorers and the parts of transformers that load the built-in
+#: models already imported instead of importing them again for every model opened.
+#: transformers imports its submodules lazily, on first use: without the model, tokenizer and
+#: loading modules here a worker spent about 2.6 s of a 3.2 s SmolLM2 open importing them (0.5 s
+#: with them), on this project's machine. A module this transformers lacks is skipped.
+_PRELOAD = (
+    "torch",
+    "transformers",
+    "transformers.modeling_utils",
+    "transformers.core_model_loading",
+    "transformers.models.auto.modeling_auto",
+    "transformers.models.auto.tokenization_auto",
+    "transformers.tokenization_utils_tokenizers",
+    "transformers.models.llama.modeling_llama",
+    "transformers.models.gemma3.modeling_gemma3",
+    "safetensors.torch",
+    "choiceaudit.scorers._hf",
+    "choiceaudit.scorers._lm_choice",
+)
 
 
 def _start_context() -> Any:
@@ -63,6 +79,19 @@ def _start_context() -> Any:
     present = {name for name in top if importlib.util.find_spec(name) is not None}
     context.set_forkserver_preload([m for m in _PRELOAD if m.partition(".")[0] in present])
     return context
+
+def start_worker_server() -> None:
+    """Start the server process workers fork from, without waiting for it: it imports
+    :data:`_PRELOAD` on its own core while this process goes on (the demo builds its plans and
+    runs its reference choosers meanwhile), so the first workers need not wait for the imports.
+    Nothing to do where workers start as fresh interpreters."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    from multiprocessing import forkserver
+
+    _start_context()  # sets what the server imports
+    forkserver.ensure_running()
+
 
 #: Exception types a worker's failure to open is raised as again in the driver, by name, so a
 #: missing package or a bad option reads the same as it would in process.

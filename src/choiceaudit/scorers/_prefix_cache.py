@@ -48,6 +48,7 @@ class _Entry:
     tokens: tuple[int, ...]
     layers: list[tuple[Any, Any]]  # per layer (key, value), each (kv_heads, len, head_dim)
     nbytes: int
+    live: bool = True  # False once evicted
 
 
 @dataclass
@@ -73,6 +74,7 @@ class PrefixCache:
         self.hits = 0
         self.misses = 0
         self.reused_tokens = 0
+        self._evicted = 0  # evicted entries still linked in the tree
 
     def check_model(self, model: Any) -> None:
         if model is not self.model:
@@ -86,14 +88,8 @@ class PrefixCache:
 
     def longest(self, tokens: Tokens, limit: int) -> tuple[int, _Entry | None]:
         """The longest stored prefix of ``tokens[:limit]``: its length and an entry holding it."""
-        node, best, depth = self._root, None, 0
-        for tok in tokens[:limit]:
-            child = node.children.get(int(tok))
-            if child is None:
-                break
-            node, depth = child, depth + 1
-            best = child.entry
-        if best is None or depth == 0:
+        depth, best = self._deepest(tokens[:limit])
+        if best is None:
             self.misses += 1
             return 0, None
         self._entries.move_to_end(best.tokens)
@@ -101,15 +97,23 @@ class PrefixCache:
         self.reused_tokens += depth
         return depth, best
 
-    def covered(self, tokens: Tokens) -> int:
-        """How many leading tokens of ``tokens`` are already stored (no bookkeeping)."""
-        node, depth = self._root, 0
+    def _deepest(self, tokens: Tokens) -> tuple[int, _Entry | None]:
+        """The deepest node on ``tokens``' path that a stored entry serves, and that entry. A
+        node whose entry was evicted is passed over: any stored entry through a deeper node
+        passes through it too."""
+        node, depth, found, best = self._root, 0, 0, None
         for tok in tokens:
             child = node.children.get(int(tok))
             if child is None:
                 break
             node, depth = child, depth + 1
-        return depth
+            if child.entry is not None and child.entry.live:
+                found, best = depth, child.entry
+        return found, best
+
+    def covered(self, tokens: Tokens) -> int:
+        """How many leading tokens of ``tokens`` are already stored (no bookkeeping)."""
+        return self._deepest(tokens)[0]
 
     def insert(self, tokens: Tokens, layers: list[tuple[Any, Any]]) -> None:
         """Store the states of ``tokens`` (per layer ``(key, value)``, ``(heads, len, dim)``)."""
@@ -125,10 +129,15 @@ class PrefixCache:
         self._entries[key] = entry
         self.nbytes += nbytes
         self._link(entry)
-        if self.nbytes > self.max_bytes:
-            while self.nbytes > self.max_bytes:
-                _, old = self._entries.popitem(last=False)
-                self.nbytes -= old.nbytes
+        while self.nbytes > self.max_bytes:
+            _, old = self._entries.popitem(last=False)
+            old.live = False
+            self.nbytes -= old.nbytes
+            self._evicted += 1
+        # An evicted entry stays in the tree, passed over, until the evicted outnumber the
+        # stored: rebuilding the tree at every eviction cost a run about 2% of its time, and a
+        # node whose newest entry went may be served again only after the rebuild.
+        if self._evicted > len(self._entries):
             self._rebuild()
 
     def _link(self, entry: _Entry) -> None:
@@ -142,6 +151,7 @@ class PrefixCache:
 
     def _rebuild(self) -> None:
         self._root = _Node()
+        self._evicted = 0
         for entry in self._entries.values():
             self._link(entry)
 
