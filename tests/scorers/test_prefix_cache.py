@@ -56,6 +56,12 @@ def test_entries_are_evicted_least_recently_used_past_the_bound() -> None:
     assert cache.covered([4] * 400) == 0
 
 
+def _shared(a: Any, b: Any) -> int:
+    """How many leading tokens ``a`` and ``b`` have in common."""
+    n = min(len(a), len(b))
+    return next((j for j in range(n) if a[j] != b[j]), n)
+
+
 def test_lookups_serve_only_stored_entries_through_many_evictions() -> None:
     """Evicted entries stay linked until the tree is rebuilt: a lookup must never return one,
     every answer must be a prefix some stored entry holds, and a prefix stored whole (the
@@ -69,12 +75,8 @@ def test_lookups_serve_only_stored_entries_through_many_evictions() -> None:
             if 64 * len(tokens) <= cache.max_bytes:
                 assert cache.covered(tokens) == len(tokens)
         depth, entry = cache.longest(tokens, limit=len(tokens))
-        stored = [e for e in cache._entries.values()]
-        best = max(
-            (next((j for j, (a, b) in enumerate(zip(e.tokens, tokens)) if a != b),
-                  min(len(e.tokens), len(tokens))) for e in stored),
-            default=0,
-        )  # fmt: skip
+        stored = list(cache._entries.values())
+        best = max((_shared(e.tokens, tokens) for e in stored), default=0)
         assert depth <= best
         if depth:
             assert entry is not None and entry in stored

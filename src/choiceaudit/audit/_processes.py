@@ -80,6 +80,7 @@ def _start_context() -> Any:
     context.set_forkserver_preload([m for m in _PRELOAD if m.partition(".")[0] in present])
     return context
 
+
 def start_worker_server() -> None:
     """Start the server process workers fork from, without waiting for it: it imports
     :data:`_PRELOAD` on its own core while this process goes on (the demo builds its plans and
