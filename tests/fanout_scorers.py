@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import string
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,13 @@ from choiceaudit.scorers import FakeScorer, MissingBackendError, PartialScoreErr
 
 def make_fake() -> FakeScorer:
     return FakeScorer()
+
+
+def names_llama_if_preloaded() -> FakeScorer:
+    """A fake scorer named by whether transformers' Llama module was already imported in the
+    worker before its scorer was made (what the worker server preloads)."""
+    loaded = "transformers.models.llama.modeling_llama" in sys.modules
+    return FakeScorer(name="preloaded" if loaded else "imported-later")
 
 
 def cannot_open() -> FakeScorer:

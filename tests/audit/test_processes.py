@@ -6,6 +6,7 @@ completes it; only backends that compute in process fan out."""
 from __future__ import annotations
 
 import functools
+import multiprocessing
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,21 @@ from choiceaudit.audit import (
     ProcessSettings,
     open_scorer,
     run_scoring,
+    start_worker_server,
     worker_cpu_seconds,
 )
 from choiceaudit.errors import InputError
 from choiceaudit.scorers import FakeScorer, MissingBackendError, PartialScoreError, ScorerError
 from choiceaudit.store import RunStore
-from fanout_scorers import Buggy, DiesOnce, FailsChunk, cannot_open, make_fake, save_char_llama
+from fanout_scorers import (
+    Buggy,
+    DiesOnce,
+    FailsChunk,
+    cannot_open,
+    make_fake,
+    names_llama_if_preloaded,
+    save_char_llama,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -56,6 +66,35 @@ def test_worker_processes_give_the_in_process_rows(tmp_path: Path) -> None:
     manifest = RunStore(tmp_path / "two").read_manifest()
     assert manifest["scorer"]["processes"]["workers"] == 2
     assert manifest["status"] == "complete"
+
+
+def test_workers_fork_from_a_server_started_early_with_the_loading_modules_imported(
+    tmp_path: Path,
+) -> None:
+    """The server can be started before any fan-out (twice is harmless); its workers then find
+    the modules that load a model already imported, and score as before."""
+    pytest.importorskip("transformers")
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("workers start as fresh interpreters here")
+    start_worker_server()
+    start_worker_server()
+    with ProcessFanout(names_llama_if_preloaded, workers=2, threads=1) as fan:
+        assert fan.describe()["name"] == "preloaded"
+        run_scoring(fan, queries(4), tmp_path / "run", chunk_size=2, executor=fan.execute)
+    assert RunStore(tmp_path / "run").read_manifest()["status"] == "complete"
+
+
+def test_no_worker_server_is_started_where_the_platform_has_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from multiprocessing import forkserver
+
+    def refuse() -> None:
+        raise AssertionError("a server was started")
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(forkserver, "ensure_running", refuse)
+    start_worker_server()
 
 
 def test_a_worker_that_cannot_open_its_model_is_refused_with_its_reason() -> None:

@@ -37,7 +37,7 @@ from choiceaudit.audit._meaning import (
     run_meaning,
 )
 from choiceaudit.audit._meaning_dry import BlockVolume, MeaningDryRun, dry_run_meaning
-from choiceaudit.audit._processes import ProcessFanout, worker_cpu_seconds
+from choiceaudit.audit._processes import ProcessFanout, start_worker_server, worker_cpu_seconds
 from choiceaudit.audit._registry import INSTRUMENTS, instrument_named, read_config
 from choiceaudit.audit._runs import (
     ReplayScorer,
@@ -124,5 +124,6 @@ __all__ = [
     "run_scoring",
     "run_signalling",
     "score_file",
+    "start_worker_server",
     "worker_cpu_seconds",
 ]

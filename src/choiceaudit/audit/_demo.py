@@ -141,8 +141,8 @@ def run_demo(
     with_gemma = plan.gemma if gemma is None else gemma
     lms, decision_models, choosers = demo_models(lm, decision_model, gemma=with_gemma)
     processes = demo_workers(workers)
-    if processes is not None:  # its imports overlap the plans and the reference choosers
-        start_worker_server()
+    if processes is not None and any(capabilities_of(m).local_compute for m in lms):
+        start_worker_server()  # its imports overlap the plans and the reference choosers
     timer = PhaseTimer()
 
     def bar(prefix: str) -> JobProgress | None:
