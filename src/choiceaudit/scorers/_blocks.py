@@ -26,6 +26,7 @@ cross-query cache off: a call-local cache serves it and is dropped when the call
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -153,7 +154,9 @@ def _forward_block(
     mask = {k: v.to(device) for k, v in mask.items()} if isinstance(mask, dict) else mask.to(device)
     # a block after the first attends to every prefix's states so far (all present then);
     # transformers' cache types do not say which layer kind holds keys
-    kv: Any = stacked_cache([p for p in past if p is not None], device) if start else DynamicCache()
+    kv: Any = (
+        stacked_cache([p for p in past if p is not None], device, BLOCK) if start else DynamicCache()
+    )
     with torch.inference_mode():
         out = model.base_model(
             input_ids=ids.to(device),
@@ -167,16 +170,58 @@ def _forward_block(
     return per_row, [hidden[r] for r in range(rows)]
 
 
-def stacked_cache(past: Sequence[Layers], device: Any) -> Any:
-    """A ``DynamicCache`` of the rows' states, stacked along the batch. Plain layers, even for
-    sliding-window models: the mask applies the window."""
-    from transformers import DynamicCache
+def stacked_cache(past: Sequence[Layers], device: Any, new: int) -> Any:
+    """A transformers cache holding the rows' states stacked along the batch, with room for the
+    ``new`` positions the forward adds. Plain layers, even for sliding-window models: the mask
+    applies the window.
 
-    layers = [
-        (
-            torch.stack([p[layer][0] for p in past]).to(device),
-            torch.stack([p[layer][1] for p in past]).to(device),
-        )
-        for layer in range(len(past[0]))
-    ]
-    return DynamicCache(ddp_cache_data=layers)
+    Each layer's keys and values are one buffer of the final length, filled once: the past by a
+    single stacking copy, the new positions written in place by the forward. transformers' own
+    dynamic cache concatenated twice (once to take the past, again to add the new positions),
+    copying every row's whole past two more times per forward. Attention sees the same
+    contiguous tensors either way, so no number changes."""
+    from transformers.cache_utils import Cache
+
+    layers = []
+    for layer in range(len(past[0])):
+        keys = _buffer([p[layer][0] for p in past], new, device)
+        values = _buffer([p[layer][1] for p in past], new, device)
+        layers.append(_filled_layer()(keys, values, past[0][layer][0].shape[-2]))
+    return Cache(layers=layers)
+
+
+def _buffer(rows: Sequence[torch.Tensor], new: int, device: Any) -> torch.Tensor:
+    heads, filled, dim = rows[0].shape
+    out = torch.empty((len(rows), heads, filled + new, dim), dtype=rows[0].dtype, device=device)
+    torch.stack([r.to(device) for r in rows], out=out[:, :, :filled])
+    return out
+
+
+@functools.cache
+def _filled_layer() -> Any:
+    """The cache layer type :func:`stacked_cache` fills (made on first use: transformers is
+    imported only once a model runs)."""
+    from transformers.cache_utils import DynamicLayer
+
+    class FilledLayer(DynamicLayer):  # type: ignore[misc]
+        """A dynamic cache layer over preallocated buffers: ``update`` writes in place."""
+
+        def __init__(self, keys: torch.Tensor, values: torch.Tensor, filled: int) -> None:
+            super().__init__()
+            self._keys, self._values, self._filled = keys, values, filled
+            self.keys, self.values = keys[:, :, :filled], values[:, :, :filled]
+            self.device, self.is_initialized = keys.device, True
+
+        def update(
+            self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+        ) -> tuple[torch.Tensor, torch.Tensor]:
+            end = self._filled + key_states.shape[-2]
+            if end > self._keys.shape[-2]:
+                raise RuntimeError("more positions than the cache was made for")
+            self._keys[:, :, self._filled : end].copy_(key_states)
+            self._values[:, :, self._filled : end].copy_(value_states)
+            self._filled = end
+            self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
+            return self.keys, self.values
+
+    return FilledLayer

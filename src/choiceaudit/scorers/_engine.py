@@ -255,7 +255,7 @@ def _forward_batch(
     pos_k = torch.cat([torch.arange(head).expand(n_rows, head), pos], dim=1)
     mask = _mask_for(model, allow, pos, pos_k, dtype)
     mask = {k: v.to(device) for k, v in mask.items()} if isinstance(mask, dict) else mask.to(device)
-    kv = None if done is None else stacked_cache(done.layers, device)
+    kv = None if done is None else stacked_cache(done.layers, device, width)
     with torch.inference_mode():
         out = model.base_model(
             input_ids=ids.to(device),
