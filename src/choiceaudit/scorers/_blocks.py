@@ -203,11 +203,11 @@ def _filled_layer() -> Any:
     imported only once a model runs)."""
     from transformers.cache_utils import DynamicLayer
 
-    class FilledLayer(DynamicLayer):  # type: ignore[misc]
+    class FilledLayer(DynamicLayer):  # type: ignore[misc,no-untyped-call]
         """A dynamic cache layer over preallocated buffers: ``update`` writes in place."""
 
         def __init__(self, keys: torch.Tensor, values: torch.Tensor, filled: int) -> None:
-            super().__init__()
+            super().__init__()  # type: ignore[no-untyped-call]
             self._keys, self._values, self._filled = keys, values, filled
             self.keys, self.values = keys[:, :, :filled], values[:, :, :filled]
             self.device, self.is_initialized = keys.device, True
