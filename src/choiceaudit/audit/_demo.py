@@ -54,7 +54,7 @@ class DemoSize:
 
 
 DEMO_SIZES = {
-    # a smoke run under two minutes on 2 cores (1.9 min measured, SmolLM2's conversion
+    # a smoke run under two minutes on 2 cores (1.8 min measured, SmolLM2's conversion
     # included): every instrument, analysis and figure, on SmolLM2 alone unless --gemma
     "small": DemoSize(signalling_items=16, meaning_items=12, meaning_order_items=2, gemma=False),
     # Measured on 2 quiet cores (see README): the whole default demo, five models, 13.8 min.
