@@ -1,7 +1,8 @@
 """A real browser completes a participant session end to end, with a reload mid-study:
 headless Chromium (Debian's ``chromium`` + ``chromedriver``, installed by
 ``make browser``) driven by Selenium against the server on loopback. The screenshots of each
-page are written to ``docs/human/`` (embedded in the README)."""
+page are written to ``docs/human/`` (embedded in the README) when ``CHOICEAUDIT_WRITE_DOCS=1``,
+and otherwise beside the test's other files, so a test run leaves the repository as it was."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from choiceaudit.human import DB_FILE
 from human.human_helpers import Server, frozen_items, study_file
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "human"
+REPO_DOCS = Path(__file__).resolve().parents[2] / "docs" / "human"
 
 
 def _chromium_or_skip() -> None:
@@ -28,6 +29,7 @@ def _chromium_or_skip() -> None:
 
 def test_a_browser_completes_a_session_with_a_reload_mid_study(tmp_path: Path) -> None:
     _chromium_or_skip()
+    shots = REPO_DOCS if os.environ.get("CHOICEAUDIT_WRITE_DOCS") == "1" else tmp_path / "shots"
     from selenium import webdriver
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.options import Options
@@ -62,16 +64,16 @@ def test_a_browser_completes_a_session_with_a_reload_mid_study(tmp_path: Path) -
         options.add_argument(flag.replace("--headless", "--headless=new"))
     options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
     options.add_argument("--window-size=900,1150")
-    DOCS.mkdir(parents=True, exist_ok=True)
+    shots.mkdir(parents=True, exist_ok=True)
     driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
     pages: list[str] = []
     try:
         driver.get(f"{server.url}/?PROLIFIC_PID=BROWSER01")
         assert "information and consent" in driver.page_source
-        driver.save_screenshot(str(DOCS / "1-consent.png"))
+        driver.save_screenshot(str(shots / "1-consent.png"))
         submit("consent-yes")
         assert "Instructions" in driver.find_element(By.TAG_NAME, "h1").text
-        driver.save_screenshot(str(DOCS / "2-instructions.png"))
+        driver.save_screenshot(str(shots / "2-instructions.png"))
         submit("start")
         shot_item = shot_check = False
         answered = 0
@@ -85,12 +87,12 @@ def test_a_browser_completes_a_session_with_a_reload_mid_study(tmp_path: Path) -
                     By.XPATH, f"//label[normalize-space()={_xpath_literal(target)}]"
                 )
                 if not shot_check:
-                    driver.save_screenshot(str(DOCS / "4-attention-check.png"))
+                    driver.save_screenshot(str(shots / "4-attention-check.png"))
                     shot_check = True
                 label.click()
             else:
                 if not shot_item:
-                    driver.save_screenshot(str(DOCS / "3-item.png"))
+                    driver.save_screenshot(str(shots / "3-item.png"))
                     shot_item = True
                 driver.find_elements(By.NAME, "choice")[answered % 4].click()
             if answered == 3:  # a reload mid-study shows the same page again
@@ -106,7 +108,7 @@ def test_a_browser_completes_a_session_with_a_reload_mid_study(tmp_path: Path) -
             submit("send")
             answered += 1
         assert driver.find_element(By.ID, "code").text == "C8TEST"
-        driver.save_screenshot(str(DOCS / "5-completion.png"))
+        driver.save_screenshot(str(shots / "5-completion.png"))
         # the back button cannot submit again: the old page is refused, nothing changes
         driver.back()
         driver.get(f"{server.url}/?PROLIFIC_PID=BROWSER01")
@@ -123,7 +125,7 @@ def test_a_browser_completes_a_session_with_a_reload_mid_study(tmp_path: Path) -
     # the page's script ran under the nonce CSP: the browser measured every response time
     assert all(r[1] is not None and r[1] >= 0 for r in rows)
     for name in ("1-consent", "2-instructions", "3-item", "4-attention-check", "5-completion"):
-        assert (DOCS / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (shots / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def _xpath_literal(text: str) -> str:
