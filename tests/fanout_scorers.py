@@ -1,6 +1,7 @@
 """What the fan-out tests (worker processes, Ray actors) run in other processes: scorers that
 fail in set ways, and a tiny causal LM saved to disk. Worker processes import them by name
-(the test modules are not importable there); Ray ships this module by value."""
+(the test modules are not importable there); Ray ships this module by value. Also the queries
+both test modules score and how they read a run's rows back."""
 
 from __future__ import annotations
 
@@ -10,7 +11,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from choiceaudit import Query
 from choiceaudit.scorers import FakeScorer, MissingBackendError, PartialScoreError
+from choiceaudit.store import RunStore
+
+
+def queries(n: int) -> list[Query]:
+    return [
+        Query(state=f"state {i}", options=(f"a{i}", f"b{i}", f"c{i}"), meta={"item_id": str(i)})
+        for i in range(n)
+    ]
+
+
+def rows(run: Path) -> list[dict[str, Any]]:
+    """A run's stored rows, in the order they read back."""
+    out: list[dict[str, Any]] = RunStore(run).read_table().to_pylist()
+    return out
 
 
 def make_fake() -> FakeScorer:

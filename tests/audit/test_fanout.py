@@ -26,7 +26,7 @@ from choiceaudit.audit import RayFanout, run_scoring, score_file
 from choiceaudit.cli import app
 from choiceaudit.scorers import FakeScorer, PartialScoreError
 from choiceaudit.store import RunStore, write_queries
-from fanout_scorers import DiesOnce, FailsChunk, make_fake, save_char_llama
+from fanout_scorers import DiesOnce, FailsChunk, make_fake, queries, rows, save_char_llama
 
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -43,19 +43,6 @@ def local_cluster() -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
-
-
-def queries(n: int) -> list[Query]:
-    return [
-        Query(state=f"state {i}", options=(f"a{i}", f"b{i}", f"c{i}"), meta={"item_id": str(i)})
-        for i in range(n)
-    ]
-
-
-def rows(run: Path) -> list[dict[str, Any]]:
-    table = RunStore(run).read_table()
-    rows: list[dict[str, Any]] = table.to_pylist()
-    return rows
 
 
 def test_rows_equal_the_single_process_run(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import multiprocessing
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,23 +30,12 @@ from fanout_scorers import (
     cannot_open,
     make_fake,
     names_llama_if_preloaded,
+    queries,
+    rows,
     save_char_llama,
 )
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def queries(n: int) -> list[Query]:
-    return [
-        Query(state=f"state {i}", options=(f"a{i}", f"b{i}", f"c{i}"), meta={"item_id": str(i)})
-        for i in range(n)
-    ]
-
-
-def rows(run: Path) -> list[dict[str, Any]]:
-    table = RunStore(run).read_table()
-    out: list[dict[str, Any]] = table.to_pylist()
-    return out
 
 
 def test_worker_processes_give_the_in_process_rows(tmp_path: Path) -> None:
