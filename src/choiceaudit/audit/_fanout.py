@@ -46,6 +46,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from choiceaudit.audit._processes import hand_out
 from choiceaudit.audit._scoring import (
     ChunkOutcome,
     chunk_outcome,
@@ -286,15 +287,11 @@ class RayFanout:
         running: dict[Any, tuple[int, int]] = {}  # object ref -> (chunk, worker)
         load = [0] * len(self._actors)
 
+        def send(worker: int, index: int) -> None:
+            running[self._actors[worker].score.remote(list(chunks[index]))] = (index, worker)
+
         def submit() -> None:
-            while waiting:
-                worker = min(range(len(load)), key=load.__getitem__)
-                if load[worker] >= self.in_flight_per_worker:
-                    return
-                index = waiting.popleft()
-                ref = self._actors[worker].score.remote(list(chunks[index]))
-                running[ref] = (index, worker)
-                load[worker] += 1
+            hand_out(waiting, load, self.in_flight_per_worker, send)
 
         try:
             submit()

@@ -44,7 +44,7 @@ from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.scorers import MissingBackendError, PartialScoreError, Scorer
 from choiceaudit.types import Decision, Query
 
-__all__ = ["ProcessFanout", "start_worker_server", "worker_cpu_seconds"]
+__all__ = ["ProcessFanout", "hand_out", "start_worker_server", "worker_cpu_seconds"]
 
 #: What the process that starts workers imports once (where they are installed), so a worker
 #: starts with torch, the engine's scorers and the parts of transformers that load the built-in
@@ -92,6 +92,20 @@ def start_worker_server() -> None:
 
     _start_context()  # sets what the server imports
     forkserver.ensure_running()
+
+
+def hand_out(
+    waiting: deque[int], load: list[int], bound: int, send: Callable[[int, int], None]
+) -> None:
+    """Give the waiting chunks, in order, each to the least-loaded worker (``load[w]``: its
+    chunks in flight), while that worker holds fewer than ``bound``: ``send(worker, chunk)``.
+    The one way both fan-outs, worker processes and Ray actors, share their chunks out."""
+    while waiting:
+        worker = min(range(len(load)), key=load.__getitem__)
+        if load[worker] >= bound:
+            return
+        send(worker, waiting.popleft())
+        load[worker] += 1
 
 
 #: Exception types a worker's failure to open is raised as again in the driver, by name, so a
@@ -333,14 +347,11 @@ class ProcessFanout:
         waiting = deque(range(len(chunks)))
         load = self._load
 
+        def send(worker: int, index: int) -> None:
+            self._conns[worker].send((index, list(chunks[index])))
+
         def submit() -> None:
-            while waiting:
-                worker = min(range(len(load)), key=load.__getitem__)
-                if load[worker] >= self.in_flight_per_worker:
-                    return
-                index = waiting.popleft()
-                self._conns[worker].send((index, list(chunks[index])))
-                load[worker] += 1
+            hand_out(waiting, load, self.in_flight_per_worker, send)
 
         submit()
         while any(load):
