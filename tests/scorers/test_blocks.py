@@ -152,3 +152,20 @@ def test_a_tiny_cache_evicts_without_changing_scores(llama: Any, one_thread: Non
     got = [sequence_logprobs(llama, [g], prefix_cache=cache)[0] for g in groups]
     assert_same_bits(got, want)
     assert cache.nbytes <= cache.max_bytes
+
+
+def test_a_forward_that_does_not_fill_its_cache_is_refused(
+    llama: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the new positions stop reaching the buffers through the cache layer's ``update``
+    (another transformers), attention would read the buffers' unwritten ends, of the right
+    shape: the engine refuses instead."""
+    from choiceaudit.scorers import ScorerError
+    from choiceaudit.scorers._blocks import _filled_layer
+
+    layer = _filled_layer()
+    monkeypatch.setattr(layer, "update", lambda self, k, v, *a, **kw: (self._keys, self._values))
+    ids = tuple(1 + i % 20 for i in range(2 * BLOCK + 6))
+    groups = [[ScoreSpec(ids, 2 * BLOCK + 2)]]
+    with pytest.raises(ScorerError, match="engine check 'cache filled'"):
+        sequence_logprobs(llama, groups)

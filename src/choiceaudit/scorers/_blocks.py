@@ -34,6 +34,7 @@ from typing import Any
 import torch
 
 from choiceaudit.scorers._prefix_cache import PrefixCache
+from choiceaudit.scorers._protocol import ScorerError
 
 __all__ = [
     "BLOCK",
@@ -41,6 +42,7 @@ __all__ = [
     "Heads",
     "Layers",
     "aligned_head",
+    "check_filled",
     "head_states",
     "stacked_cache",
 ]
@@ -165,6 +167,8 @@ def _forward_block(
             cache=kv,
             use_cache=True,
         )
+    if start:
+        check_filled(kv)
     hidden = out.last_hidden_state
     per_row = [[(layer.keys[r], layer.values[r]) for layer in kv.layers] for r in range(rows)]
     return per_row, [hidden[r] for r in range(rows)]
@@ -188,6 +192,20 @@ def stacked_cache(past: Sequence[Layers], device: Any, new: int) -> Any:
         values = _buffer([p[layer][1] for p in past], new, device)
         layers.append(_filled_layer()(keys, values, past[0][layer][0].shape[-2]))
     return Cache(layers=layers)
+
+
+def check_filled(cache: Any) -> None:
+    """Refuse a forward that did not write exactly its new positions into every layer of a
+    :func:`stacked_cache`: the buffers' unwritten ends would otherwise be attended to as keys
+    (a transformers whose attention stops calling the cache layer's ``update``)."""
+    for layer in cache.layers:
+        if layer.unfilled():
+            raise ScorerError(
+                "engine check 'cache filled': the model's forward left "
+                f"{layer.unfilled()} new positions of its key/value cache unwritten, so this "
+                "transformers does not fill a cache the way the engine needs; install the "
+                "transformers version the hf extra pins and report it"
+            )
 
 
 def _buffer(rows: Sequence[torch.Tensor], new: int, device: Any) -> torch.Tensor:
@@ -223,5 +241,9 @@ def _filled_layer() -> Any:
             self._filled = end
             self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
             return self.keys, self.values
+
+        def unfilled(self) -> int:
+            """How many positions of the buffers no forward has written yet."""
+            return int(self._keys.shape[-2]) - self._filled
 
     return FilledLayer

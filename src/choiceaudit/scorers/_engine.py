@@ -37,6 +37,7 @@ from choiceaudit.scorers._blocks import (
     CALL_CACHE_MB,
     Heads,
     aligned_head,
+    check_filled,
     head_states,
     stacked_cache,
 )
@@ -263,6 +264,8 @@ def _forward_batch(
             position_ids=pos.to(device),
             **({"use_cache": False} if kv is None else {"cache": kv, "use_cache": True}),
         )
+        if kv is not None:
+            check_filled(kv)
         hidden = out.last_hidden_state
         inverse, states, picks = [], [], []
         for r, i in enumerate(rows):
