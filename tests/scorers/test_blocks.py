@@ -115,17 +115,22 @@ def test_the_cache_never_changes_a_bit(
     model = request.getfixturevalue(name)
     groups = long_groups(np.random.default_rng(1), 8)
     want = sequence_logprobs(model, groups)
-    cache = PrefixCache(model, max_mb=16)
-    # cold, warm, one query per call in reverse order, and batch size one: the same bits
-    runs = [
-        sequence_logprobs(model, groups, prefix_cache=cache),
-        sequence_logprobs(model, groups, prefix_cache=cache),
-        [sequence_logprobs(model, [g], prefix_cache=cache)[0] for g in groups[::-1]][::-1],
-        sequence_logprobs(model, groups, prefix_cache=cache, max_batch_rows=1),
-    ]
-    for got in runs:
-        assert_same_bits(got, want)
-    assert cache.hits > 0 and cache.reused_tokens >= 2 * BLOCK * len(groups)
+    # the states alone (every row recomputed over cached blocks), then the rows' stored results
+    states = PrefixCache(model, max_mb=16, keep_results=False)
+    rows = PrefixCache(model, max_mb=16)
+    for cache in (states, rows):
+        # cold, warm, one query per call in reverse order, and batch size one: the same bits
+        runs = [
+            sequence_logprobs(model, groups, prefix_cache=cache),
+            sequence_logprobs(model, groups, prefix_cache=cache),
+            [sequence_logprobs(model, [g], prefix_cache=cache)[0] for g in groups[::-1]][::-1],
+            sequence_logprobs(model, groups, prefix_cache=cache, max_batch_rows=1),
+        ]
+        for got in runs:
+            assert_same_bits(got, want)
+    assert states.hits > 0 and states.reused_tokens >= 2 * BLOCK * len(groups)
+    assert states.reused_rows == 0
+    assert rows.reused_rows >= 3 * len(groups)  # every row of the three later runs
 
 
 def test_next_token_logits_are_unchanged_by_the_cache(llama: Any, one_thread: None) -> None:

@@ -212,3 +212,51 @@ def test_a_prompt_asked_twice_for_its_next_token_runs_once(
     twin = out[2][0].copy()
     out[0][0][...] = 0.0
     np.testing.assert_array_equal(out[2][0], twin)
+
+
+def test_a_sequences_last_token_never_runs_through_the_model(
+    tiny_llama: Any, naive_logprobs: Naive
+) -> None:
+    """No score reads the state after a sequence's last token, so the body is never given it:
+    one-token options cost no forward position at all."""
+    context = (3, 4, 5, 6, 7)
+    options = [(40,), (41,), (42, 43)]
+    group = [ScoreSpec(context + o, len(context)) for o in options]
+    fed: list[int] = []
+    hook = tiny_llama.get_input_embeddings().register_forward_pre_hook(
+        lambda _, args: fed.extend(int(t) for t in args[0].reshape(-1))
+    )
+    try:
+        (got,) = sequence_logprobs(tiny_llama, [group])
+    finally:
+        hook.remove()
+    assert 42 in fed and not {40, 41, 43} & set(fed)
+    for spec, lp in zip(group, got, strict=True):
+        np.testing.assert_allclose(
+            lp, naive_logprobs(tiny_llama, spec.ids, spec.first), atol=1e-5, rtol=0
+        )
+
+
+def test_a_row_asked_in_a_later_call_takes_the_numbers_it_gave(
+    tiny_llama: Any, one_thread: None
+) -> None:
+    from choiceaudit.scorers import PrefixCache
+
+    groups = random_groups(np.random.default_rng(8), 50, 4)
+    cache = PrefixCache(tiny_llama, max_mb=16)
+    first = sequence_logprobs(tiny_llama, groups[:2], prefix_cache=cache)
+    assert cache.reused_rows == 0
+    # group 1 again, with other batch-mates: its two rows come from the cache, bit for bit
+    later = sequence_logprobs(tiny_llama, [groups[2], groups[1]], prefix_cache=cache)
+    assert cache.reused_rows == 2
+    for got, want in zip(later[1], first[1], strict=True):
+        np.testing.assert_array_equal(got, want)
+    later[1][0][...] = 0.0  # the caller's copy: the stored numbers stay
+    again = sequence_logprobs(tiny_llama, [groups[1]], prefix_cache=cache)[0]
+    np.testing.assert_array_equal(again[0], first[1][0])
+    # another padding multiple is other arithmetic: nothing is taken from the cache
+    wide = sequence_logprobs(tiny_llama, [groups[1]], prefix_cache=cache, pad_multiple=16)[0]
+    assert cache.reused_rows == 4
+    fresh = sequence_logprobs(tiny_llama, [groups[1]], pad_multiple=16)[0]
+    for got, want in zip(wide, fresh, strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -108,20 +108,25 @@ def _scores(scorer: HFScorer, queries: list[Query]) -> np.ndarray:
     return np.concatenate([d.scores[r] for d in scorer.score(queries) for r in ("sum", "pmi")])
 
 
+@pytest.mark.parametrize("keep_results", [False, True])
 @pytest.mark.parametrize("name", ["merge", "chat"])
 def test_cached_scores_equal_uncached_on_tiny_models(
-    tiny_lms: dict[str, Any], chat_template_text: str, one_thread: None, name: str
-) -> None:
+    tiny_lms: dict[str, Any], chat_template_text: str, one_thread: None, name: str,
+    keep_results: bool,
+) -> None:  # fmt: skip
     lm = tiny_lms[name]
     template = chat_template_text if name == "chat" else None
     plain = HFScorer(lm, chat_template=template)
     cached = HFScorer(lm, chat_template=template)
-    cached.prefix_cache = PrefixCache(lm.model, max_mb=16)
+    cache = cached.prefix_cache = PrefixCache(lm.model, max_mb=16, keep_results=keep_results)
     queries = _queries()
     want = _scores(plain, queries)
     for _ in range(2):  # cold, then every context served from the cache
         np.testing.assert_array_equal(_scores(cached, queries), want)
-    assert cached.prefix_cache.hits > 0 and cached.prefix_cache.reused_tokens > 0
+    if keep_results:  # the second pass asks only rows the first computed
+        assert cache.reused_rows == cache.stats()["results"] > 0
+    else:
+        assert cache.hits > 0 and cache.reused_tokens > 0 and cache.reused_rows == 0
 
 
 def test_no_leak_between_models_or_chat_templates(
@@ -162,3 +167,21 @@ def test_smollm2_cached_scores_equal_uncached(smollm2_lm: Any, one_thread: None)
 @pytest.mark.slow
 def test_gemma3_cached_scores_equal_uncached(gemma_lm: Any, one_thread: None) -> None:
     assert _real_model_check(gemma_lm) == 0.0
+
+
+def test_stored_results_count_towards_the_bound() -> None:
+    """Rows' results take at most an eighth of the bound, oldest out first, and the states give
+    way so that both together stay within it."""
+    cache = PrefixCache(object(), max_mb=8 * 1000 / 2**20)  # 8,000 bytes: results ≤ 1,000
+    cache.insert([1, 2, 3], [(torch.zeros(1, 3, 250), torch.zeros(1, 3, 250))])  # 6,000 bytes
+    for k in range(4):
+        cache.keep_result(("row", k), k, 400)
+    assert cache.stats()["results"] == 2  # 800 bytes; the two oldest went
+    assert cache.result(("row", 0)) is None and cache.result(("row", 3)) == 3
+    assert cache.nbytes == 6000 and len(cache) == 1
+    cache.insert([4], [(torch.zeros(1, 1, 250), torch.zeros(1, 1, 250))])  # 2,000 more
+    assert len(cache) == 1 and cache.longest([1, 2, 3], 3) == (0, None)  # [1, 2, 3] made room
+    assert cache.nbytes + 800 <= cache.max_bytes
+    off = PrefixCache(object(), max_mb=1, keep_results=False)
+    off.keep_result(("row", 0), 0, 8)
+    assert off.result(("row", 0)) is None and off.stats()["results"] == 0

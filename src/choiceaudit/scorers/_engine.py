@@ -24,6 +24,7 @@ are computed only at the nodes whose next token is scored, and normalised in flo
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -194,7 +195,9 @@ def _run(
 
     A row's shared trunk runs in whole blocks (:mod:`._blocks`), served by ``prefix_cache``
     across calls or, without one, by a cache that lives for this call only; the rest of the
-    row runs as its tail, batched with rows of the same head and tail widths.
+    row runs as its tail, batched with rows of the same head and tail widths. A row the cache has
+    seen (the same trie and reads, :func:`_row_key`) takes the numbers stored then: a row's
+    floats depend on nothing else, so they are the ones it would compute now.
     """
     _check_budget(max_batch_tokens, max_batch_rows, pad_multiple)
     if not output_group_mb >= 0:
@@ -202,17 +205,46 @@ def _run(
     cache = prefix_cache if prefix_cache is not None else PrefixCache(model, CALL_CACHE_MB)
     cache.check_model(model)
     results: list[tuple[FloatArray, FloatArray]] = [(np.empty((0, 0)), np.empty(0)) for _ in tries]
-    heads = [aligned_head(_trunk(t), len(t)) for t in tries]
-    keys = [(h, len(t) - h) for t, h in zip(tries, heads, strict=True)]
+    memo = [_row_key(t, r, pad_multiple, output_group_mb) for t, r in zip(tries, reads, strict=True)]
+    todo: list[int] = []
+    for i, key in enumerate(memo):
+        held = cache.result(key)
+        if held is None:
+            todo.append(i)
+        else:
+            results[i] = held
+    heads = {i: aligned_head(_trunk(tries[i]), len(tries[i])) for i in todo}
+    keys = [(heads[i], len(tries[i]) - heads[i]) for i in todo]
     block_rows = max(1, min(max_batch_rows, max_batch_tokens // BLOCK))
     for head, width, batch in _batches(keys, max_batch_tokens, max_batch_rows, pad_multiple):
+        rows = [todo[b] for b in batch]
         done: Heads | None = None
         if head:
-            ids = [tuple(int(x) for x in tries[i].tokens[:head]) for i in batch]
-            first = [int(reads[i].nodes.min()) for i in batch]
+            ids = [tuple(int(x) for x in tries[i].tokens[:head]) for i in rows]
+            first = [int(reads[i].nodes.min()) for i in rows]
             done = head_states(model, cache, ids, first, block_rows, _mask_for)
-        _forward_batch(model, tries, reads, batch, width, head, done, results, output_group_mb)
+        _forward_batch(model, tries, reads, rows, width, head, done, results, output_group_mb)
+        for i in rows:
+            logits, lse = results[i]
+            logits.setflags(write=False)  # shared with later calls that ask for the row
+            lse.setflags(write=False)
+            cache.keep_result(memo[i], results[i], logits.nbytes + lse.nbytes)
     return results
+
+
+def _row_key(trie: TokenTrie, read: _Read, pad_multiple: int, output_group_mb: float) -> bytes:
+    """A digest of everything a row's numbers are computed from: its trie (each node's token
+    and parent), its reads, and the two options that change its arithmetic (the padding
+    multiple sets its tail's shape; the output grouping the order of its log-sum-exp)."""
+    parent = np.full(len(trie), -1, dtype=np.int64)
+    for path in trie.paths:
+        parent[path[1:]] = path[:-1]
+    digest = hashlib.blake2b(digest_size=32)
+    for part in (trie.tokens, parent, read.nodes, read.targets):
+        digest.update(np.ascontiguousarray(part, dtype=np.int64).tobytes())
+        digest.update(repr(part.shape).encode())
+    digest.update(repr((pad_multiple, float(output_group_mb))).encode())
+    return digest.digest()
 
 
 def _trunk(trie: TokenTrie) -> int:
@@ -332,8 +364,9 @@ def sequence_logprobs(
             row = row_of.get(key)
             if row is None:
                 row = row_of[key] = len(tries)
-                trie = TokenTrie(distinct)
-                nodes = [trie.paths[s][first - 1 : -1] for s in range(len(distinct))]
+                # a sequence's last token is never an input: no score reads the state after it
+                trie = TokenTrie([ids[:-1] for ids in distinct])
+                nodes = [trie.paths[s][first - 1 :] for s in range(len(distinct))]
                 targets = [np.asarray(ids[first:], dtype=np.int64) for ids in distinct]
                 tries.append(trie)
                 reads.append(_Read(np.concatenate(nodes), np.concatenate(targets)[:, None]))

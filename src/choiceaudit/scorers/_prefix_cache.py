@@ -15,6 +15,13 @@ hold it. Entries are evicted least-recently-used once their bytes pass the bound
 The engine looks up and stores whole blocks only (:mod:`._blocks`), so a reused prefix is
 always a number of blocks the uncached pass would have computed the same way.
 
+The cache also keeps each packed row's finished numbers (its read logits and log-sum-exps) under
+the row's own key: a row's arithmetic depends only on its token sequences and reads, never on
+the rows batched with it or on what the cache held, so a row asked again in a later call (the
+neutral prompt of every tile of a signalling run, with the same options) is answered with the
+floats it gave the first time. Those results count towards the bound and take at most an
+eighth of it, least recently used out first.
+
 Key/value states belong to one model's weights: the cache is bound to the model it was made for
 and refuses any other, so it can never carry states between models. Chat templates and prompts
 need nothing special, since they reach the cache only as token ids.
@@ -23,7 +30,7 @@ need nothing special, since they reach the cache only as token ids.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,10 +67,14 @@ class _Node:
 class PrefixCache:
     """Key/value states of token prefixes for one model, at most ``max_mb`` megabytes.
 
-    ``hits``/``misses`` count lookups; ``reused_tokens`` the positions served from the cache.
+    ``hits``/``misses`` count lookups; ``reused_tokens`` the positions served from the cache;
+    ``reused_rows`` the packed rows answered from their stored results (none are kept with
+    ``keep_results=False``, which leaves only the states to reuse).
     """
 
-    def __init__(self, model: Any, max_mb: float = DEFAULT_PREFIX_CACHE_MB) -> None:
+    def __init__(
+        self, model: Any, max_mb: float = DEFAULT_PREFIX_CACHE_MB, *, keep_results: bool = True
+    ) -> None:
         if max_mb < 0:
             raise ValueError(f"prefix_cache_mb must be ≥ 0, got {max_mb}")
         self.model = model
@@ -75,6 +86,10 @@ class PrefixCache:
         self.misses = 0
         self.reused_tokens = 0
         self._evicted = 0  # evicted entries still linked in the tree
+        self.keep_results = keep_results
+        self._results: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._result_bytes = 0
+        self.reused_rows = 0
 
     def check_model(self, model: Any) -> None:
         if model is not self.model:
@@ -129,7 +144,11 @@ class PrefixCache:
         self._entries[key] = entry
         self.nbytes += nbytes
         self._link(entry)
-        while self.nbytes > self.max_bytes:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Evict least recently used states until the states and the results fit the bound."""
+        while self._entries and self.nbytes + self._result_bytes > self.max_bytes:
             _, old = self._entries.popitem(last=False)
             old.live = False
             self.nbytes -= old.nbytes
@@ -155,6 +174,28 @@ class PrefixCache:
         for entry in self._entries.values():
             self._link(entry)
 
+    def result(self, key: Hashable) -> Any | None:
+        """The stored numbers of the row ``key``, or ``None``."""
+        held = self._results.get(key)
+        if held is None:
+            return None
+        self._results.move_to_end(key)
+        self.reused_rows += 1
+        return held[0]
+
+    def keep_result(self, key: Hashable, value: Any, nbytes: int) -> None:
+        """Store a row's numbers (``nbytes`` of them) under ``key``. Results hold at most an
+        eighth of the bound, and count towards it with the states."""
+        bound = self.max_bytes // 8
+        if not self.keep_results or key in self._results or nbytes > bound:
+            return
+        self._results[key] = (value, nbytes)
+        self._result_bytes += nbytes
+        while self._result_bytes > bound:
+            _, (_, old) = self._results.popitem(last=False)
+            self._result_bytes -= old
+        self._fit()
+
     def stats(self) -> dict[str, Any]:
         return {
             "entries": len(self._entries),
@@ -163,6 +204,8 @@ class PrefixCache:
             "hits": self.hits,
             "misses": self.misses,
             "reused_tokens": self.reused_tokens,
+            "results": len(self._results),
+            "reused_rows": self.reused_rows,
         }
 
 
