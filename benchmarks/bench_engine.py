@@ -27,6 +27,12 @@ timed run) is compared with the engine without it, both in one call (where the e
 block between the call's queries even without the cache) and in calls of ``--chunk`` queries as
 a run makes them (where only the cache carries a block from one call to the next). Runs both
 built-in models by default.
+
+A second table gives each workload's *exact floor*: the linear-layer FLOPs any exact engine
+must spend with perfect reuse (every distinct input prefix once, the output projection once per
+distinct read position), in seconds at the measured GEMM rate, and the naive loop's and
+lm-eval's seconds over it: the largest "× vs naive" and "× vs lm-eval" this machine allows on
+that workload, whatever the engine.
 """
 
 from __future__ import annotations
@@ -295,6 +301,33 @@ def unique_tokens(requests: Sequence[Request]) -> int:
     return sum(len(TokenTrie(seqs)) for seqs in by_query.values())
 
 
+def exact_floor(model: Any, requests: Sequence[Request]) -> dict[str, int]:
+    """What any exact engine must compute for the workload, with perfect reuse: every distinct
+    input prefix once (a radix tree over all requests' tokens but their last, which no score
+    reads the state after), and the output projection once at every distinct position a scored
+    token is predicted from; with the model's parameters split into the body (all but the input
+    embedding and the output projection) and the projection."""
+    inputs = {r.ids[:t] for r in requests for t in range(1, len(r.ids))}
+    reads = {r.ids[:t] for r in requests for t in range(r.first, len(r.ids))}
+    head = model.get_output_embeddings().weight
+    embed = model.get_input_embeddings().weight
+    total = sum(p.numel() for p in model.parameters())  # tied weights are counted once
+    body = total - embed.numel() - (0 if head is embed else head.numel())
+    return {
+        "floor_input_tokens": len(inputs),
+        "floor_reads": len(reads),
+        "body_params": body,
+        "head_params": int(head.numel()),
+    }
+
+
+def floor_seconds(floor: dict[str, int], gemm: float) -> float:
+    """The floor's linear-layer FLOPs at the machine's measured GEMM rate (attention, norms and
+    everything else left out, so no exact engine can be faster here)."""
+    flops = 2 * (floor["body_params"] * floor["floor_input_tokens"])
+    return (flops + 2 * floor["head_params"] * floor["floor_reads"]) / gemm
+
+
 def gemm_flops(threads: int, n: int = 1024, repeats: int = 5) -> float:
     """The machine's fp32 matrix-multiply rate (FLOP/s): the best of ``repeats`` n×n×n products
     on ``threads`` threads, the rate a transformer's linear layers can at most reach here."""
@@ -376,6 +409,7 @@ def bench_workload(
     n_tokens = sum(len(r.ids) for r in requests)
     n_unique = unique_tokens(requests)
     lower_bound = n_unique / tps_best
+    floor = exact_floor(model, requests)
     scorer.score(queries[:2])  # warm-up
     results: dict[str, tuple[float, np.ndarray] | str] = {}
     if naive:
@@ -424,6 +458,8 @@ def bench_workload(
             "requests": len(requests),
             "request_tokens": n_tokens,
             "unique_tokens": n_unique,
+            **floor,
+            "floor_s": floor_seconds(floor, gemm) if gemm else None,
             "method": method,
         }
         if isinstance(res, str):
@@ -470,6 +506,38 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
             f"| {num(r['speedup_vs_naive'], '.2f')} | {num(r['speedup_vs_lm_eval'], '.2f')} "
             f"| {num(r['speedup_vs_engine'], '.2f')} | {r['ratio_to_lower_bound']:.2f} "
             f"| {r['max_abs_dlogp_vs_naive']:.1e} ({r['reference']}) |"
+        )
+    return "\n".join(lines)
+
+
+def floors_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """Per workload with the naive loop: the exact floor's seconds and the speed-ups over naive
+    and over lm-eval that an engine computing only the floor at the full GEMM rate would show
+    (the ceiling of the "× vs" columns on this machine), beside the engine's own."""
+    lines = [
+        "| model | workload | floor input tokens | floor reads | floor s | naive ÷ floor "
+        "| lm-eval ÷ floor | engine ÷ floor |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    seconds: dict[tuple[str, str], dict[str, float]] = {}
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        if "seconds" in r and r.get("floor_s"):
+            key = (r["model"], r["workload"])
+            first.setdefault(key, r)
+            seconds.setdefault(key, {})[r["method"]] = r["seconds"]
+    for key, times in seconds.items():
+        naive = times.get("naive")
+        if naive is None:
+            continue
+        r = first[key]
+        floor = r["floor_s"]
+        lm_eval = next((v for k, v in times.items() if k.startswith("lm-eval")), None)
+        lines.append(
+            f"| {key[0]} | {key[1]} | {r['floor_input_tokens']} | {r['floor_reads']} "
+            f"| {floor:.2f} | {naive / floor:.1f} "
+            f"| {'—' if lm_eval is None else format(lm_eval / floor, '.1f')} "
+            f"| {times['engine'] / floor:.2f} |"
         )
     return "\n".join(lines)
 
@@ -564,6 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{r['request_tokens']} request tokens, {r['unique_tokens']} unique tokens"
             )
     print(markdown(rows))
+    print(floors_markdown(rows))
     print(f"benchmark wall time {(time.perf_counter() - started) / 60:.1f} min")
     if args.json:
         with open(args.json, "w") as handle:

@@ -53,3 +53,43 @@ def test_smoke_mode_prints_every_method_for_each_workload(
         assert row in out
     assert "| smollm2 | meaning-plan (E7) | engine + prefix cache |" in out
     assert "measured fp32 GEMM" in out
+    assert "| floor input tokens | floor reads |" in out
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_the_exact_floor_counts_each_input_prefix_and_read_once(tied: bool) -> None:
+    transformers = pytest.importorskip("transformers")
+    bench = _bench()
+    config = transformers.LlamaConfig(
+        vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=tied,
+    )  # fmt: skip
+    model = transformers.LlamaForCausalLM(config)
+    def request(ids: tuple[int, ...]) -> object:
+        return bench.Request("c", "o", ids, 2, 0, 0, False)
+    # inputs: (1), (1, 2), (1, 2, 3) and (7), (7, 2): never a request's last token
+    # reads: (1, 2), (1, 2, 3), (7, 2) (a scored token is predicted from each)
+    requests = [request((1, 2, 3, 4)), request((1, 2, 3, 5)), request((1, 2, 6)),
+                request((7, 2, 9))]  # fmt: skip
+    floor = bench.exact_floor(model, requests)
+    assert (floor["floor_input_tokens"], floor["floor_reads"]) == (5, 3)
+    embeddings = 32 * 8
+    total = sum(p.numel() for p in model.parameters())
+    assert floor["head_params"] == embeddings
+    assert floor["body_params"] == total - embeddings * (1 if tied else 2)
+    flops = 2 * (floor["body_params"] * 5 + embeddings * 3)
+    assert bench.floor_seconds(floor, 1e9) == pytest.approx(flops / 1e9)
+
+
+def test_the_floor_table_divides_naive_and_lm_eval_by_the_floor() -> None:
+    bench = _bench()
+    common = {"model": "m", "workload": "w", "floor_input_tokens": 10, "floor_reads": 2,
+              "floor_s": 0.5}  # fmt: skip
+    rows = [
+        {**common, "method": "naive", "seconds": 10.0},
+        {**common, "method": "lm-eval (batch 8)", "seconds": 4.0},
+        {**common, "method": "engine", "seconds": 1.0},
+        {**common, "workload": "plan", "method": "engine", "seconds": 1.0},  # no naive: no line
+    ]
+    table = bench.floors_markdown(rows).splitlines()
+    assert table[2:] == ["| m | w | 10 | 2 | 0.50 | 20.0 | 8.0 | 2.00 |"]

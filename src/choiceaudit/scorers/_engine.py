@@ -7,6 +7,7 @@ becomes one packed *row*: its options are merged into a token trie after the con
 node is one token, its position id is its depth, and it attends to exactly its ancestors (a
 tree-shaped 4D attention mask). A node's key and value are therefore computed once and reused by
 every sequence that passes through it, and option tokens shared by several options run once.
+A sequence's last token is left out of the trie: no score reads the state after it.
 The row's context runs first in position-aligned blocks (:mod:`._blocks`), which any row with
 the same leading tokens reuses (within a call always; across calls through the prefix cache),
 so the template and instruction a prompt shares with its neutral prompt and with other queries
@@ -339,7 +340,8 @@ def sequence_logprobs(
     A row is its set of distinct sequences, packed in sorted order, so it runs the same way
     whatever order its options came in (an E7 ordering of an item scored as independent options
     is the item's own row), and rows of the call that are the same set run once: each sequence
-    gets its own copy of the row's numbers, which are what the row would give alone.
+    gets its own copy of the row's numbers, which are what the row would give alone. A row
+    ``prefix_cache`` has seen in an earlier call takes the numbers it gave then.
     """
     parts = [_by_context(g) for g in groups]
     # each sequence's ids as plain ints once: they key the rows and look up their numbers
