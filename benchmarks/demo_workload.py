@@ -12,8 +12,8 @@ call's token ids, no model forward: a couple of minutes), so the rest works with
 are distinct sets in their call (what the engine runs), the positions the output projection
 reads, the body tokens the engine computes (its blocks and padded tails, with a cross-call cache
 that never evicts), and the tokens a perfect prefix
-reuse would compute (a radix tree over every string of the arm: the floor no block cache
-reaches); the body tokens are counted by running the arm's calls through this checkout's engine
+reuse would compute (a radix tree over every string of the arm, each scored sequence without
+its last token: the floor no block cache reaches); the body tokens are counted by running the arm's calls through this checkout's engine
 on a one-layer stand-in model of the same vocabulary (the engine's blocks, cache and padding
 depend on the token ids alone); then the fp32 FLOPs of that floor and of the reads, and the seconds they take at the
 GEMM rate measured here (``bench_engine.gemm_flops`` on every core, or ``--gemm``).
@@ -217,7 +217,8 @@ def count(calls_file: Path, gemm: float | None) -> int:
             unique = list(dict.fromkeys(call_rows))
             distinct += len(unique)
             for seqs, first_read in unique:
-                everything.extend(seqs)
+                # a scored sequence's last token is never an input; a prompt's last is read
+                everything.extend(s[:-1] if kind == "seq" else s for s in seqs)
                 options = [s[first_read + 1 : -1] for s in seqs if len(s) > first_read + 1]
                 reads += 1 + len(_prefixes(options))
         floor = len(_prefixes(everything))
