@@ -3,7 +3,7 @@
 ``choiceaudit demo`` parses its options, calls :func:`run_demo` and prints; a Python user gets
 the same runs, analyses and timing record from the same call. Sizes are chosen so the whole
 audit finishes in about 14 minutes on two quiet CPU cores (measured with five models on this
-project's 2-core machine: 13.8 min, its causal LMs scored in two worker processes);
+project's 2-core machine: 13.6 min, its causal LMs scored in two worker processes);
 ``small`` is a smoke run (SmolLM2 without Gemma 3 unless asked) and ``full`` the instruments'
 own defaults. Every run directory resumes, so an interrupted demo continues where it stopped.
 """
@@ -57,7 +57,7 @@ DEMO_SIZES = {
     # a smoke run under two minutes on 2 cores (1.8 min measured, SmolLM2's conversion
     # included): every instrument, analysis and figure, on SmolLM2 alone unless --gemma
     "small": DemoSize(signalling_items=16, meaning_items=12, meaning_order_items=2, gemma=False),
-    # Measured on 2 quiet cores (see README): the whole default demo, five models, 13.8 min.
+    # Measured on 2 quiet cores (see README): the whole default demo, five models, 13.6 min.
     "default": DemoSize(signalling_items=64, meaning_items=80, meaning_order_items=8),
     "full": DemoSize(signalling_items=1000, meaning_items=0, meaning_order_items=50),
 }
