@@ -74,8 +74,8 @@ class EngineOptions:
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     max_batch_rows: int = 64
     pad_multiple: int = 8
-    #: megabytes of cross-query key/value states (:mod:`._prefix_cache`); 0 turns it off (the
-    #: scores are the same bits either way: :mod:`._blocks`)
+    #: megabytes of cross-query key/value states and rows' finished numbers
+    #: (:mod:`._prefix_cache`); 0 turns it off (the scores are the same bits either way)
     prefix_cache_mb: float = DEFAULT_PREFIX_CACHE_MB
     #: megabytes of logits the CPU output projection holds while it streams its weight once per
     #: group of rows of few reads rather than once per row; 0 runs each row's head whole (the
