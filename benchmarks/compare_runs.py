@@ -30,11 +30,6 @@ def differences(a: Decision, b: Decision) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def largest_difference(a: Decision, b: Decision) -> float:
-    """The largest |Δ| over the two decisions' scores (rule by rule) and probabilities."""
-    return float(differences(a, b).max(initial=0.0))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("a", type=Path)

@@ -206,10 +206,16 @@ def _run(
     cache = prefix_cache if prefix_cache is not None else PrefixCache(model, CALL_CACHE_MB)
     cache.check_model(model)
     results: list[tuple[FloatArray, FloatArray]] = [(np.empty((0, 0)), np.empty(0)) for _ in tries]
-    memo = [_row_key(t, r, pad_multiple, output_group_mb) for t, r in zip(tries, reads, strict=True)]
+    # Callers merge the rows a call asks twice, so only a cache that outlives the call can be
+    # asked a row again: without one, no row is digested or kept.
+    memo = (
+        [_row_key(t, r, pad_multiple, output_group_mb) for t, r in zip(tries, reads, strict=True)]
+        if prefix_cache is not None
+        else []
+    )
     todo: list[int] = []
-    for i, key in enumerate(memo):
-        held = cache.result(key)
+    for i in range(len(tries)):
+        held = cache.result(memo[i]) if memo else None
         if held is None:
             todo.append(i)
         else:
@@ -225,11 +231,12 @@ def _run(
             first = [int(reads[i].nodes.min()) for i in rows]
             done = head_states(model, cache, ids, first, block_rows, _mask_for)
         _forward_batch(model, tries, reads, rows, width, head, done, results, output_group_mb)
-        for i in rows:
-            logits, lse = results[i]
-            logits.setflags(write=False)  # shared with later calls that ask for the row
-            lse.setflags(write=False)
-            cache.keep_result(memo[i], results[i], logits.nbytes + lse.nbytes)
+        if memo:
+            for i in rows:
+                logits, lse = results[i]
+                logits.setflags(write=False)  # shared with later calls that ask for the row
+                lse.setflags(write=False)
+                cache.keep_result(memo[i], results[i], logits.nbytes + lse.nbytes)
     return results
 
 
