@@ -62,6 +62,8 @@ class ImportResult:
     unmappable: Mapping[str, int]
     unmapped_fields: Mapping[str, int]
     warnings: tuple[str, ...] = ()
+    #: rows that repeated an earlier row exactly (same query, same values) and were dropped
+    identical_duplicates: int = 0
 
 
 #: A JSON scalar: what an importer lifts from a harness's row into the query meta.
@@ -108,6 +110,37 @@ class _Collector:
     notes: dict[str, int] = field(default_factory=dict)
     canonical: dict[str, tuple[str, ...]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: query id -> (file, row, index in ``rows``) of the row that gave it first
+    origins: dict[str, tuple[str, int | str, int]] = field(default_factory=dict)
+    identical_duplicates: int = 0
+
+    def add(self, file: str, row: int | str, query: Query, decision: Decision) -> None:
+        """Keep one mapped row. A second row for the same query (same item, condition and
+        rendering) that says the same is dropped and counted; one that says something else
+        is refused by name, since keeping either would choose for the user which one is true
+        (nothing is written: the import stops with both rows named)."""
+        first = self.origins.get(query.id)
+        if first is None:
+            self.origins[query.id] = (file, row, len(self.rows))
+            self.rows.append((query, decision))
+            return
+        first_file, first_row, index = first
+        differs = _first_difference(self.rows[index][1], decision)
+        if differs is None:
+            self.identical_duplicates += 1
+            self.note("identical duplicate rows dropped (same item, condition and values)")
+            return
+        item = query.meta.get("item_id", query.meta.get("doc_id", query.id))
+        condition = query.meta.get("condition")
+        what = f"item {item}" + (f" condition {condition}" if condition is not None else "")
+        where = first_row if first_file == file else f"{first_row} of {first_file}"
+        raise InputError(
+            f"a second row for {what} (same rendering) with another {differs} than row "
+            f"{where}; keep one of the two rows, or give them different conditions",
+            source=file,
+            row=row,
+            field=differs,
+        )
 
     def refuse(self, file: str, row: int | str, reason: str) -> None:
         self.refused[reason] = self.refused.get(reason, 0) + 1
@@ -134,6 +167,21 @@ class _Collector:
         item_id = f"{task}:{digest}"
         canonical = self.canonical.setdefault(item_id, tuple(options))
         return item_id, tuple(canonical.index(o) for o in options)
+
+
+def _first_difference(a: Decision, b: Decision) -> str | None:
+    """The first field in which two decisions for one query differ (``None``: none does)."""
+    if not np.array_equal(a.probs, b.probs):
+        return "probs"
+    if sorted(a.scores) != sorted(b.scores) or any(
+        not np.array_equal(a.scores[k], b.scores[k]) for k in a.scores
+    ):
+        return "scores"
+    if a.n_tokens != b.n_tokens:
+        return "n_tokens"
+    if dict(a.aux) != dict(b.aux):
+        return "aux"
+    return None
 
 
 def _scalar_meta(
@@ -241,6 +289,7 @@ def _write(
         unmappable=dict(collector.refused),
         unmapped_fields=dict(collector.unmapped),
         warnings=tuple(collector.warnings),
+        identical_duplicates=collector.identical_duplicates,
     )
 
 

@@ -381,9 +381,11 @@ def import_decisions(
                 seen.update(row)
                 parsed = read_row(row, columns, values, language=language,
                                   position_base=position_base, sum_tolerance=sum_tolerance)  # fmt: skip
-                collector.rows.append(pair(parsed, canon.perm_of(parsed)))
+                collector.add(str(path), number, *pair(parsed, canon.perm_of(parsed)))
             except _Unmappable as exc:
                 collector.refuse(str(path), number, str(exc))
+            except InputError:  # a refusal of the whole import, not of this row
+                raise
             except ValueError as exc:  # a Query or Decision refused the mapped values
                 collector.refuse(str(path), number, f"not a valid query ({exc})")
     used = {c for v in columns.values() for c in (v if isinstance(v, list) else [v])}

@@ -344,9 +344,11 @@ def import_inspect(
             try:
                 if not isinstance(sample, dict):
                     raise _Unmappable("the sample is not a JSON object")
-                collector.rows.append(_inspect_row(sample, task, shuffled, collector))
+                collector.add(path.name, where, *_inspect_row(sample, task, shuffled, collector))
             except _Unmappable as exc:
                 collector.refuse(path.name, where, str(exc))
+            except InputError:  # a refusal of the whole import, not of this row
+                raise
             except ValueError as exc:
                 collector.refuse(path.name, where, f"not a valid query ({exc})")
     if len(models) > 1 and model is None:

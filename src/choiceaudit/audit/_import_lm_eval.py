@@ -280,13 +280,11 @@ def import_lm_eval(
                     raise line
                 if not isinstance(line, dict):
                     raise _Unmappable("the line is not a JSON object")
-                collector.rows.append(
-                    _lm_eval_row(
-                        line, task, output_type, collector
-                    )
-                )
+                collector.add(path.name, number, *_lm_eval_row(line, task, output_type, collector))
             except _Unmappable as exc:
                 collector.refuse(path.name, number, str(exc))
+            except InputError:  # a refusal of the whole import, not of this row
+                raise
             except ValueError as exc:  # a Query or Decision refused the mapped values
                 collector.refuse(path.name, number, f"not a valid query ({exc})")
     if len(models) > 1 and model is None:

@@ -25,7 +25,8 @@ def print_import(result: ImportResult, run: Path) -> None:
         f"{run}: {result.mapped} row(s) imported from {result.source} "
         f"{result.version or '(version unknown)'} for model {result.model} "
         f"({summary.scored} new, {summary.already_done} already there, "
-        f"{summary.duplicates_in_input} duplicate(s)); rows = {summary.manifest.rows}",
+        f"{result.identical_duplicates} identical duplicate row(s) dropped); "
+        f"rows = {summary.manifest.rows}",
         highlight=False,
     )
     for reason, n in sorted(result.unmappable.items()):

@@ -1,0 +1,79 @@
+"""Imports refuse what they cannot justify: every file here is built in the test, each case a
+reproducer of a plausible wrong value that an import once accepted. A refusal names file, row
+and field and leaves nothing on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from choiceaudit.audit import import_decisions, import_lm_eval
+from choiceaudit.errors import InputError
+from choiceaudit.store import open_run
+
+HARNESS = Path(__file__).resolve().parents[1] / "fixtures" / "harness" / "lm_eval"
+
+
+def decision_row(item: str = "i1", **changes: Any) -> dict[str, Any]:
+    """One meaning row of the import's default columns (the gold at slot 0, the literal at 1)."""
+    row: dict[str, Any] = {
+        "item_id": item,
+        "experiment": "e1",
+        "condition": "d-rand",
+        "language": "en",
+        "state": f"idiom {item}",
+        "options": ["the gold sense", "the literal sense", "a third", "a fourth"],
+        "probs": [0.7, 0.1, 0.1, 0.1],
+        "gold_position": 0,
+        "literal_position": 1,
+    }
+    row.update(changes)
+    return row
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_identical_duplicate_rows_are_dropped_and_counted(tmp_path: Path) -> None:
+    rows = [decision_row("i1"), decision_row("i2"), decision_row("i1")]
+    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    assert result.mapped == 2 and result.identical_duplicates == 1
+    assert open_run(tmp_path / "run").manifest.rows == 2
+
+
+def test_differing_duplicate_rows_are_refused_by_name(tmp_path: Path) -> None:
+    rows = [
+        decision_row("i1"),
+        decision_row("i2"),
+        decision_row("i1", probs=[0.1, 0.7, 0.1, 0.1]),  # the same rendering, another choice
+    ]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    with pytest.raises(InputError) as caught:
+        import_decisions([path], tmp_path / "run")
+    message = str(caught.value)
+    assert message.startswith(f"{path}:3: probs: a second row for item i1 condition d-rand")
+    assert "than row 1" in message
+    assert (caught.value.row, caught.value.field) == (3, "probs")
+    assert not (tmp_path / "run").exists()
+
+
+def test_differing_duplicate_lm_eval_lines_are_refused(tmp_path: Path) -> None:
+    (samples,) = sorted(HARNESS.glob("samples_*.jsonl"))
+    lines = [json.loads(x) for x in samples.read_text("utf-8").splitlines() if x]
+    changed = json.loads(json.dumps(lines[0]))
+    changed["filtered_resps"][0][0] = str(float(changed["filtered_resps"][0][0]) - 3.0)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    target = folder / samples.name
+    target.write_text("".join(json.dumps(x) + "\n" for x in [*lines, lines[0]]), "utf-8")
+    again = import_lm_eval([target], tmp_path / "same")
+    assert again.identical_duplicates == 1 and again.mapped == len(lines)
+    target.write_text("".join(json.dumps(x) + "\n" for x in [*lines, changed]), "utf-8")
+    with pytest.raises(InputError, match=rf"^{samples.name}:{len(lines) + 1}: probs: "):
+        import_lm_eval([target], tmp_path / "run")
+    assert not (tmp_path / "run").exists()
