@@ -77,3 +77,29 @@ def test_differing_duplicate_lm_eval_lines_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=rf"^{samples.name}:{len(lines) + 1}: probs: "):
         import_lm_eval([target], tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("5.0", "a log-likelihood is above 0 (not the log of a probability)"),
+        (0.5, "a log-likelihood is above 0 (not the log of a probability)"),
+        (True, "a log-likelihood is not a number (True)"),
+    ],
+)
+def test_lm_eval_log_likelihoods_that_are_not_log_probabilities_are_refused(
+    tmp_path: Path, value: object, reason: str
+) -> None:
+    (samples,) = sorted(HARNESS.glob("samples_*.jsonl"))
+    lines = [json.loads(x) for x in samples.read_text("utf-8").splitlines() if x]
+    lines[0]["filtered_resps"][1][0] = value
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / samples.name).write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    result = import_lm_eval([folder / samples.name], tmp_path / "run")
+    assert result.unmappable == {reason: 1}
+    assert result.mapped == len(lines) - 1
+    # a zero log-likelihood (a certain continuation) is a probability of one, and is kept
+    lines[0]["filtered_resps"][1][0] = "0.0"
+    (folder / samples.name).write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    assert import_lm_eval([folder / samples.name], tmp_path / "zero").unmappable == {}

@@ -156,12 +156,19 @@ def _lm_eval_requests(line: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _float(value: Any) -> float:
+    """A log-likelihood as lm-eval writes it (the text of a float, or a JSON number): finite and
+    at most 0, since it is the log of a probability; a value above 0 would become a confident,
+    wrong probability vector after the softmax."""
+    if isinstance(value, bool):  # float(True) is 1.0: a JSON boolean is never a number here
+        raise _Unmappable(f"a log-likelihood is not a number ({value!r})")
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise _Unmappable(f"a log-likelihood is not a number ({value!r})") from None
     if not math.isfinite(number):
         raise _Unmappable("a log-likelihood is not finite")
+    if number > 0:
+        raise _Unmappable("a log-likelihood is above 0 (not the log of a probability)")
     return number
 
 
