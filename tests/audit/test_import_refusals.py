@@ -103,3 +103,83 @@ def test_lm_eval_log_likelihoods_that_are_not_log_probabilities_are_refused(
     lines[0]["filtered_resps"][1][0] = "0.0"
     (folder / samples.name).write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
     assert import_lm_eval([folder / samples.name], tmp_path / "zero").unmappable == {}
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"options": "abc"}, 'options "abc" is not a list'),
+        ({"keys": "ABCD"}, 'keys "ABCD" is not a list'),
+        ({"gold_position": True}, "gold_position true is not a number"),
+        ({"gold_position": "0"}, 'gold_position "0" is text, not a number'),
+        ({"probs": [True, False, False, False]}, "probs entry true is not a number"),
+        ({"probs": ["0.7", "0.1", "0.1", "0.1"]}, 'probs entry "0.7" is text, not a number'),
+        ({"item_id": {"id": 1}}, 'item_id {"id": 1} is not text'),
+        ({"item_id": 1.5}, "item_id 1.5 is not text"),
+        ({"options": ["a", {"b": 1}, "c", "d"]}, 'options holds {"b": 1}, which is not text'),
+        ({"perm": [True, 0, 2, 3]}, "perm [true, 0, 2, 3] is not a display order"),
+        ({"identity_perturbation": "yes"}, 'identity_perturbation "yes" is not true or false'),
+        ({"conf_head": "0.9"}, 'conf_head "0.9" is text, not a number'),
+    ],
+)
+def test_a_jsonl_value_of_another_type_is_refused_never_coerced(
+    tmp_path: Path, change: dict[str, Any], reason: str
+) -> None:
+    rows = [decision_row("i1"), decision_row("i2", **change)]
+    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    assert result.mapped == 1
+    ((got, n),) = result.unmappable.items()
+    assert n == 1 and got.startswith(reason), got
+    (listed,) = open_run(tmp_path / "run").manifest.config["unmappable_listed"]
+    assert listed["row"] == 2 and listed["file"].endswith("d.jsonl")
+
+
+def test_an_integer_item_id_is_its_digits(tmp_path: Path) -> None:
+    rows = [decision_row("i1", item_id=31)]
+    import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    (row,) = open_run(tmp_path / "run").rows
+    assert row.meta["item_id"] == "31"
+
+
+def csv_text(rows: list[dict[str, Any]]) -> str:
+    header = ["item_id", "experiment", "condition", "language", "state", "gold_position",
+              "literal_position", "o1", "o2", "o3", "o4", "p1", "p2", "p3", "p4"]  # fmt: skip
+    lines = [",".join(header)]
+    for r in rows:
+        cells = [str(r[h]) for h in header[:7]] + list(r["options"]) + [str(p) for p in r["probs"]]
+        lines.append(",".join(cells))
+    return "\r\n".join(lines) + "\r\n"
+
+
+CSV_MAP = ["options=o1,o2,o3,o4", "probs=p1,p2,p3,p4"]
+
+
+def test_a_csv_with_a_byte_order_mark_reads_like_one_without(tmp_path: Path) -> None:
+    text = csv_text([decision_row("i1"), decision_row("i2")])
+    (tmp_path / "plain.csv").write_text(text, encoding="utf-8")
+    (tmp_path / "excel.csv").write_text(text, encoding="utf-8-sig")  # Excel's "CSV UTF-8"
+    assert (tmp_path / "excel.csv").read_bytes()[:3] == b"\xef\xbb\xbf"
+    plain = import_decisions([tmp_path / "plain.csv"], tmp_path / "a", mapping=CSV_MAP)
+    excel = import_decisions([tmp_path / "excel.csv"], tmp_path / "b", mapping=CSV_MAP)
+    assert plain.mapped == excel.mapped == 2 and excel.unmappable == {}
+    rows_a = [(r.query.id, r.decision.probs.tolist()) for r in open_run(tmp_path / "a").rows]
+    rows_b = [(r.query.id, r.decision.probs.tolist()) for r in open_run(tmp_path / "b").rows]
+    assert rows_a == rows_b
+
+
+def test_csv_cells_are_text_and_their_numbers_are_read(tmp_path: Path) -> None:
+    (tmp_path / "d.csv").write_text(csv_text([decision_row("i1", gold_position=2)]), "utf-8")
+    result = import_decisions([tmp_path / "d.csv"], tmp_path / "run", mapping=CSV_MAP)
+    assert result.unmappable == {} and result.mapped == 1
+    (row,) = open_run(tmp_path / "run").rows
+    assert row.meta["gold_slot"] == 2
+
+
+@pytest.mark.parametrize("tolerance", [float("nan"), float("inf"), -0.01])
+def test_a_sum_tolerance_that_would_switch_the_check_off_is_refused(
+    tmp_path: Path, tolerance: float
+) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [decision_row("i1")])
+    with pytest.raises(InputError, match=r"^--sum-tolerance: must be a finite number"):
+        import_decisions([path], tmp_path / "run", sum_tolerance=tolerance)
+    assert not (tmp_path / "run").exists()

@@ -117,13 +117,15 @@ def load_mapping(
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:
-    with path.open(encoding="utf-8", newline="") as fh:
+    # utf-8-sig: Excel's "CSV UTF-8" starts with a byte-order mark, which would otherwise
+    # become part of the first column's name
+    with path.open(encoding="utf-8-sig", newline="") as fh:
         for number, row in enumerate(csv.DictReader(fh), start=2):
             yield number, {k: (None if v == "" else v) for k, v in row.items() if k is not None}
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, Mapping[str, object] | str]]:
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8-sig") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

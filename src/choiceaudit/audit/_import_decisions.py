@@ -34,6 +34,7 @@ set is shown several times) or the display order is the canonical order (one ren
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -115,18 +116,61 @@ def _text(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str,
     value = cell(row, mapping, field)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
+    # A text field is text; an integer is taken as its decimal digits (released files number
+    # their items), and nothing else is turned into text: an object, a list, a boolean or a
+    # fractional number in a text field is a mapping error, not a name.
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _Unmappable(f"{field} {_shown(value)} is not text")
     text = str(value).strip()
     return values.get(field, {}).get(text, text) if text else None
 
 
-def _vector(value: Any, tolerance: float) -> np.ndarray:
+def _shown(value: Any) -> str:
+    """A cell's value as an error message shows it (JSON, cut short)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _number(value: Any, what: str, *, typed: bool) -> float:
+    """A numeric cell: a number in a typed file (JSONL, Parquet, a JSON list in a CSV cell),
+    or the text of one in a CSV cell. A boolean is never a number, and a typed file's text is
+    not read as one: no value is coerced from another type."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise _Unmappable(f"{what} {_shown(value)} is not a number")
+    if isinstance(value, str):
+        if typed:
+            raise _Unmappable(f"{what} {_shown(value)} is text, not a number")
+        try:
+            return float(value)
+        except ValueError:
+            raise _Unmappable(f"{what} {_shown(value)} is not a number") from None
+    return float(value)
+
+
+def _list(value: Any, field: str) -> list[Any] | None:
+    """A list cell (a list, a JSON list in a CSV cell, or several columns); ``None`` where the
+    row has none. A cell that is there but holds no list is refused, never read as absent."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
     items = as_list(value)
     if items is None:
-        raise _Unmappable("probs is not a list of numbers (a list, a JSON list or columns)")
-    try:
-        raw = np.array([float(v) for v in items], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise _Unmappable("probs holds a value that is not a number") from None
+        raise _Unmappable(
+            f"{field} {_shown(value)} is not a list (a list, a JSON list or one column per slot)"
+        )
+    return items
+
+
+def _vector(value: Any, tolerance: float, *, typed: bool) -> np.ndarray:
+    items = _list(value, "probs")
+    if items is None:
+        raise _Unmappable("no probs (a list, a JSON list or one column per slot)")
+    # the cells of several CSV columns are text; a JSON list's entries are typed
+    text_cells = not typed and not (isinstance(value, str) and value.strip().startswith("["))
+    raw = np.array([_number(v, "probs entry", typed=not text_cells) for v in items],
+                   dtype=np.float64)  # fmt: skip
     if raw.size < 2:
         raise _Unmappable("probs has fewer than two options")
     if not np.all(np.isfinite(raw)) or np.any(raw < 0) or np.any(raw > 1):
@@ -137,17 +181,15 @@ def _vector(value: Any, tolerance: float) -> np.ndarray:
     return raw
 
 
-def _slot(key: str | None, position: Any, keys: Sequence[str], base: int, what: str) -> int | None:
+def _slot(key: str | None, position: Any, keys: Sequence[str], base: int, what: str,
+          *, typed: bool) -> int | None:  # fmt: skip
     if key is not None:
         if key not in keys:
             raise _Unmappable(f"{what}_key {key!r} is not one of the keys {list(keys)}")
         return list(keys).index(key)
     if position is None or (isinstance(position, float) and math.isnan(position)):
         return None
-    try:
-        number = float(position)
-    except (TypeError, ValueError):
-        raise _Unmappable(f"{what}_position {position!r} is not a slot number") from None
+    number = _number(position, f"{what}_position", typed=typed)
     if number != int(number) or not 0 <= int(number) - base < len(keys):
         raise _Unmappable(
             f"{what}_position {position} is not a slot of {len(keys)} options (base {base})"
@@ -158,17 +200,23 @@ def _slot(key: str | None, position: Any, keys: Sequence[str], base: int, what: 
 def _perm(value: Any, k: int) -> tuple[int, ...] | None:
     if value is None:
         return None
+    if isinstance(value, bool):
+        raise _Unmappable(f"perm {_shown(value)} is not a display order of option indices")
     try:
         items = as_list(value)
         if items is not None:
-            perm = tuple(int(v) for v in items)
-        else:
-            text = str(int(value)) if isinstance(value, int | float) else str(value).strip()
+            if any(isinstance(v, bool) or not isinstance(v, int) for v in items):
+                raise ValueError("not integers")
+            perm = tuple(items)
+        elif isinstance(value, int | str):
+            text = str(value).strip()
             perm = parse_perm(text.zfill(k) if text.isdigit() else text)
+        else:
+            raise ValueError("not a display order")
     except (TypeError, ValueError):
-        raise _Unmappable(f"perm {value!r} is not a display order of option indices") from None
+        raise _Unmappable(f"perm {_shown(value)} is not a display order of option indices") from None
     if sorted(perm) != list(range(k)):
-        raise _Unmappable(f"perm {value!r} is not a permutation of 0..{k - 1}")
+        raise _Unmappable(f"perm {_shown(value)} is not a permutation of 0..{k - 1}")
     return perm
 
 
@@ -180,8 +228,11 @@ def read_row(
     language: str | None,
     position_base: int,
     sum_tolerance: float,
+    typed: bool = True,
 ) -> DecisionRow:
-    """One file row as a :class:`DecisionRow`, or :class:`_Unmappable` with the reason."""
+    """One file row as a :class:`DecisionRow`, or :class:`_Unmappable` with the reason.
+    ``typed``: the row comes from a file whose cells carry types (JSONL, Parquet), where a
+    number must be a number; a CSV row's cells are text and numbers are read from it."""
 
     def text(field: str) -> str | None:
         return _text(row, mapping, values, field)
@@ -192,20 +243,19 @@ def read_row(
     if experiment is None:
         raise _Unmappable("no experiment")
     experiment = experiment.lower()
-    raw = _vector(cell(row, mapping, "probs"), sum_tolerance)
+    raw = _vector(cell(row, mapping, "probs"), sum_tolerance, typed=typed)
     k = raw.size
-    keys_cell = as_list(cell(row, mapping, "keys"))
-    keys = tuple(str(x) for x in keys_cell) if keys_cell is not None else tuple(_KEYS[:k])
-    options_cell = as_list(cell(row, mapping, "options"))
-    options = None if options_cell is None else tuple(str(x) for x in options_cell)
+    keys = _texts(cell(row, mapping, "keys"), "keys") or tuple(_KEYS[:k])
+    options = _texts(cell(row, mapping, "options"), "options")
     for name, got in (("keys", keys), ("options", options)):
         if got is not None and len(got) != k:
             raise _Unmappable(f"{name} has {len(got)} entries for {k} probabilities")
-    gold = _slot(text("gold_key"), cell(row, mapping, "gold_position"), keys, position_base, "gold")
+    gold = _slot(text("gold_key"), cell(row, mapping, "gold_position"), keys, position_base,
+                 "gold", typed=typed)  # fmt: skip
     if gold is None:
         raise _Unmappable("no gold option (gold_key or gold_position)")
     literal = _slot(text("literal_key"), cell(row, mapping, "literal_position"), keys,
-                    position_base, "literal")  # fmt: skip
+                    position_base, "literal", typed=typed)  # fmt: skip
     if literal == gold:
         raise _Unmappable("the literal option is the gold option")
     predicted = text("predicted_key")
@@ -224,15 +274,42 @@ def read_row(
     if lang is None:
         raise _Unmappable("no language (map a column or give --language)")
     head = cell(row, mapping, "conf_head")
+    head = None if head is None or head == "" else _number(head, "conf_head", typed=typed)
     return DecisionRow(
         item_id=item_id, experiment=experiment, condition=condition, family=family,
         language=lang, block=text("block") or experiment, state=text("state") or item_id,
         options=options, keys=keys, raw=raw, predicted=predicted, gold_slot=gold,
         literal_slot=literal, perm=_perm(cell(row, mapping, "perm"), k),
-        conf_head=None if head is None or head == "" else float(head),
-        frequency=text("frequency"),
-        identity=str(cell(row, mapping, "identity_perturbation")).lower() in ("true", "1"),
+        conf_head=head, frequency=text("frequency"),
+        identity=_flag(cell(row, mapping, "identity_perturbation"), typed=typed),
     )  # fmt: skip
+
+
+def _texts(value: Any, field: str) -> tuple[str, ...] | None:
+    """A list of texts (options, keys): each entry text, or an integer taken as its digits."""
+    items = _list(value, field)
+    if items is None:
+        return None
+    for entry in items:
+        if isinstance(entry, bool) or not isinstance(entry, str | int):
+            raise _Unmappable(f"{field} holds {_shown(entry)}, which is not text")
+    return tuple(str(x) for x in items)
+
+
+def _flag(value: Any, *, typed: bool) -> bool:
+    """``identity_perturbation``: a JSON boolean in a typed file; in a CSV cell ``true`` /
+    ``false`` / ``1`` / ``0`` (any case); absent is false."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return False
+    if isinstance(value, bool):
+        return value
+    if not typed and isinstance(value, str) and value.strip().lower() in FLAG_TEXT:
+        return FLAG_TEXT[value.strip().lower()]
+    raise _Unmappable(f"identity_perturbation {_shown(value)} is not true or false")
+
+
+#: the CSV texts of ``identity_perturbation``
+FLAG_TEXT = {"true": True, "false": False, "1": True, "0": False}
 
 
 @dataclass
@@ -330,6 +407,17 @@ def _decision(query: Query, row: DecisionRow) -> Decision:
     return Decision(query_id=query.id, probs=probs, scores={"prob": row.raw.copy()}, aux=aux)
 
 
+def check_sum_tolerance(tolerance: float) -> None:
+    """Refuse a sum tolerance that would switch the check off or make it refuse everything:
+    NaN (every comparison with it is false), infinite, or negative."""
+    if not math.isfinite(tolerance) or tolerance < 0:
+        raise InputError(
+            f"must be a finite number of at least 0, got {tolerance!r}; the default "
+            f"{RETURNED_SUM_TOLERANCE:g} accepts four options rounded to two decimals",
+            field="--sum-tolerance",
+        )
+
+
 def import_decisions(
     files: Sequence[Path | str],
     out: Path | str,
@@ -355,6 +443,7 @@ def import_decisions(
     ``items``, as a model arm or, with ``chooser``, a reference chooser's released outputs."""
     if instrument not in DECISION_INSTRUMENTS:
         raise InputError(f"--instrument {instrument!r}: use {' or '.join(DECISION_INSTRUMENTS)}")
+    check_sum_tolerance(sum_tolerance)
     if instrument == "signalling":
         # imported here: the signalling import builds on this module's row collector
         from choiceaudit.audit._signalling_import import import_signalling_decisions
@@ -380,7 +469,8 @@ def import_decisions(
                     raise _Unmappable(row)
                 seen.update(row)
                 parsed = read_row(row, columns, values, language=language,
-                                  position_base=position_base, sum_tolerance=sum_tolerance)  # fmt: skip
+                                  position_base=position_base, sum_tolerance=sum_tolerance,
+                                  typed=path.suffix.lower() != ".csv")  # fmt: skip
                 collector.add(str(path), number, *pair(parsed, canon.perm_of(parsed)))
             except _Unmappable as exc:
                 collector.refuse(str(path), number, str(exc))
