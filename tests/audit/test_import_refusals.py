@@ -183,3 +183,33 @@ def test_a_sum_tolerance_that_would_switch_the_check_off_is_refused(
     with pytest.raises(InputError, match=r"^--sum-tolerance: must be a finite number"):
         import_decisions([path], tmp_path / "run", sum_tolerance=tolerance)
     assert not (tmp_path / "run").exists()
+
+
+def test_set_gives_a_field_one_value_for_every_row_and_is_recorded(tmp_path: Path) -> None:
+    rows = [decision_row("i1"), decision_row("i2")]
+    for row in rows:
+        del row["experiment"]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    with pytest.raises(InputError, match="2 × no experiment"):
+        import_decisions([path], tmp_path / "without")
+    result = import_decisions([path], tmp_path / "run", constants=["experiment=E7"])
+    assert result.mapped == 2 and result.unmappable == {}
+    run = open_run(tmp_path / "run")
+    assert {r.meta["experiment"] for r in run.rows} == {"e7"}
+    assert run.manifest.config["set_fields"] == {"experiment": "E7"}
+
+
+@pytest.mark.parametrize(
+    ("pairs", "message"),
+    [
+        (["experiment"], "give field=value"),
+        (["probs=0.5"], "probs cannot be set to one value for every row"),
+        (["experiment=e1", "experiment=e2"], "experiment is set twice"),
+        (["condition=x"], "condition is both mapped to column 'cond' and set to 'x'"),
+    ],
+)
+def test_set_refuses_what_it_cannot_mean(tmp_path: Path, pairs: list[str], message: str) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [decision_row("i1")])
+    with pytest.raises(InputError, match=r"^--set: " + message):
+        import_decisions([path], tmp_path / "run", constants=pairs, mapping=["condition=cond"])
+    assert not (tmp_path / "run").exists()

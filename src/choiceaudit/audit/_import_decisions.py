@@ -111,6 +111,39 @@ class DecisionRow:
         return (*base, self.condition)
 
 
+#: the fields ``--set field=value`` may give as one value for every row (text fields only:
+#: a number or a list given on the command line would be a value of another type)
+SETTABLE = ("experiment", "condition", "family", "language", "block", "frequency", "gold_key",
+            "literal_key", "predicted_key")  # fmt: skip
+
+
+def parse_constants(pairs: Sequence[str], mapping: DecisionMapping) -> dict[str, str]:
+    """``--set field=value`` pairs as {field: value}: a text field of :data:`SETTABLE`, once,
+    and not also mapped to a column (one source per field)."""
+    constants: dict[str, str] = {}
+    for pair in pairs:
+        field, sep, value = pair.partition("=")
+        field, value = field.strip(), value.strip()
+        if not sep or not field or not value:
+            raise InputError(f"give field=value (e.g. experiment=e7), got {pair!r}", field="--set")
+        if field not in SETTABLE:
+            raise InputError(
+                f"{field} cannot be set to one value for every row (settable: "
+                f"{', '.join(SETTABLE)})",
+                field="--set",
+            )
+        if field in constants:
+            raise InputError(f"{field} is set twice", field="--set")
+        if field in mapping:
+            raise InputError(
+                f"{field} is both mapped to column {mapping[field]!r} and set to {value!r}; "
+                "give one of the two",
+                field="--set",
+            )
+        constants[field] = value
+    return constants
+
+
 def _text(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any],
           field: str) -> str | None:  # fmt: skip
     value = cell(row, mapping, field)
@@ -229,10 +262,16 @@ def read_row(
     position_base: int,
     sum_tolerance: float,
     typed: bool = True,
+    constants: Mapping[str, str] | None = None,
 ) -> DecisionRow:
     """One file row as a :class:`DecisionRow`, or :class:`_Unmappable` with the reason.
     ``typed``: the row comes from a file whose cells carry types (JSONL, Parquet), where a
-    number must be a number; a CSV row's cells are text and numbers are read from it."""
+    number must be a number; a CSV row's cells are text and numbers are read from it.
+    ``constants`` are the fields given one value for every row (``--set``), which any column
+    of the same name in the file does not override."""
+    if constants:
+        row = {**row, **{_constant_column(f): v for f, v in constants.items()}}
+        mapping = {**mapping, **{f: _constant_column(f) for f in constants}}
 
     def text(field: str) -> str | None:
         return _text(row, mapping, values, field)
@@ -283,6 +322,11 @@ def read_row(
         conf_head=head, frequency=text("frequency"),
         identity=_flag(cell(row, mapping, "identity_perturbation"), typed=typed),
     )  # fmt: skip
+
+
+def _constant_column(field: str) -> str:
+    """The column a ``--set`` value is read from: a name no file's header can hold."""
+    return f"\x00set:{field}"
 
 
 def _texts(value: Any, field: str) -> tuple[str, ...] | None:
@@ -425,6 +469,7 @@ def import_decisions(
     instrument: str = "meaning",
     mapping: Sequence[str] = (),
     mapping_file: Path | str | None = None,
+    constants: Sequence[str] = (),
     model: str | None = None,
     language: str | None = None,
     corpus_language: str | None = None,
@@ -436,7 +481,9 @@ def import_decisions(
 ) -> ImportResult:
     """Import per-item decision files into the run directory ``out`` as a run of
     ``instrument`` (see the module docstring). ``mapping`` holds ``field=column`` pairs,
-    ``mapping_file`` a TOML/JSON mapping; ``language`` is the rows' test language where no
+    ``mapping_file`` a TOML/JSON mapping, ``constants`` ``field=value`` pairs giving a text
+    field one value for every row (a released file with no experiment column:
+    ``experiment=e7``; recorded in the run's configuration as ``set_fields``); ``language`` is the rows' test language where no
     column gives it; ``corpus_language`` the language the meaning analysis files E4 and the
     matrix under (default: that of their first row). A signalling import
     (``_signalling_import``) is checked against and analysed on the frozen item directory
@@ -444,6 +491,8 @@ def import_decisions(
     if instrument not in DECISION_INSTRUMENTS:
         raise InputError(f"--instrument {instrument!r}: use {' or '.join(DECISION_INSTRUMENTS)}")
     check_sum_tolerance(sum_tolerance)
+    if instrument == "signalling" and constants:
+        raise InputError("--set is for --instrument meaning or scoring", field="--set")
     if instrument == "signalling":
         # imported here: the signalling import builds on this module's row collector
         from choiceaudit.audit._signalling_import import import_signalling_decisions
@@ -457,6 +506,7 @@ def import_decisions(
     if position_base not in (0, 1):
         raise InputError(f"--position-base {position_base}: use 0 or 1")
     columns, values = load_mapping(mapping, mapping_file)
+    fixed = parse_constants(constants, columns)
     paths = _expand(files, ["*.csv", "*.jsonl", "*.parquet"])
     collector = _Every(f"decisions:{instrument}")
     canon = Canonicaliser()
@@ -470,7 +520,8 @@ def import_decisions(
                 seen.update(row)
                 parsed = read_row(row, columns, values, language=language,
                                   position_base=position_base, sum_tolerance=sum_tolerance,
-                                  typed=path.suffix.lower() != ".csv")  # fmt: skip
+                                  typed=path.suffix.lower() != ".csv",
+                                  constants=fixed)  # fmt: skip
                 collector.add(str(path), number, *pair(parsed, canon.perm_of(parsed)))
             except _Unmappable as exc:
                 collector.refuse(str(path), number, str(exc))
@@ -479,12 +530,13 @@ def import_decisions(
             except ValueError as exc:  # a Query or Decision refused the mapped values
                 collector.refuse(str(path), number, f"not a valid query ({exc})")
     used = {c for v in columns.values() for c in (v if isinstance(v, list) else [v])}
-    used |= {f for f in FIELDS if f not in columns}
+    used |= {f for f in FIELDS if f not in columns and f not in fixed}
     for name in sorted(seen - used):
         collector.unmapped_field(name)
     extra: dict[str, object] = {
         "decision_fields": dict(FIELDS),
         "value_renames": values,
+        "set_fields": fixed,
         "sum_tolerance": sum_tolerance,
         "position_base": position_base,
         "unmappable_listed": [dict(r) for r in collector.all_refused],

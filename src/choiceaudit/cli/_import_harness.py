@@ -84,6 +84,12 @@ def decisions(
     mapping_file: Annotated[
         Path | None, typer.Option("--mapping", help="TOML or JSON mapping file (map, values).")
     ] = None,
+    constants: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="field=value (repeatable): one value for every row, e.g. experiment=e7."
+        ),
+    ] = None,
     model_name: _MODEL = None,
     language: Annotated[
         str | None, typer.Option("--language", help="Test language where no column gives it.")
@@ -114,7 +120,7 @@ def decisions(
     with reasons."""
     result = import_decisions(
         files, out_dir, instrument=instrument, mapping=mapping or [], mapping_file=mapping_file,
-        model=model_name, language=language, corpus_language=corpus_language,
+        constants=constants or [], model=model_name, language=language, corpus_language=corpus_language,
         position_base=position_base, sum_tolerance=sum_tolerance, items=items, chooser=chooser,
         command=["choiceaudit", *sys.argv[1:]],
     )  # fmt: skip
