@@ -170,7 +170,7 @@ def test_public_module_has_a_sorted_complete_all(name: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "most"),
-    [("choiceaudit.instruments.meaning", 20), ("choiceaudit.instruments.signalling", 18)],
+    [("choiceaudit.instruments.meaning", 21), ("choiceaudit.instruments.signalling", 18)],
 )
 def test_instruments_export_entry_points_not_internals(name: str, most: int) -> None:
     assert len(importlib.import_module(name).__all__) <= most

@@ -213,3 +213,54 @@ def test_set_refuses_what_it_cannot_mean(tmp_path: Path, pairs: list[str], messa
     with pytest.raises(InputError, match=r"^--set: " + message):
         import_decisions([path], tmp_path / "run", constants=pairs, mapping=["condition=cond"])
     assert not (tmp_path / "run").exists()
+
+
+def e2_row(item: str, condition: str, state: str) -> dict[str, Any]:
+    return decision_row(item, experiment="E2", condition=condition, state=state)
+
+
+def test_a_misnamed_e2_condition_is_refused_at_import_with_the_names_expected(
+    tmp_path: Path,
+) -> None:
+    rows = [e2_row("31", "canonical", "kick the bucket"), e2_row("31", "alt-1", "kick it")]
+    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    assert result.unmappable == {
+        "condition 'alt-1' is not an E2 condition (canonical, alt1, alt2, …)": 1
+    }
+    (listed,) = open_run(tmp_path / "run").manifest.config["unmappable_listed"]
+    assert listed["row"] == 2
+
+
+def test_two_rows_for_one_item_and_condition_stop_the_import_before_the_report(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        e2_row("31", "canonical", "kick the bucket"),
+        e2_row("31", "alt1", "kick it"),
+        e2_row("31", "alt1", "buy the farm"),  # should have been alt2
+    ]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    with pytest.raises(InputError) as caught:
+        import_decisions([path], tmp_path / "run")
+    assert str(caught.value).startswith(
+        f"{path}:3: condition: a second row for item 31 of e2 condition alt1"
+    )
+    assert "besides row 2" in str(caught.value)
+    assert not (tmp_path / "run").exists()
+    rows[2]["condition"] = "alt2"
+    result = import_decisions([write_jsonl(path, rows)], tmp_path / "run")
+    assert result.mapped == 3 and result.unmappable == {}
+
+
+@pytest.mark.parametrize(("experiment", "bad"), [("E3", "intact"), ("E6", "o9")])
+def test_e3_and_e6_conditions_are_the_names_their_analyses_read(
+    tmp_path: Path, experiment: str, bad: str
+) -> None:
+    good = "v0" if experiment == "E3" else "o0"
+    rows = [
+        decision_row("1", experiment=experiment, condition=good),
+        decision_row("2", experiment=experiment, condition=bad),
+    ]
+    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    ((reason, n),) = result.unmappable.items()
+    assert n == 1 and reason.startswith(f"condition '{bad}' is not an {experiment} condition")

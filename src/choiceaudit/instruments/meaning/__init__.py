@@ -15,6 +15,7 @@ every choice the paper leaves open. The JSON records of a run's configuration ar
 from choiceaudit.instruments.meaning._analysis_results import MeaningAnalysis
 from choiceaudit.instruments.meaning._arms import analyse_meaning_runs, meaning_rows
 from choiceaudit.instruments.meaning._bagdhara import load_bagdhara
+from choiceaudit.instruments.meaning._conditions import condition_problem
 from choiceaudit.instruments.meaning._config import MeaningConfig
 from choiceaudit.instruments.meaning._contract import FAMILIES
 from choiceaudit.instruments.meaning._corpus import Corpus, CorpusError, IdiomEntry
@@ -48,6 +49,7 @@ __all__ = [
     "MeaningRows",
     "analyse_meaning",
     "analyse_meaning_runs",
+    "condition_problem",
     "load_bagdhara",
     "load_idioms_en",
     "meaning_rows",
