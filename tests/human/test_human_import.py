@@ -183,3 +183,31 @@ def test_cli_import_human_and_serve_human_errors(
         app, [*serve, "--study", str(bad)]
     )
     assert r.exit_code == 1 and "conflict items of the analysis set" in r.output
+
+
+def test_a_study_copied_without_its_write_ahead_log_is_refused_and_left_as_it_was(
+    imported: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    from choiceaudit.errors import InputError
+
+    _, _, root = imported
+    copy = tmp_path / "copy"
+    shutil.copytree(root / "study", copy)
+    for extra in copy.glob(f"{DB_FILE}-*"):
+        extra.unlink()
+    # what the main file holds before the log is written back: less than one page
+    (copy / DB_FILE).write_bytes(b"")
+    with pytest.raises(InputError, match="holds no study tables") as caught:
+        import_human(copy, tmp_path / "run")
+    message = str(caught.value)
+    assert message.startswith(str(copy / DB_FILE))
+    assert "participants, trials, responses missing; the file is 0 bytes" in message
+    assert f"no {DB_FILE}-wal beside it" in message
+    assert (copy / DB_FILE).read_bytes() == b""  # opened read-only: not rewritten
+    assert not (tmp_path / "run").exists()
+    assert sorted(p.name for p in copy.iterdir() if p.name.startswith(DB_FILE)) == [DB_FILE]
+    # the intact study still imports through the read-only path
+    result = import_human(root / "study", tmp_path / "intact")
+    assert result.participants == 12

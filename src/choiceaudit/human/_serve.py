@@ -131,7 +131,7 @@ def read_study(path: Path | str) -> StudyRecord:
         )
     if not (root / DB_FILE).is_file():
         raise InputError(f"no responses yet ({DB_FILE} missing)", source=str(root))
-    db = ResponsesDB(root / DB_FILE)
+    db = ResponsesDB(root / DB_FILE, read_only=True)
     try:
         trials = tuple(db.export())
     except sqlite3.DatabaseError as exc:
