@@ -1,7 +1,7 @@
 """File and hashing primitives every layer shares: atomic writes, file sha256, canonical JSON.
 
 One implementation of each, so a run part, a manifest, a frozen item set and a model cache are
-written and hashed the same way. Imports nothing from the package.
+written and hashed the same way. Imports nothing from the package but its errors.
 """
 
 from __future__ import annotations
@@ -15,14 +15,44 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.errors import InputError
+
 __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "canonical_hash",
     "canonical_json",
+    "make_dir",
     "sha256_bytes",
     "sha256_file",
 ]
+
+
+def make_dir(path: Path | str) -> Path:
+    """Create the directory ``path`` (and its parents) if it is missing; a path that names a
+    file, or runs through one, is an :class:`~choiceaudit.errors.InputError` naming it, so an
+    output directory given as an existing file (``--out results.csv``) is one error line."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(
+            "is a file, not a directory; give a directory (it is created if missing)",
+            source=str(path),
+        ) from None
+    except NotADirectoryError:
+        blocking = next((p for p in path.parents if p.is_file()), None)
+        raise InputError(
+            f"cannot be created: {blocking or 'a part of the path'} is a file, not a "
+            "directory; give a directory path",
+            source=str(path),
+        ) from None
+    except PermissionError as exc:
+        raise InputError(
+            f"cannot be created ({exc.strerror}); give a directory you can write",
+            source=str(path),
+        ) from None
+    return path
 
 
 def atomic_write_bytes(path: Path | str, data: bytes) -> None:

@@ -269,3 +269,26 @@ def test_a_panel_id_with_an_invisible_tail_is_not_a_panel_id(suffix: str) -> Non
     assert PANEL_ID_PATTERN.fullmatch("X") is not None
     assert PANEL_ID_PATTERN.fullmatch("X" + suffix) is None
     assert PANEL_ID_PATTERN.fullmatch(suffix + "X") is None
+
+
+def test_out_naming_a_file_is_one_error_in_every_command_that_writes(tmp_path: Path) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x", encoding="utf-8")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"state": "s", "options": ["a", "b"]}\n', encoding="utf-8")
+    decisions = tmp_path / "d.jsonl"
+    row = {"item_id": "1", "experiment": "e1", "condition": "d-rand", "language": "en",
+           "options": ["w", "x", "y", "z"], "probs": [0.7, 0.1, 0.1, 0.1], "gold_position": 0}  # fmt: skip
+    decisions.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    commands = {
+        "score": ["score", str(queries), "-m", "fake"],
+        "import decisions": ["import", "decisions", str(decisions)],
+        "run meaning": ["run", "meaning", "-m", "fake", "--n-items", "4"],
+        "build signalling": ["build", "signalling"],
+    }
+    for name, args in commands.items():
+        for out in (a_file, a_file / "below"):
+            text = _one_error([*args, "--out", str(out)])
+            assert f"{a_file} is a file" in text or f"{a_file}: is a file" in text, (name, text)
+    assert a_file.read_text(encoding="utf-8") == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "d.jsonl", "q.jsonl"]

@@ -211,3 +211,26 @@ def test_a_study_copied_without_its_write_ahead_log_is_refused_and_left_as_it_wa
     # the intact study still imports through the read-only path
     result = import_human(root / "study", tmp_path / "intact")
     assert result.participants == 12
+
+
+def test_out_naming_a_file_is_one_error_for_import_human_and_serve_human(
+    imported: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from choiceaudit.cli import app
+
+    _, _, root = imported
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x", encoding="utf-8")
+    runner = CliRunner()
+    for args in (
+        ["import", "human", str(root / "study")],
+        ["serve-human", str(root / "items"), "--study", str(study_file(tmp_path)), "--port", "0"],
+    ):
+        for out in (a_file, a_file / "below"):
+            r = runner.invoke(app, [*args, "--out", str(out)])
+            assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+            assert sum(x.startswith("error:") for x in r.output.splitlines()) == 1, r.output
+            assert f"{a_file}" in r.output and "is a file" in r.output, r.output
+    assert a_file.read_text(encoding="utf-8") == "x"

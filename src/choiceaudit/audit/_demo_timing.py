@@ -24,7 +24,7 @@ from typing import Any
 
 from choiceaudit.audit._processes import worker_cpu_seconds
 from choiceaudit.audit._runs import JobProgress
-from choiceaudit.files import atomic_write_text
+from choiceaudit.files import atomic_write_text, make_dir
 from choiceaudit.scorers import conversions_this_process
 
 __all__ = ["TIMING_FILE", "Phase", "PhaseTimer"]
@@ -181,6 +181,6 @@ class PhaseTimer:
     def write(self, directory: Path) -> Path:
         """Write the record as ``timing.json`` in ``directory``; return its path."""
         path = directory / TIMING_FILE
-        directory.mkdir(parents=True, exist_ok=True)
+        make_dir(directory)
         atomic_write_text(path, json.dumps(self.to_json(), indent=1) + "\n")
         return path

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from choiceaudit.errors import InputError
-from choiceaudit.files import atomic_write_text
+from choiceaudit.files import atomic_write_text, make_dir
 from choiceaudit.gate import (
     GateAnalysis,
     GateSpec,
@@ -86,7 +86,7 @@ def gate_runs(
     path = None
     if out is not None:
         path = Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(path.parent)
         text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
         atomic_write_text(path, text + "\n")
     return GateResult(analysis, document, path)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from choiceaudit.errors import InputError, unreadable
-from choiceaudit.files import atomic_write_bytes, canonical_hash
+from choiceaudit.files import atomic_write_bytes, canonical_hash, make_dir
 from choiceaudit.human._panel_id import PANEL_ID_PATTERN
 from choiceaudit.instruments.signalling import FrozenInstrument, load_instrument
 from choiceaudit.store import QUERIES, RunStore, open_run, read_queries
@@ -354,7 +354,7 @@ def open_study(
             raise InputError("a new study needs a study file (--study)", source=str(root))
         items = load_study_items(items_source, condition=spec.condition)
         _check_feasible(spec, items)
-        root.mkdir(parents=True, exist_ok=True)
+        make_dir(root)
         if items.frozen is not None:
             items.frozen.copy_to(root / "instrument")
         else:

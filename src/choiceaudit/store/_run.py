@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from choiceaudit.errors import StoreError
-from choiceaudit.files import atomic_write_bytes
+from choiceaudit.files import atomic_write_bytes, make_dir
 from choiceaudit.store._queries import read_queries, write_queries
 from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
 from choiceaudit.types import Arm, Decision, Manifest, Query, parse_perm
@@ -187,20 +187,20 @@ class RunStore:
 
     def write_planned_queries(self, queries: Sequence[Query]) -> Path:
         """Write the instrument's planned queries beside the decisions (:data:`QUERIES`)."""
-        self.path.mkdir(parents=True, exist_ok=True)
+        make_dir(self.path)
         write_queries(self.path / QUERIES, queries)
         return self.path / QUERIES
 
     def write_manifest(self, manifest: Mapping[str, Any] | Manifest) -> None:
         data = manifest.to_json() if isinstance(manifest, Manifest) else dict(manifest)
-        self.path.mkdir(parents=True, exist_ok=True)
+        make_dir(self.path)
         blob = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)
         atomic_write_bytes(self.manifest_path, blob.encode("utf-8") + b"\n")
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Exclusive lock on the run; a second process fails at once rather than interleaving."""
-        self.path.mkdir(parents=True, exist_ok=True)
+        make_dir(self.path)
         with open(self.path / ".lock", "w") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

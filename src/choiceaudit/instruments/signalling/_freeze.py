@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from choiceaudit.errors import AnalysisError, InputError, unreadable
-from choiceaudit.files import canonical_json, sha256_bytes
+from choiceaudit.files import canonical_json, make_dir, sha256_bytes
 from choiceaudit.instruments.signalling._freeze_records import (
     Amendment,
     AnalysisBattery,
@@ -324,7 +324,7 @@ def freeze_instrument(
     )
     prompts = prompt_rows(queries)
     tiles_content, tiles_name = _tile_file(items)
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out)
     (out / "tiles").mkdir(exist_ok=True)
     (out / "tiles" / tiles_name).write_text(tiles_content, encoding="utf-8")
     (out / ITEM_SET_FILE).write_bytes(_canonical(_item_set_json(items)))
