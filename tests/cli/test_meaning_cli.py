@@ -217,3 +217,24 @@ def test_a_dry_run_prints_every_block_and_writes_nothing(corpus_file: Path, tmp_
         f"capture-matrix rows = {sum(rows.values()):,} rows; {2 * sum(rows.values()):,} calls "
         "over 2 model(s)"
     ) in text
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, 3])
+def test_a_corpus_too_small_for_one_slate_is_one_error(tmp_path: Path, n_rows: int) -> None:
+    from bagdhara_synthetic import write_bagdhara
+
+    corpus = write_bagdhara(tmp_path / "b.jsonl", n_rows) if n_rows else tmp_path / "b.jsonl"
+    if not n_rows:
+        corpus.write_bytes(b"")  # a 0-byte file
+    for embedder in ("none", "auto"):
+        result = runner.invoke(
+            app, ["run", "meaning", "-m", "fake", "--corpus", "bagdhara", "--data", str(corpus),
+                  "--embedder", embedder, "--out", str(tmp_path / "runs")],
+        )  # fmt: skip
+        assert result.exit_code == 1, result.output
+        assert "Traceback" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        text = " ".join(result.output.split())
+        assert f"error: {corpus}: {n_rows} usable idiom(s)" in text, text
+        assert "so at least 4" in text
+    assert not (tmp_path / "runs").exists()

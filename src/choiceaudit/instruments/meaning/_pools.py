@@ -25,6 +25,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from choiceaudit.errors import InputError
+from choiceaudit.instruments.meaning._contract import K
 from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
 from choiceaudit.instruments.meaning._text import STOPWORDS, content_words, option_key
 from choiceaudit.scorers import Embedder
@@ -87,6 +89,15 @@ class Pools:
         sem_neighbours: int = 10,
         stopwords: Mapping[str, frozenset[str]] = STOPWORDS,
     ) -> None:
+        if len(corpus.entries) < K:
+            # no k-option slate can be drawn: the gold and K - 1 distractors from other idioms
+            steps = ", ".join(f"{name} {n}" for name, n in corpus.report.steps[:4])
+            raise InputError(
+                f"{len(corpus.entries)} usable idiom(s) ({steps or 'no rows'}); a slate needs "
+                f"the gold and {K - 1} distractors from other idioms, so at least {K}: give "
+                "the full corpus file",
+                source=corpus.report.source,
+            )
         self.corpus = corpus
         self.entries = corpus.entries
         self.stopwords = stopwords
