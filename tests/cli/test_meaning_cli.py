@@ -190,9 +190,15 @@ def test_design_preset_builds_the_commercial_arms_blocks(tmp_path: Path) -> None
     assert models == ["fake [en, j2_lit_en]", "fake [en, j3_ceiling_en]", "fake [bn]"]
 
 
-def test_a_dry_run_prints_every_block_and_writes_nothing(corpus_file: Path, tmp_path: Path) -> None:
+def test_a_dry_run_prints_every_block_and_writes_nothing(tmp_path: Path) -> None:
     from choiceaudit.audit import build_meaning_plan
 
+    # the commercial arm's blocks ask items with an English equivalent idiom
+    corpus_file = tmp_path / "bagdhara.jsonl"
+    records = [{**_record(i), "similar_in_english": [f"an english idiom {i}"]} for i in range(40)]
+    corpus_file.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
     out = tmp_path / "never"
     args = ["run", "meaning", "--model", "fake", "--model", "other", "--corpus",
             f"bagdhara:{corpus_file}", "--out", str(out), "--design", "jev", "--embedder",
@@ -204,6 +210,7 @@ def test_a_dry_run_prints_every_block_and_writes_nothing(corpus_file: Path, tmp_
         f"bagdhara:{corpus_file}", design="jev", n_items=None, embedder="none"
     )
     rows = {name: len(build.queries) for name, build in plan.builds.items()}
+    assert rows["j1_order"] > 0 and rows["j4_bn_control"] > 0
     main = sum(n for name, n in rows.items() if name != "matrix")
     text = " ".join(result.output.split())
     for name in rows:
@@ -238,3 +245,36 @@ def test_a_corpus_too_small_for_one_slate_is_one_error(tmp_path: Path, n_rows: i
         assert f"error: {corpus}: {n_rows} usable idiom(s)" in text, text
         assert "so at least 4" in text
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--design", "jev", "--n-items", "-1"], "error: n_items: must be 1 or more, got -1"),
+        (["--n-items", "-3"], "error: n_items: must be 1 or more, got -3"),
+        (["--n-matrix-items", "-1"], "error: matrix_items: must be 1 or more, got -1"),
+        (["--n-order-items", "0"], "error: n_order_items: must be 1 or more, got 0"),
+        (["--design", "jev", "--languages", "xx"], "error: languages: --design jev fixes each"),
+        (["--design", "jev"], "error: design: --design jev plans no row on corpus idioms-en"),
+    ],
+)
+def test_meaning_plan_arguments_it_cannot_honour_are_one_error(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    for dry in ([], ["--dry-run"]):
+        result = runner.invoke(
+            app, ["run", "meaning", "-m", "fake", "--embedder", "none", *args, *dry,
+                  "--out", str(tmp_path / "runs")],
+        )  # fmt: skip
+        assert result.exit_code == 1, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert " ".join(result.output.split()).startswith(expected), result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_library_reads_zero_items_as_every_item_like_the_command(corpus_file: Path) -> None:
+    from choiceaudit.audit import build_meaning_plan
+
+    every = build_meaning_plan(f"bagdhara:{corpus_file}", n_items=None, embedder="none")[1]
+    zero = build_meaning_plan(f"bagdhara:{corpus_file}", n_items=0, embedder="none")[1]
+    assert [q.id for q in zero.queries()] == [q.id for q in every.queries()]

@@ -123,7 +123,9 @@ def build_meaning_plan(
     split_seed: int | None = None,
 ) -> tuple[Corpus, MeaningPlan, str]:
     """The corpus, the plan :func:`run_meaning` scores (and ``--dry-run`` counts), and the
-    embedder's recorded name; the arguments are :func:`run_meaning`'s."""
+    embedder's recorded name; the arguments are :func:`run_meaning`'s (``n_items`` and
+    ``matrix_items`` 0 or ``None``: every usable item, as on the command line)."""
+    n_items, matrix_items = (n_items or None), (matrix_items or None)
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
     build = partial(
@@ -182,13 +184,6 @@ def run_meaning(
     if not models:
         raise InputError("run_meaning needs at least one model")
     check_chunk_size(chunk_size)
-    for name, value in (
-        ("n_items", n_items),
-        ("n_order_items", n_order_items),
-        ("matrix_items", matrix_items),
-    ):
-        if value is not None and value < 0:
-            raise InputError(f"must be 0 (every usable item) or more, got {value}", field=name)
     loaded, plan, embedder_name = build_meaning_plan(
         corpus, experiments=experiments, n_items=n_items, n_order_items=n_order_items,
         embedder=embedder, design=design, languages=languages, matrix_items=matrix_items,

@@ -114,6 +114,14 @@ def plan_meaning(
     unknown = sorted(set(experiments) - set(EXPERIMENTS))
     if unknown:
         raise InputError(f"unknown experiments {unknown}; known: {list(EXPERIMENTS)}")
+    _check_counts(n_items=n_items, n_order_items=n_order_items, matrix_items=matrix_items)
+    if design is not None and languages is not None:
+        # a design is one arm of the paper exactly: its blocks' languages are part of it
+        raise InputError(
+            f"--design {design} fixes each block's language; leave --languages out (or plan "
+            "without a design to choose the languages)",
+            field="languages",
+        )
     pools = Pools(corpus, embed=embed, stopwords=stopwords)
     families = tuple(FAMILIES)
     left_out: list[str] = []
@@ -146,12 +154,57 @@ def plan_meaning(
             skipped.append(block.name)
             continue
         builds[block.name] = _build(pools, block, ids_of[block.name], families, e7_keys)
+    if design is not None and not any(b.queries for b in builds.values()):
+        _refuse_empty_design(corpus, design, blocks, ids_of, skipped)
     config = _plan_config(
         corpus, blocks, ids_of, builds, skipped, experiments, design=design,
         n_sampled=n_sampled, sample_seed=sample_seed, families=families, left_out=left_out,
         sem_source=pools.sem_source, e7_keys=e7_keys, split_seed=split_seed,
     )  # fmt: skip
     return MeaningPlan(builds, config)
+
+
+def _check_counts(*, n_items: int | None, n_order_items: int, matrix_items: int | None) -> None:
+    """Item counts are whole numbers of items: a negative one is refused by name (``None``
+    asks for every item of the set)."""
+    for name, value in (("n_items", n_items), ("matrix_items", matrix_items)):
+        if value is not None and value < 1:
+            raise InputError(
+                f"must be 1 or more, got {value} (None asks for every usable item; the command "
+                "line's 0 means that)",
+                field=name,
+            )
+    if n_order_items < 1:
+        raise InputError(
+            f"must be 1 or more, got {n_order_items} (the items of the 24-ordering audit; "
+            "leave e7 out of the experiments to run none)",
+            field="n_order_items",
+        )
+
+
+def _refuse_empty_design(
+    corpus: Corpus,
+    design: str,
+    blocks: Sequence[Block],
+    ids_of: Mapping[str, Sequence[int]],
+    skipped: Sequence[str],
+) -> None:
+    """A design that plans no row on this corpus is refused with the reason of each block,
+    where a plan of zero rows would otherwise be a run that measures nothing."""
+    why = []
+    for b in blocks:
+        if b.name in skipped:
+            why.append(f"{b.name} needs a second language")
+        elif not ids_of[b.name]:
+            why.append(f"{b.name}'s item set {b.items!r} is empty")
+    languages = corpus.language + (f" + {corpus.other_language}" if corpus.other_language else "")
+    raise InputError(
+        f"--design {design} plans no row on corpus {corpus.name} ({languages}): "
+        f"{'; '.join(why) or 'no block among the experiments asked'}. The designs are the "
+        "paper's arms on the Bagdhara corpus (Bengali with English glosses): --corpus bagdhara "
+        "--data FILE",
+        field="design",
+    )
 
 
 def _design_blocks(
