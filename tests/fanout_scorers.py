@@ -113,3 +113,22 @@ def save_char_llama(directory: Path, *, positions: int, keys: str = "") -> Path:
     transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+class Slow(FakeScorer):
+    """Takes ``seconds`` over every chunk (a model far larger than the machine), so a worker
+    holding chunks is busy long after its driver could have been killed."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def score(self, queries: Any) -> Any:
+        import time
+
+        time.sleep(self.seconds)
+        return super().score(queries)
+
+
+def make_slow() -> Slow:
+    return Slow(120.0)

@@ -183,3 +183,53 @@ def test_a_causal_lm_in_one_thread_workers_gives_the_in_process_bits(tmp_path: P
             for rule in x.decision.scores:
                 np.testing.assert_array_equal(x.decision.scores[rule], y.decision.scores[rule])
         assert a.manifest.scorer["processes"]["threads_per_worker"] == 1
+
+
+#: a driver scoring with two slow workers; it prints the workers' pids once they are ready
+SLOW_DRIVER = """
+import sys
+from choiceaudit.audit import ProcessFanout, run_scoring
+from fanout_scorers import make_slow, queries
+with ProcessFanout(make_slow, workers=2, threads=1) as fan:
+    print(" ".join(str(p) for p in fan.pids), flush=True)
+    run_scoring(fan, queries(8), sys.argv[1], chunk_size=1, executor=fan.execute)
+"""
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie nobody has reaped yet (it computes nothing either way)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_workers_end_within_seconds_of_their_driver_being_killed(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root / "tests")])}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", SLOW_DRIVER, str(tmp_path / "run")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert driver.stdout is not None
+        pids = [int(p) for p in driver.stdout.readline().split()]
+        assert len(pids) == 2, "the driver did not start its workers"
+        time.sleep(1.0)  # each worker now holds chunks it would take minutes to score
+        assert not any(_ended(p) for p in pids)
+        os.kill(driver.pid, signal.SIGKILL)
+        killed = time.monotonic()
+    finally:
+        driver.wait(timeout=30)
+    while not all(_ended(p) for p in pids) and time.monotonic() - killed < 30:
+        time.sleep(0.1)
+    waited = time.monotonic() - killed
+    assert all(_ended(p) for p in pids), "the workers outlived their driver by 30 s"
+    assert waited < 5, f"the workers took {waited:.1f} s to notice their driver was gone"

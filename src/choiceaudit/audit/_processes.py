@@ -16,7 +16,8 @@ committed once, parts are numbered in completion order and rows read back in inp
 Scoring is a pure function of a chunk, and on one thread the engine's numbers for a query do not
 depend on the queries batched with it, so which worker scores which chunk changes no score.
 A worker that fails to open its model, or dies, stops the run with the worker's reason and the
-parts already written are kept; a worker whose driver disappears ends when its pipe closes.
+parts already written are kept; a worker whose driver ends (killed with SIGKILL included) ends
+within a second, whatever it was computing.
 """
 
 from __future__ import annotations
@@ -139,10 +140,53 @@ def _set_threads(threads: int | None) -> None:
     torch.set_num_threads(threads)
 
 
-def _worker_main(make_scorer: Callable[[], Scorer], threads: int | None, conn: Connection) -> None:
+#: How often a worker looks whether its driver still runs, where it cannot be told at once.
+DRIVER_POLL_S = 0.5
+
+
+def _driver_gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended: gone, or a zombie its parent has not yet reaped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # it exists, under another user: not ours, so ours is gone
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False  # no /proc: existing is all that can be known
+
+
+def _watch_driver(pid: int) -> None:
+    """End this worker as soon as the driver process ``pid`` has ended. A killed driver
+    (SIGKILL runs no clean-up) closes its end of the pipe, but a worker learns that only when it
+    next reads, after the chunks it holds: minutes of computing nobody will read. The worker
+    writes nothing, so ending it at once loses nothing. A pidfd (Linux) wakes this thread the
+    moment the driver ends; elsewhere it looks every :data:`DRIVER_POLL_S` seconds."""
+    import select
+
+    try:
+        descriptor = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(0)
+    except (AttributeError, OSError):  # no pidfd on this platform or kernel
+        while not _driver_gone(pid):
+            time.sleep(DRIVER_POLL_S)
+        os._exit(0)
+    select.select([descriptor], [], [])
+    os._exit(0)
+
+
+def _worker_main(
+    make_scorer: Callable[[], Scorer], threads: int | None, conn: Connection, driver: int
+) -> None:
     """The worker body: open the scorer, say so (with its description), then score each chunk
-    sent until told to stop or the driver's end of the pipe closes. Every answer carries the CPU
-    seconds used since the previous one."""
+    sent until told to stop, the driver's end of the pipe closes or the driver process
+    ``driver`` ends (:func:`_watch_driver`). Every answer carries the CPU seconds used since
+    the previous one."""
+    threading.Thread(target=_watch_driver, args=(driver,), daemon=True).start()
     # Ctrl-C reaches the whole process group: the driver stops the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if threads is not None:  # before anything imports torch, so its pools start this size
@@ -224,7 +268,7 @@ class ProcessFanout:
                 mine, theirs = context.Pipe()
                 process = context.Process(
                     target=_worker_main,
-                    args=(self.make_scorer, self.threads, theirs),
+                    args=(self.make_scorer, self.threads, theirs, os.getpid()),
                     daemon=True,
                 )
                 process.start()
@@ -318,6 +362,11 @@ class ProcessFanout:
         return len(self._conns)
 
     # -- the Scorer protocol -------------------------------------------------------------------
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        """The worker processes' ids, in worker order (empty outside the ``with`` block)."""
+        return tuple(self._pids)
 
     def describe(self) -> dict[str, Any]:
         if self._description is None:
