@@ -134,7 +134,10 @@ def descriptives_table(analysis: MeaningAnalysis) -> ReportTable | None:
         for family, n in d.n_literal_certain.items():
             add("items at p(literal) = 1.000, p(gold) = 0.000", family, n)
         if d.e2_mean_peak is not None:
-            add("E2 mean peak over the pairs' rows", "e2", d.e2_mean_peak)
+            add("E2 mean peak on the pairs (canonical form, once per pair)", "e2", d.e2_mean_peak)
+        if d.e2_mean_peak_rows is not None:
+            add("E2 mean peak over every row of the pairs (each row once)", "e2",
+                d.e2_mean_peak_rows)  # fmt: skip
         if d.construction is not None:
             c = d.construction
             for measure, value in (
@@ -162,7 +165,9 @@ def descriptives_table(analysis: MeaningAnalysis) -> ReportTable | None:
         "Output and construction descriptives (Appendices H, J)",
         records,
         "Appendix H: items whose returned vector reads 1.000 on the literal and 0.000 on the "
-        "gold to three decimals; Appendix N: mean peak on E2's pairs. Appendix J, item "
+        "gold to three decimals; Appendix N: E2's mean peak on the pairs as the paper aggregates "
+        "it (the canonical form's peak, once per pair), and beside it the mean over every "
+        "distinct row of the pairs, canonical and alternatives each once. Appendix J, item "
         "construction (d-lit rows): single-word idioms (whitespace words), verbatim containment, "
         "length (characters). Appendix J, the four asymmetries (capture matrix, per language "
         "cell): gold-literal Jaccard on word sets (iii), the content-word hook (iv), the literal "

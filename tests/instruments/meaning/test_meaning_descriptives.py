@@ -37,6 +37,13 @@ def test_descriptives_count_what_the_appendices_describe() -> None:
             family="d-hard"),
         row("2", "e2", "canonical", "জল দাম", ["a", "b", "c", "d"], [0.9, 0.1, 0.0, 0.0],
             family="d-hard"),  # no alternative: not in a pair
+        # item 4: two alternatives, so its canonical row stands in two pairs
+        row("4", "e2", "canonical", "চাঁদ", ["a", "b", "c", "d"], [0.8, 0.1, 0.1, 0.0],
+            family="d-hard"),
+        row("4", "e2", "alt1", "চাঁদে", ["a", "b", "c", "d"], [0.5, 0.3, 0.2, 0.0],
+            family="d-hard"),
+        row("4", "e2", "alt2", "চাঁদের", ["a", "b", "c", "d"], [0.7, 0.1, 0.1, 0.1],
+            family="d-hard"),
         row("3", "matrix", "bn", "নদী পার", ["red sun", "নদী red bank (river bank)", "q", "r"],
             [0.25] * 4),
         row("3", "matrix", "en", "cross river", ["red sun", "river bank", "q", "r"],
@@ -44,7 +51,10 @@ def test_descriptives_count_what_the_appendices_describe() -> None:
     ]  # fmt: skip
     d = descriptives(MeaningRows.from_records(records))
     assert d.n_literal_certain == {"d-lit": 1}
-    assert d.e2_mean_peak == pytest.approx((0.6 + 0.4) / 2)
+    # the paper's: the canonical peak once per pair (pairs 1/alt1, 4/alt1, 4/alt2)
+    assert d.e2_mean_peak == pytest.approx((0.6 + 0.8 + 0.8) / 3)
+    # every distinct row of the pairs once: 1 canonical, 1 alt1, 4 canonical, alt1, alt2
+    assert d.e2_mean_peak_rows == pytest.approx((0.6 + 0.4 + 0.8 + 0.5 + 0.7) / 5)
     c = d.construction
     assert c is not None and c.n_items == 2
     assert c.share_single_word == 0.5 and c.share_verbatim == 0.5

@@ -5,8 +5,10 @@ Each is computed on the rows that carry what it needs and left ``None`` (or empt
 * items at p = 1.000 on the literal and p = 0.000 on the gold, to three decimals (the returned
   vector rounded half-even to three places, as a printed table would), per literal-bearing
   ladder family (Appendix H);
-* the E2 mean peak: the mean returned peak over every row that belongs to a (canonical,
-  alternative) pair (Appendix N, "Reading agreement against divergence");
+* the E2 mean peak as the paper aggregates it: the canonical form's returned peak, once per
+  (canonical, alternative) pair, averaged over the pairs (Appendix N, "Reading agreement
+  against divergence": 0.737 on Lod-lille's released rows); beside it, under its own name, the
+  mean over every distinct row of the pairs, canonical and alternatives each once (0.647 there);
 * Appendix J's item construction on the d-lit rows (one row per item);
 * the capture matrix's asymmetries per language cell: mean gold–literal Jaccard (the
   instrument's word sets, :func:`~._text.jaccard`), the share of items whose literal gloss
@@ -104,16 +106,26 @@ def _matrix(
     )
 
 
-def _e2_mean_peak(rows: MeaningRows) -> float | None:
+def _e2_peaks(rows: MeaningRows) -> tuple[float | None, float | None]:
+    """E2's mean peak as the paper aggregates it — the canonical row's returned peak, once per
+    (canonical, alternative) pair, averaged over the pairs — and the mean over every distinct
+    row of the pairs (canonical and alternatives, each once); ``None`` without a pair."""
     e2 = rows.where(experiment="e2")
     if not len(e2):
-        return None
-    with_alt = {str(i) for i, c in zip(e2.item_id.tolist(), e2.condition.tolist(), strict=True)
-                if str(c).startswith("alt")}  # fmt: skip
-    with_canon = {str(i) for i, c in zip(e2.item_id.tolist(), e2.condition.tolist(), strict=True)
-                  if c == "canonical"}  # fmt: skip
-    paired = np.isin(e2.item_id, sorted(with_alt & with_canon))
-    return float(e2.peak[paired].mean()) if paired.any() else None
+        return None, None
+    # one part's rows: (item, condition) names one row, as for E2's agreement
+    index = {(str(item), str(c)): i for i, (item, c) in
+             enumerate(zip(e2.item_id.tolist(), e2.condition.tolist(), strict=True))}  # fmt: skip
+    pairs = [
+        (index[(item, "canonical")], i)
+        for (item, condition), i in index.items()
+        if condition.startswith("alt") and (item, "canonical") in index
+    ]
+    if not pairs:
+        return None, None
+    canonical = [c for c, _ in pairs]
+    distinct = sorted({c for c, _ in pairs} | {a for _, a in pairs})
+    return float(e2.peak[canonical].mean()), float(e2.peak[distinct].mean())
 
 
 def descriptives(
@@ -125,9 +137,11 @@ def descriptives(
         str(family): literal_certain(ladder.where(family=str(family)))
         for family in dict.fromkeys(ladder.family[ladder.literal_slot >= 0].tolist())
     }
+    e2_mean_peak, e2_mean_peak_rows = _e2_peaks(rows)
     return Descriptives(
         n_literal_certain=certain,
-        e2_mean_peak=_e2_mean_peak(rows),
+        e2_mean_peak=e2_mean_peak,
+        e2_mean_peak_rows=e2_mean_peak_rows,
         construction=_construction(rows),
         matrix=_matrix(rows, hook_stopwords),
     )

@@ -73,13 +73,17 @@ class Descriptives:
     * ``n_literal_certain`` — per literal-bearing ladder family, items whose returned vector puts
       1.000 on the literal gloss and 0.000 on the gold, to three decimals (Appendix H: "on 21
       items Laya-ml returns p = 1.000 on the literal gloss and p = 0.000 on the gold");
-    * ``e2_mean_peak`` — mean returned peak probability over the E2 rows of the pairs (Appendix
-      N, "Reading agreement against divergence");
+    * ``e2_mean_peak`` — the paper's "mean peak probability on these pairs" (Appendix N,
+      "Reading agreement against divergence"): the canonical form's returned peak, once per
+      (canonical, alternative) pair, averaged over the pairs;
+    * ``e2_mean_peak_rows`` — the mean returned peak over every distinct E2 row of the pairs
+      (canonical and alternatives, each once), a different aggregation kept under its own name;
     * ``construction`` — Appendix J's item construction on d-lit (:class:`Construction`);
     * ``matrix`` — the capture matrix asymmetries (:class:`MatrixAsymmetries`).
     """
 
     n_literal_certain: Mapping[str, int] = field(default_factory=dict)
     e2_mean_peak: float | None = None
+    e2_mean_peak_rows: float | None = None
     construction: Construction | None = None
     matrix: MatrixAsymmetries | None = None
