@@ -190,6 +190,9 @@ def surface_table(analysis: MeaningAnalysis) -> ReportTable | None:
                 "mean_js_divergence_bits": e2.mean_js_divergence,
                 "accuracy_canonical": e2.accuracy_canonical,
                 "accuracy_alternative": e2.accuracy_alternative,
+                "canonical_only_correct": e2.mcnemar_b,
+                "alternative_only_correct": e2.mcnemar_c,
+                "both_correct": e2.both_correct,
                 "mcnemar_p": e2.mcnemar_p,
                 "items_paired": e2.items_paired,
                 "accuracy_canonical_items": e2.accuracy_canonical_items,
@@ -208,7 +211,9 @@ def surface_table(analysis: MeaningAnalysis) -> ReportTable | None:
         "The paper prints the pair-level figures: agreement over pairs (and, in its caveat, "
         "averaged within item first: agreement_item_mean), and accuracy_canonical / "
         "accuracy_alternative with McNemar over the pairs (its 0.035 → 0.158 for Lod-lille are "
-        "11 and 49 of 310 pairs). The *_items columns (one canonical row per item against its "
+        "11 and 49 of 310 pairs). McNemar's discordant counts are canonical_only_correct (b) "
+        "and alternative_only_correct (c), beside both_correct, over the pairs whose credit "
+        "is whole on both members. The *_items columns (one canonical row per item against its "
         "first alternative, with exact McNemar) are this project's addition; the paper does not "
         "print them.",
     )

@@ -164,7 +164,7 @@ def test_surface_agreement_and_js(synthetic: Corpus) -> None:
     js = jensenshannon([0.7, 0.1, 0.1, 0.1], [0.1, 0.7, 0.1, 0.1], base=2) ** 2
     assert result.mean_js_divergence == pytest.approx(0.5 * js)
     assert result.accuracy_canonical == 1.0 and result.accuracy_alternative == 0.5
-    assert (result.mcnemar_b, result.mcnemar_c) == (10, 0)
+    assert (result.mcnemar_b, result.mcnemar_c, result.both_correct) == (10, 0, 10)
 
 
 def test_unit_integrity_agreement_with_intact(synthetic: Corpus) -> None:

@@ -145,6 +145,7 @@ def surface_agreement(rows: MeaningRows) -> SurfaceAgreement:
     correct = rows.correct
     ca, cb = correct[first], correct[second]
     test = _mcnemar_whole(ca, cb)
+    both = int(((ca == 1) & (cb == 1)).sum())
     result = dataclasses.replace(
         base,
         n_items=len({rows.item_id[p] for p in first}),
@@ -155,6 +156,7 @@ def surface_agreement(rows: MeaningRows) -> SurfaceAgreement:
         mcnemar_b=test.b,
         mcnemar_c=test.c,
         mcnemar_p=test.p,
+        both_correct=both,
     )
     # item level, beside the pair level the paper prints: one canonical row per item against
     # its first alternative form (alt1), so no canonical row is counted twice (the project's

@@ -93,9 +93,13 @@ class SurfaceAgreement:
     mean_js_divergence: float | None = None
     accuracy_canonical: float | None = None
     accuracy_alternative: float | None = None
+    #: pairs whose canonical form is right and alternative wrong (b), the reverse (c), and
+    #: right on both, among the pairs whose credit is whole on both members (a tie's split
+    #: credit is neither right nor wrong)
     mcnemar_b: int | None = None
     mcnemar_c: int | None = None
     mcnemar_p: float | None = None
+    both_correct: int | None = None
     #: item level (the project's addition; the paper prints the pair level above): each item's
     #: canonical row against its first alternative (alt1)
     items_paired: int | None = None
