@@ -80,10 +80,11 @@ def test_jev_e4_is_read_from_the_bengali_control_and_the_english_ceiling(
     a, b = per_item(control), per_item(ceiling)
     assert e4.accuracy["bn"].estimate == pytest.approx(a.mean())
     assert e4.accuracy["en"].estimate == pytest.approx(b.mean())
-    assert e4.contrast_languages == ("bn", "en")
-    assert e4.contrast is not None and e4.contrast.difference == pytest.approx(a.mean() - b.mean())
+    # the paper's sign (§5.7): the gain from asking in English, English minus Bengali
+    assert e4.contrast_languages == ("en", "bn") and e4.contrast_label == "en_minus_bn"
+    assert e4.contrast is not None and e4.contrast.difference == pytest.approx(b.mean() - a.mean())
     whole = (np.isin(a, (0.0, 1.0))) & (np.isin(b, (0.0, 1.0)))
-    test = mcnemar_exact(a[whole] == 1, b[whole] == 1)
+    test = mcnemar_exact(b[whole] == 1, a[whole] == 1)
     assert (e4.contrast.mcnemar_b, e4.contrast.mcnemar_c) == (test.b, test.c)
     assert e4.contrast.mcnemar_p == pytest.approx(test.p)
     assert not any("task-language swap" in s.analysis for s in analysis.skipped)

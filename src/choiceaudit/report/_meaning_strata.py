@@ -166,8 +166,9 @@ def e4_table(analysis: MeaningAnalysis) -> ReportTable | None:
         "meaning_task_language",
         "Task-language swap (E4): accuracy in each language",
         records,
-        "§5.7, Appendix K: the same items asked with the English entry; the a_minus_b row is the "
-        "paired difference with its exact McNemar p. built_from: e4 where E4 was asked as its "
+        "§5.7, Appendix K: the same items asked with the English entry; the en_minus_bn row is "
+        "the paper's gain, the other language minus the corpus language, paired on the items, "
+        "with its exact McNemar p. built_from: e4 where E4 was asked as its "
         "own block (one distractor draw in both languages); otherwise the two d-rand ladder "
         "blocks it is read from on their shared items (the commercial arm's Bengali control and "
         "English ceiling, which keep their own draws, as the paper's do).",

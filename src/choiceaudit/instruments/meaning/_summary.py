@@ -371,7 +371,12 @@ def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnaly
     pair: tuple[str, str] | None = None
     contrast = None
     if len(languages) == 2:
-        a, b = languages
+        # the paper's signs: E4 is the gain from asking in the other language (§5.7, English
+        # minus Bengali: +0.246, +0.380, +0.230), the matrix the capture the corpus language
+        # adds (Bengali minus English LAR, Table 14)
+        home = _home_language(rows)
+        other = languages[1] if languages[0] == home else languages[0]
+        a, b = (other, home) if outcome == "correct" else (home, other)
         pair = (a, b)
         contrast = paired_contrast(
             rows.where(condition=a),
