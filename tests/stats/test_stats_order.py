@@ -62,6 +62,7 @@ def test_order_free_scorer_is_stable_and_sits_at_float_noise() -> None:
     assert n_distinct_choices(probs, perms).tolist() == [1, 1, 1]
     audit = permutation_audit(probs, perms)
     assert audit.max < 1e-15 and audit.share_at_or_below == 1.0
+    assert audit.median <= audit.p95 <= audit.max
     assert gold_prob_range(probs, perms, GOLD).max() < 1e-15
     # Gold is placed in every slot equally often across the sweep: no positional preference.
     np.testing.assert_allclose(slot_shares(probs), [0.25] * 4)
@@ -229,3 +230,17 @@ def test_unstable_items_are_the_items_answer_instability_counts() -> None:
     probs = np.array([[[0.9, 0.1], [0.9, 0.1]], [[0.9, 0.1], [0.1, 0.9]]])
     assert unstable_items(probs, perms).tolist() == [True, False]
     assert answer_instability(probs, perms) == 0.5
+
+
+def test_the_travel_p95_is_numpys_95th_percentile() -> None:
+    # three items of two orderings whose first two options each move by m / 2
+    probs, perms = [], []
+    for moves in (0.1, 0.2, 0.9):
+        first = [0.5, 0.25, 0.125, 0.125]
+        second = [0.5 - moves / 2, 0.25 + moves / 2, 0.125, 0.125]
+        probs.append([first, second])
+        perms.append([(0, 1, 2, 3), (0, 1, 2, 3)])
+    audit = permutation_audit(np.array(probs), np.array(perms))
+    np.testing.assert_allclose(audit.travel, [0.05, 0.1, 0.45])
+    # the 95th percentile of three values, interpolated between the second and the third
+    assert audit.p95 == pytest.approx(0.1 + 0.9 * (0.45 - 0.1))

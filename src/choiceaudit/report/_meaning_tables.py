@@ -203,6 +203,7 @@ def permutation_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     "keys": binding,
                     "n_items": e7.n_items,
                     "median_travel": audit.median_travel,
+                    "p95_travel": audit.p95_travel,
                     "mean_travel": audit.mean_travel,
                     "max_travel": audit.max_travel,
                     "share_travel_le_1e-4": audit.share_at_or_below,
@@ -217,7 +218,8 @@ def permutation_table(analysis: MeaningAnalysis) -> ReportTable | None:
         records,
         "§5.4, Appendix Q (Table 22): per item, the largest distance one option's own probability "
         "travels across the 24 orderings after mapping slots back to options, on the vectors as "
-        "returned (share_identical: identical as returned). An order-independent scorer sits at "
+        "returned (share_identical: identical as returned); p95_travel is the 95th percentile "
+        "over items (linear interpolation). An order-independent scorer sits at "
         "fp32 noise (about 1e-7); the share column counts items at or below 1e-4. keys=slot "
         "travel is position plus label; keys=travelling travel is position alone. Vectors are "
         "read as returned when their sum is within sum_tolerance of 1; max_sum_deviation is the "

@@ -117,6 +117,7 @@ def order_audit(
         slot_shares=audit.slot_shares,
         permutation_audit=PermutationTravel(
             median_travel=travel.median,
+            p95_travel=travel.p95,
             mean_travel=travel.mean,
             max_travel=travel.max,
             threshold=travel.threshold,

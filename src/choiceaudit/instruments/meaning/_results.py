@@ -167,3 +167,5 @@ class PermutationTravel:
     threshold: float
     share_at_or_below: float
     share_identical: float
+    #: the 95th percentile of the items' travel (linear interpolation between order statistics)
+    p95_travel: float = float("nan")
