@@ -250,9 +250,9 @@ def test_a_corpus_too_small_for_one_slate_is_one_error(tmp_path: Path, n_rows: i
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--design", "jev", "--n-items", "-1"], "error: n_items: must be 1 or more, got -1"),
-        (["--n-items", "-3"], "error: n_items: must be 1 or more, got -3"),
-        (["--n-matrix-items", "-1"], "error: matrix_items: must be 1 or more, got -1"),
+        (["--design", "jev", "--n-items", "-1"], "error: n_items: must be 0 (every usable"),
+        (["--n-items", "-3"], "error: n_items: must be 0 (every usable item) or more, got -3"),
+        (["--n-matrix-items", "-1"], "error: matrix_items: must be 0 (every usable item) or"),
         (["--n-order-items", "0"], "error: n_order_items: must be 1 or more, got 0"),
         (["--design", "jev", "--languages", "xx"], "error: languages: --design jev fixes each"),
         (["--design", "jev"], "error: design: --design jev plans no row on corpus idioms-en"),

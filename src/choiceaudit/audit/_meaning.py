@@ -125,6 +125,16 @@ def build_meaning_plan(
     """The corpus, the plan :func:`run_meaning` scores (and ``--dry-run`` counts), and the
     embedder's recorded name; the arguments are :func:`run_meaning`'s (``n_items`` and
     ``matrix_items`` 0 or ``None``: every usable item, as on the command line)."""
+    # checked before the corpus and the embedder load, so a bad count costs nothing
+    for name, value in (("n_items", n_items), ("matrix_items", matrix_items)):
+        if value is not None and value < 0:
+            raise InputError(f"must be 0 (every usable item) or more, got {value}", field=name)
+    if n_order_items < 1:
+        raise InputError(
+            f"must be 1 or more, got {n_order_items} (the items of the 24-ordering audit; "
+            "leave e7 out of the experiments to run none)",
+            field="n_order_items",
+        )
     n_items, matrix_items = (n_items or None), (matrix_items or None)
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
