@@ -76,7 +76,9 @@ def test_the_flip_rate_counts_changed_choices_per_tile(tmp_path: Path) -> None:
 
 def test_the_batch_one_arm_is_never_a_model_cell(tmp_path: Path) -> None:
     # a batch-1 arm identical to its batched run: beside it (zero flips), not a second model
-    (batched,) = run_signalling(["fake"], ["uniform"], tmp_path / "r", **ARGS)[:1]
+    # 16 items: an analysis set large enough for the cells' intervals against random
+    args: _Args = {**ARGS, "n_items": 16}
+    (batched,) = run_signalling(["fake"], ["uniform"], tmp_path / "r", **args)[:1]
     single = tmp_path / "r" / "fake-batch1"
     shutil.copytree(batched, single)
     manifest = RunStore(single).read_manifest()

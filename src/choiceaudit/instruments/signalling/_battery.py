@@ -34,19 +34,29 @@ from choiceaudit.instruments.signalling._results import (
     RuleAgreement,
     TileExcess,
 )
+from choiceaudit.types import Skipped
 
 __all__ = [
+    "MIN_ITEMS_CI",
     "ChooserRows",
     "analysis_set_label",
     "battery_cells",
     "condition_records",
     "format_l_records",
     "in_analysis_set",
+    "interval_skips",
     "label_form_records",
     "random_comparison",
     "rule_agreement_records",
     "tile_excess_records",
 ]
+
+
+#: Fewest items for a cell's interval against random: below it the percentile bootstrap's
+#: 2.5 % tails are a handful of resamples (one item gives the point twice, so a difference of
+#: 1e-16 "excluded" zero), and the interval is left out with a typed skip, as r's is below
+#: ``MIN_CELLS_CI``. The paper's cells have hundreds of items; the choice is the project's.
+MIN_ITEMS_CI = 6
 
 
 @dataclass
@@ -119,6 +129,9 @@ def battery_cells(
         if db is None or dfb is None:
             raise ValueError(f"cell {chooser}/{rule} has no Bonferroni interval")
         ex = c.excess_consistency
+        # too few items for an interval: the point estimate stays, the test is not made
+        tested = c.n_items >= MIN_ITEMS_CI
+        nan = float("nan")
         post, rand = c.post_norm.mean, c.random_post_norm.mean
         sal = c.salience_post_norm.mean
         out.append(
@@ -132,10 +145,10 @@ def battery_cells(
                 fit_norm_mean=c.fit_norm.mean,
                 fit_norm_median=c.fit_norm.median,
                 delta_post_vs_random=d.estimate,
-                delta_low=d.low,
-                delta_high=d.high,
-                delta_excludes_zero=d.excludes_zero,
-                delta_excludes_zero_bonferroni=db.excludes_zero,
+                delta_low=d.low if tested else nan,
+                delta_high=d.high if tested else nan,
+                delta_excludes_zero=d.excludes_zero if tested else None,
+                delta_excludes_zero_bonferroni=db.excludes_zero if tested else None,
                 bonferroni_level=db.level,
                 excess=ex.excess if ex.available else None,
                 consistency=ex.consistency if ex.available else None,
@@ -151,10 +164,10 @@ def battery_cells(
                 n_uncovered_rows=c.n_uncovered_rows,
                 condition=conditions[chooser],
                 delta_fit_vs_random=df.estimate,
-                delta_fit_low=df.low,
-                delta_fit_high=df.high,
-                delta_fit_excludes_zero=df.excludes_zero,
-                delta_fit_excludes_zero_bonferroni=dfb.excludes_zero,
+                delta_fit_low=df.low if tested else nan,
+                delta_fit_high=df.high if tested else nan,
+                delta_fit_excludes_zero=df.excludes_zero if tested else None,
+                delta_fit_excludes_zero_bonferroni=dfb.excludes_zero if tested else None,
                 random_to_salience=(post - rand) / (sal - rand) if sal != rand else float("nan"),
                 salience_to_bayes=(post - sal) / (1.0 - sal) if sal != 1.0 else float("nan"),
                 share_o_fit_both=c.share_o_fit_both,
@@ -169,10 +182,25 @@ def battery_cells(
     return out
 
 
+def interval_skips(cells: Sequence[CoordinateCell]) -> list[Skipped]:
+    """A typed skip for each cell whose interval against random was not computed (fewer than
+    :data:`MIN_ITEMS_CI` items)."""
+    return [
+        Skipped(
+            f"interval of delta vs random for {c.chooser}/{c.rule}",
+            f"{c.n_items} item(s) in the cell (at least {MIN_ITEMS_CI} needed for a bootstrap "
+            "interval); the point estimate is shown without it",
+        )
+        for c in cells
+        if c.delta_excludes_zero is None
+    ]
+
+
 def random_comparison(cells: Sequence[CoordinateCell]) -> list[RandomComparison]:
     """§IV-B: counts of model x rule cells indistinguishable from and worse than random on
-    each axis, at 95 % and under Bonferroni across the model cells only."""
-    models = [c for c in cells if c.kind == "model"]
+    each axis, at 95 % and under Bonferroni across the model cells only (those with an
+    interval: a cell of fewer than :data:`MIN_ITEMS_CI` items is not tested)."""
+    models = [c for c in cells if c.kind == "model" and c.delta_excludes_zero is not None]
     if not models:
         return []
     level = models[0].bonferroni_level

@@ -29,7 +29,7 @@ class DecayComparison:
     fit_gauss: float | None
     delta_exp: float
     delta_gauss: float | None
-    sig_exp: bool
+    sig_exp: bool | None  # None: too few items for an interval
     sig_gauss: bool | None
 
 

@@ -72,8 +72,9 @@ class CoordinateCell:
     delta_post_vs_random: float
     delta_low: float
     delta_high: float
-    delta_excludes_zero: bool
-    delta_excludes_zero_bonferroni: bool
+    #: ``None``: not tested (fewer than ``MIN_ITEMS_CI`` items; the interval is NaN)
+    delta_excludes_zero: bool | None
+    delta_excludes_zero_bonferroni: bool | None
     bonferroni_level: float
     excess: float | None
     consistency: float | None
@@ -91,8 +92,8 @@ class CoordinateCell:
     delta_fit_vs_random: float = float("nan")
     delta_fit_low: float = float("nan")
     delta_fit_high: float = float("nan")
-    delta_fit_excludes_zero: bool = False
-    delta_fit_excludes_zero_bonferroni: bool = False
+    delta_fit_excludes_zero: bool | None = False
+    delta_fit_excludes_zero_bonferroni: bool | None = False
     random_to_salience: float = float("nan")
     salience_to_bayes: float = float("nan")
     share_o_fit_both: float | None = None

@@ -28,6 +28,7 @@ from choiceaudit.instruments.signalling._battery import (
     battery_cells,
     condition_records,
     format_l_records,
+    interval_skips,
     label_form_records,
     random_comparison,
     rule_agreement_records,
@@ -340,9 +341,9 @@ def _analyse_group(everything: Sequence[AnalysedArm]) -> SignallingAnalysis:
     frozen = everything[0].frozen
     battery = frozen.analysis
     set_label = analysis_set_label(battery["analysis_set"])
-    skipped: list[Skipped] = []
     facets = _facets(group)
     cells = tuple(battery_cells(group, battery))
+    skipped: list[Skipped] = interval_skips(cells)
     references: tuple[ReferencePoint, ...] = ()
     coordinates: tuple[CoordinatePoint, ...] = ()
     decay: tuple[DecayComparison, ...] = ()
