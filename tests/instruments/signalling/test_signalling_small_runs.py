@@ -61,6 +61,13 @@ def test_small_runs_report_skips_not_tracebacks(n_items: int, tmp_path: Path) ->
     skipped = " | ".join(str(s) for s in analysis.skipped)
     if n_items < 4:
         assert "fit_cost" in skipped
+    # too few items for an interval against random: no cell is tested, each says why
+    for c in analysis.cells:
+        assert c.n_items < 6
+        assert c.delta_excludes_zero is None and c.delta_excludes_zero_bonferroni is None
+        assert np.isnan(c.delta_low) and np.isnan(c.delta_high)
+        assert f"interval of delta vs random for {c.chooser}/{c.rule}" in skipped
+    assert analysis.random_comparison == ()
     r = analysis.excess_r
     assert r is not None and r.n_cells == 3
     if r.estimate is None:
