@@ -19,6 +19,7 @@ from choiceaudit.instruments.signalling import (
     freeze_instrument,
 )
 from choiceaudit.instruments.signalling.conformance import (
+    MIN_SEEDS,
     SeedConformanceReport,
     conformance_over_seeds,
 )
@@ -104,8 +105,12 @@ def check_signalling(
     design (200,000 candidates, 1,000 items by default) under ``seeds`` item-set seeds
     (``seed``, ``seed + 1``, …) and report every number the paper gives that needs no model as
     a distribution over those draws beside the paper's value."""
-    if seeds < 2:
-        raise InputError(f"--seeds must be at least 2 (one draw has no sampling SE), got {seeds}")
+    if seeds < MIN_SEEDS:
+        raise InputError(
+            f"must be at least {MIN_SEEDS}, got {seeds}: every tolerance is a multiple of the SD "
+            "the draws measure, and the SD of fewer draws is too uncertain to hold a number to",
+            field="--seeds",
+        )
     reports = []
     for s in range(seed, seed + seeds):
         result = build_signalling_items(

@@ -475,7 +475,8 @@ def check_signalling_command(
         int,
         typer.Option(
             "--seeds",
-            help="Item-set draws (seeds --seed, --seed+1, …); every number is reported over them.",
+            help="Item-set draws (seeds --seed, --seed+1, …), at least 10; every number is "
+            "reported over them.",
         ),
     ] = 20,
     strict: Annotated[

@@ -10,6 +10,7 @@ from sig_helpers import shared_data
 from choiceaudit.audit import check_signalling
 from choiceaudit.instruments.signalling._conformance import ConformanceRow
 from choiceaudit.instruments.signalling.conformance import (
+    MIN_SEEDS,
     TOLERANCE_SE,
     ConformanceReport,
     SeedConformanceReport,
@@ -29,7 +30,7 @@ def _report(seed: int, salience: float, ratio: float) -> ConformanceReport:
 
 
 def test_tolerance_is_a_multiple_of_the_measured_spread() -> None:
-    values = [0.715, 0.72, 0.725, 0.718, 0.722]
+    values = [0.715, 0.72, 0.725, 0.718, 0.722] * 2  # ten draws, the fewest the rule takes
     report = conformance_over_seeds([_report(s, v, 0.420) for s, v in enumerate(values)])
     row = report.by_quantity("salience pole post_norm")
     sd = float(np.std(values, ddof=1))
@@ -51,9 +52,12 @@ def test_tolerance_is_a_multiple_of_the_measured_spread() -> None:
     assert report.by_quantity("conflict rate hold").status == "measured"
 
 
-def test_one_draw_is_not_a_distribution() -> None:
-    with pytest.raises(ValueError, match="at least 2 seeds"):
-        conformance_over_seeds([_report(0, 0.7, 0.4)])
+@pytest.mark.parametrize("n", [1, 2, MIN_SEEDS - 1])
+def test_fewer_draws_than_the_rule_needs_are_refused(n: int) -> None:
+    # two draws whose chance spread is wide would hold 0.75 "within" 2 SD of 0.691
+    values = [0.70, 0.80, *[0.75] * (n - 2)][:n]
+    with pytest.raises(ValueError, match=f"needs at least {MIN_SEEDS} seeds"):
+        conformance_over_seeds([_report(s, v, 0.4) for s, v in enumerate(values)])
 
 
 def _assert_distribution(report: SeedConformanceReport, n_seeds: int) -> None:
@@ -79,10 +83,10 @@ def _assert_distribution(report: SeedConformanceReport, n_seeds: int) -> None:
 
 def test_check_over_a_few_small_draws() -> None:
     report = check_signalling(
-        "things", data=shared_data(), seeds=3, n_candidates=20_000, n_items=200, seed=1
+        "things", data=shared_data(), seeds=MIN_SEEDS, n_candidates=20_000, n_items=200, seed=1
     )
-    _assert_distribution(report, 3)
-    assert report.seeds == (1, 2, 3)
+    _assert_distribution(report, MIN_SEEDS)
+    assert report.seeds == tuple(range(1, MIN_SEEDS + 1))
 
 
 @pytest.mark.slow

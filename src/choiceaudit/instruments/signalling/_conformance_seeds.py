@@ -5,7 +5,8 @@ A single draw cannot say whether a gap is sampling or a systematic offset, and a
 seed can flatter itself (a favourable draw). So every reference quantity is reported as the
 mean and SD over ``N`` seeds beside the paper's value, and held to a tolerance stated as a
 multiple of that measured sampling SE: ``TOLERANCE_SE`` (2) times the SD of one draw, the
-spread a single draw such as the paper's has. A quantity that does not vary with the seed (the
+spread a single draw such as the paper's has, on at least ``MIN_SEEDS`` (10) draws, since the SD
+of fewer is too uncertain to hold a number to. A quantity that does not vary with the seed (the
 data's rater ratios, the pool) has no sampling SE and is held to the paper's printed precision
 (half a unit of its last printed digit). The share of draws within the tolerance is shown too.
 
@@ -26,6 +27,7 @@ import numpy as np
 from choiceaudit.instruments.signalling._conformance import ConformanceReport, ConformanceRow
 
 __all__ = [
+    "MIN_SEEDS",
     "ROW_KINDS",
     "TOLERANCE_SE",
     "SeedConformanceReport",
@@ -35,6 +37,12 @@ __all__ = [
 
 #: Tolerance in multiples of the measured SD of one draw across seeds.
 TOLERANCE_SE = 2.0
+
+#: Fewest draws the tolerance rule is made on. The rule holds a quantity to TOLERANCE_SE times
+#: the SD as if that SD were known; from N draws it is an estimate whose 95 % chi-square bounds
+#: are 0.45-31.9 times the true SD at N = 2 (a lucky large SD calls an outside row "within")
+#: and 0.69-1.83 times it at N = 10 (0.76-1.46 at the default 20).
+MIN_SEEDS = 10
 
 #: Rows that are not independent agreements, with the reason (the rest are independent).
 ROW_KINDS: dict[str, tuple[str, str]] = {
@@ -186,10 +194,13 @@ def _aggregate(typed: Sequence[ConformanceRow], quantity: str) -> SeedRow:
 
 
 def conformance_over_seeds(reports: Sequence[ConformanceReport]) -> SeedConformanceReport:
-    """Aggregate per-seed reports (see module docstring); needs at least two draws, since one
-    draw has no sampling SE."""
-    if len(reports) < 2:
-        raise ValueError(f"a distribution needs at least 2 seeds, got {len(reports)}")
+    """Aggregate per-seed reports (see module docstring); needs at least :data:`MIN_SEEDS`
+    draws, since the tolerance is a multiple of the SD they measure."""
+    if len(reports) < MIN_SEEDS:
+        raise ValueError(
+            f"the tolerance rule needs at least {MIN_SEEDS} seeds (the SD of fewer draws is "
+            f"too uncertain to hold a number to), got {len(reports)}"
+        )
     order = [r.quantity for r in reports[0].rows]
     by_quantity: dict[str, list[ConformanceRow]] = {q: [] for q in order}
     for report in reports:

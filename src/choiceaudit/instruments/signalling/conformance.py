@@ -5,6 +5,7 @@ tolerances in multiples (``TOLERANCE_SE``) of the measured sampling SE."""
 
 from choiceaudit.instruments.signalling._conformance import ConformanceReport, check_conformance
 from choiceaudit.instruments.signalling._conformance_seeds import (
+    MIN_SEEDS,
     ROW_KINDS,
     TOLERANCE_SE,
     SeedConformanceReport,
@@ -13,6 +14,7 @@ from choiceaudit.instruments.signalling._conformance_seeds import (
 )
 
 __all__ = [
+    "MIN_SEEDS",
     "ROW_KINDS",
     "TOLERANCE_SE",
     "ConformanceReport",
