@@ -123,6 +123,14 @@ def _print_summary(analysis: SignallingAnalysis) -> None:
             "ex_n items holding both permutations, ties by split credit",
             highlight=False,
         )
+    with_cells = {c.chooser for c in cells}
+    for a in analysis.arms:
+        if a.batch_of is None and a.chooser not in with_cells:
+            out.print(
+                f"* {a.chooser}: scored {a.n_covered_items} of the {a.n_analysis_items} "
+                f"analysis-set items, so it has no row above (run {a.run}, status {a.status})",
+                highlight=False,
+            )
     for c in cells:
         if c.n_items != c.n_analysis_items:
             why = "allowed by --allow-partial-coverage" if c.partial_coverage else "uncovered"

@@ -56,6 +56,7 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "rules": ", ".join(a.rules),
             "rows": a.n_rows,
             "status": a.status,
+            "covered": f"{a.n_covered_items}/{a.n_analysis_items}",
             "items_hash": a.items_hash[:16],
             "batch_of": a.batch_of,
         }
@@ -70,7 +71,9 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "hypothesis-space sentence, 6 RSA layer over an eligible base, 7 exact oracle; "
             "reference = the uniform and salience references. Only model runs are model x rule "
             "cells; a run with batch_of is that model scored again at batch size 1 (--batch-one), "
-            "read beside it in the batch-1 flip table and never counted as a cell."
+            "read beside it in the batch-1 flip table and never counted as a cell. covered: "
+            "the analysis-set items the run could score of those it was given (a run that "
+            "covers none is complete but has no Table I cell)."
         ),
     )
 

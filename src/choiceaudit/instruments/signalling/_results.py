@@ -379,6 +379,10 @@ class ArmSummary:
     manifest: Manifest
     condition: str = "4"
     batch_of: str | None = None
+    #: analysis-set items the run was given, and those it could score (an association source
+    #: without the words scores fewer; one that scores none has no Table I cell)
+    n_analysis_items: int = 0
+    n_covered_items: int = 0
 
 
 @dataclass(frozen=True)

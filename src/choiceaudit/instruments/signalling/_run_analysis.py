@@ -28,6 +28,7 @@ from choiceaudit.instruments.signalling._battery import (
     battery_cells,
     condition_records,
     format_l_records,
+    in_analysis_set,
     interval_skips,
     label_form_records,
     random_comparison,
@@ -318,7 +319,15 @@ def _excess(
     return points, ExcessCorrelation(len(models), r.estimate, r.low, r.high)
 
 
+def _model_conditions(a: AnalysedArm) -> str:
+    """The conditions a model run rendered (its ``--condition``; both, 4 and 5, by default)."""
+    asked = a.arm.config.conditions or ("4", "5")
+    return " and ".join(str(c) for c in sorted(asked))
+
+
 def _arm_summary(a: AnalysedArm) -> ArmSummary:
+    spec = a.frozen.analysis["analysis_set"]
+    in_set = [r for r in a.rows if in_analysis_set(r, spec)]
     return ArmSummary(
         source=a.arm.source,
         run=Path(a.arm.source).name,
@@ -329,8 +338,10 @@ def _arm_summary(a: AnalysedArm) -> ArmSummary:
         status=a.arm.status,
         items_hash=a.frozen.hash,
         manifest=a.arm.manifest,
-        condition="4 and 5" if a.kind == "model" else a.condition,
+        condition=_model_conditions(a) if a.kind == "model" else a.condition,
         batch_of=str(a.arm.config.batch_of) if is_batch_one(a) else None,
+        n_analysis_items=len({r.item_id for r in in_set}),
+        n_covered_items=len({r.item_id for r in in_set if r.covered}),
     )
 
 
