@@ -109,17 +109,22 @@ def test_block_oracle_equals_oracle_on_the_ratings() -> None:
     np.testing.assert_allclose(res.posterior, b.oracle.posterior[:50])
 
 
-def test_conflict_rates_and_competition_ratio_against_the_paper() -> None:
-    # 10,000 candidates per tile: the paper's 3.78 % (manmade) and 37.82 % (size) within the
-    # conformance tolerance of one percentage point plus one binomial SE at this count (0.5 pp
-    # on size); this release, these phrases: 4.4 % and 37.3 % at 200,000 candidates
+def test_conflict_rates_and_competition_ratio_are_what_the_check_measures() -> None:
+    # What `check signalling` measures over 20 draws of the paper's design (the guide's
+    # "Measured on ../shared/data"), not the paper's values it reports these rows outside of:
+    # conflict rate manmade 4.34 % ± 0.10 (paper 3.78 %), size 37.14 % ± 0.21 (paper 37.82 %),
+    # median local competition ratio 1.870 ± 0.003 (paper 1.842). Here one draw of 10,000
+    # candidates per tile: within three binomial SEs of the check's means.
     rates = conflict_rates(_blocks())
-    assert rates["manmade"]["conflict_rate"] == pytest.approx(0.0378, abs=0.012)
-    assert rates["size"]["conflict_rate"] == pytest.approx(0.3782, abs=0.015)
-    # pooled over tiles, the median local competition ratio of conflict candidates is the
-    # paper's 1.842 within 0.05 (this release: ~1.87)
+    for tile, measured in (("manmade", 0.0434), ("size", 0.3714)):
+        se = float(np.sqrt(measured * (1 - measured) / 10_000))
+        assert rates[tile]["conflict_rate"] == pytest.approx(measured, abs=3 * se), tile
+    # pooled over tiles, the median local competition ratio of conflict candidates (7,609
+    # here) sits at the check's 1.870, above the paper's 1.842 as the check reports
     pooled = np.concatenate([b.oracle.competition_ratio[b.oracle.conflict] for b in _blocks()])
-    assert float(np.median(pooled)) == pytest.approx(1.842, abs=0.05)
+    median = float(np.median(pooled))
+    assert median == pytest.approx(1.870, abs=0.01)
+    assert median > 1.842 + 0.01
 
 
 def test_tie_readings_and_their_sufficiency() -> None:
