@@ -78,6 +78,11 @@ def test_gate_cli_equals_the_library_and_writes_thresholds_and_report(tmp_path: 
     assert isinstance(lib_gates, list)
     assert [g["cut_point"] for g in doc["gates"]] == [g["cut_point"] for g in lib_gates]
     assert doc["gates"] == lib_gates
+    # one definition of "met": the fit slice's printed status is the out-of-sample target's
+    for g in doc["gates"]:
+        fit, met = g["evidence"]["fit"], g["evidence"]["out_of_sample"]["target_met"]
+        assert (fit["status"] == "met") == met, (fit["status"], met)
+        assert f"{fit['status']}" in " ".join(result.output.split())
     html = (tmp_path / "report" / "index.html").read_text("utf-8")
     assert "Confidence gate fitted on family=d-rand" in html and "MISSED" in html
     assert (tmp_path / "report" / "figures" / "gate_risk_coverage_model-x.png").is_file()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -193,9 +193,8 @@ def _cross_fit(s: _Sorted, spec: GateSpec) -> OutOfSample | None:
         accuracy_max=float(np.nanmax(acc)) if np.isfinite(acc).any() else math.nan,
         coverage=float(np.mean(coverage)),
         cost=float(np.mean(cost)) if spec.objective == "cost_ratio" else None,
-        target_met=bool(mean_acc >= spec.required_accuracy - _TOL)
-        if math.isfinite(mean_acc)
-        else True,
+        # nothing accepted out of sample reaches no accuracy, so no target is met
+        target_met=bool(math.isfinite(mean_acc) and mean_acc >= spec.required_accuracy - _TOL),
     )
 
 
@@ -211,6 +210,20 @@ def _status(accuracy: Interval | None, spec: GateSpec) -> str:
     if math.isfinite(accuracy.high) and accuracy.high < target:
         return "missed (interval below target)"
     return "missed"
+
+
+def _fit_status(fit: SliceResult, out_of_sample: OutOfSample | None) -> str:
+    """The fit slice's status, on the one definition of "met" every output shows: the
+    out-of-sample estimate reaches the target (``target_met``). In sample the cut-point is
+    chosen to reach it, so the in-sample accuracy says nothing; only where there are too few
+    items to cross-fit is the in-sample status kept, and labelled so."""
+    if fit.accuracy is None:  # the cut-point accepts nothing: the gate answers nothing
+        return fit.status
+    if out_of_sample is None:
+        return f"{fit.status} (in sample: too few items to cross-fit)"
+    if not math.isfinite(out_of_sample.accuracy):
+        return "nothing accepted (out of sample)"
+    return "met" if out_of_sample.target_met else "missed (out of sample)"
 
 
 def _slice_result(
@@ -312,13 +325,15 @@ def _gate(
         )
         slices.append(result)
         curves.append(curve)
+    out_of_sample = _cross_fit(s, spec)
+    slices[0] = replace(slices[0], status=_fit_status(slices[0], out_of_sample))
     return DefinitionGate(
         model=rows.model,
         definition=definition,
         cut_point=tau,
         cut_point_interval=_cut_point_interval(s, tau, spec),
         fit=slices[0],
-        out_of_sample=_cross_fit(s, spec),
+        out_of_sample=out_of_sample,
         slices=tuple(slices),
         curves=tuple(curves),
     )
