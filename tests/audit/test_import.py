@@ -89,8 +89,16 @@ def test_items_under_two_orderings_are_one_item_with_two_renderings(tmp_path: Pa
     assert isinstance(analysis, ScoringAnalysis)
     (audit,) = analysis.order_audit
     assert (audit.items, audit.orderings) == (2, 2)
-    (acc,) = analysis.accuracy
+    # accuracy under each rule the rows store, labelled: probs (and the summed
+    # log-likelihood, the same argmax) is lm-eval's acc, char_mean its acc_norm
+    accuracy = {c.rule: c for c in analysis.accuracy}
+    assert list(accuracy) == ["probs", "char_mean", "sum"]
+    acc = accuracy["probs"]
     assert acc.accuracy == pytest.approx(np.mean([line["acc"] for line in _lines()]))
+    assert accuracy["sum"].accuracy == acc.accuracy
+    assert accuracy["char_mean"].accuracy == pytest.approx(
+        np.mean([line["acc_norm"] for line in _lines()])
+    )
     assert acc.items == 6
     assert {c.cell for c in analysis.calibration} == {"all"}
     assert {c.definition for c in analysis.selective} == {"maxprob", "margin", "entropy"}

@@ -15,6 +15,7 @@ from choiceaudit.types import Arm, BoolArray, FloatArray, IntArray, Manifest, Sk
 __all__ = [
     "N_RESAMPLES",
     "RETURNED_SUM_TOLERANCE",
+    "RULE_TEXT",
     "SEED",
     "AccuracyCell",
     "ArmInfo",
@@ -22,6 +23,7 @@ __all__ = [
     "SlotShareCell",
     "SweepAudit",
     "accuracy_cell",
+    "accuracy_cells",
     "gold_credit",
     "order_audit_cells",
     "slot_share_cells",
@@ -38,7 +40,9 @@ RETURNED_SUM_TOLERANCE = 0.02
 
 @dataclass(frozen=True)
 class AccuracyCell:
-    """Accuracy of one arm against the gold option, with its item-clustered interval."""
+    """Accuracy of one arm against the gold option under one choice rule (``rule``: the
+    decision's ``probs``, or a stored score, :data:`RULE_TEXT`), with its item-clustered
+    interval."""
 
     model: str
     rows: int
@@ -46,6 +50,21 @@ class AccuracyCell:
     accuracy: float
     ci_low: float
     ci_high: float
+    rule: str = "probs"
+
+
+#: What each choice rule an accuracy can be read under is: the decision's probabilities, or a
+#: per-option score a backend stores (the argmax of each is the choice under that rule).
+RULE_TEXT: dict[str, str] = {
+    "probs": "the decision's probabilities: a decision model's returned vector; for a causal "
+    "LM the softmax of the summed log-probability (lm-evaluation-harness's acc)",
+    "prob": "the probability vector exactly as the model returned it, before renormalising",
+    "sum": "the option's summed log-probability (a causal LM: the same argmax as probs)",
+    "mean": "the option's mean log-probability per token",
+    "pmi": "pointwise mutual information: log p(option | prompt) - log p(option | neutral "
+    "prompt)",
+    "char_mean": "the option's log-likelihood per character (lm-evaluation-harness's acc_norm)",
+}
 
 
 @dataclass(frozen=True)
@@ -144,6 +163,9 @@ def sweep_audit(
     )
 
 
+_BIG = float(np.finfo(np.float64).max)
+
+
 def gold_credit(probs: FloatArray, gold_slot: IntArray) -> FloatArray:
     """Per row, the tie credit of the gold slot: 1 when it is the unique maximum, ``1/t`` when
     it is among ``t`` exactly tied maxima, 0 otherwise (:func:`choiceaudit.stats.tie_credit`)."""
@@ -151,10 +173,28 @@ def gold_credit(probs: FloatArray, gold_slot: IntArray) -> FloatArray:
     return np.asarray(credit[np.arange(credit.shape[0]), gold_slot], dtype=np.float64)
 
 
-def accuracy_cell(arm: Arm, *, n_resamples: int, seed: int) -> AccuracyCell | None:
+def accuracy_cells(arm: Arm, *, n_resamples: int, seed: int) -> list[AccuracyCell]:
+    """:func:`accuracy_cell` under ``probs`` and then under every score rule each gold-bearing
+    row stores (sorted by name), so a causal LM's accuracy is shown under PMI, the sum and the
+    per-token mean beside its probabilities; empty when no row carries a gold option."""
+    rules: set[str] | None = None
+    for query, decision in arm.rows:
+        if query.meta.get("gold") is not None:
+            rules = set(decision.scores) if rules is None else rules & set(decision.scores)
+    if rules is None:
+        return []
+    cells = [accuracy_cell(arm, n_resamples=n_resamples, seed=seed, rule=r)
+             for r in ("probs", *sorted(rules))]  # fmt: skip
+    return [c for c in cells if c is not None]
+
+
+def accuracy_cell(
+    arm: Arm, *, n_resamples: int, seed: int, rule: str = "probs"
+) -> AccuracyCell | None:
     """Accuracy against each row's canonical ``gold`` with tie credit (``1/t`` when gold is
-    among ``t`` tied maxima), with its item-clustered percentile bootstrap interval; ``None``
-    when no row carries a gold option."""
+    among ``t`` tied maxima) of the choice under ``rule`` (``probs`` or a stored score), with
+    its item-clustered percentile bootstrap interval; ``None`` when no row carries a gold
+    option."""
     correct: list[float] = []
     clusters: list[str] = []
     for query, decision in arm.rows:
@@ -162,7 +202,11 @@ def accuracy_cell(arm: Arm, *, n_resamples: int, seed: int) -> AccuracyCell | No
         if gold is None:
             continue
         slot = query.perm.index(int(gold)) if query.perm is not None else int(gold)
-        correct.append(float(gold_credit(decision.probs[None, :], np.array([slot]))[0]))
+        values = decision.probs if rule == "probs" else decision.scores[rule]
+        # an infinite score (a log-probability of -inf) orders like the largest finite one:
+        # the tied maxima, and so the choice, are the same
+        values = np.nan_to_num(values, nan=np.nan, posinf=_BIG, neginf=-_BIG)
+        correct.append(float(gold_credit(values[None, :], np.array([slot]))[0]))
         clusters.append(str(query.meta.get("item_id") or query.id))
     if not correct:
         return None
@@ -176,6 +220,7 @@ def accuracy_cell(arm: Arm, *, n_resamples: int, seed: int) -> AccuracyCell | No
         accuracy=ci.estimate,
         ci_low=ci.low,
         ci_high=ci.high,
+        rule=rule,
     )
 
 

@@ -14,7 +14,12 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from choiceaudit.instruments.scoring import COVERAGES, OrderAuditCell, ScoringAnalysis
+from choiceaudit.instruments.scoring import (
+    COVERAGES,
+    RULE_TEXT,
+    OrderAuditCell,
+    ScoringAnalysis,
+)
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._gate import risk_coverage_panels
 from choiceaudit.report._html import Section
@@ -209,9 +214,13 @@ def scoring_section(analysis: ScoringAnalysis) -> Section:
         section.tables.append(
             ReportTable.from_records(
                 "accuracy",
-                "Accuracy against the gold option (95% item-clustered bootstrap)",
+                "Accuracy against the gold option under each choice rule (95% item-clustered "
+                "bootstrap)",
                 [asdict(c) for c in analysis.accuracy],
-                note=f"Percentile bootstrap, {analysis.n_resamples} resamples of whole items, "
+                note="rule: the choice is the argmax of " + "; ".join(
+                    f"{rule}: {RULE_TEXT.get(rule, 'the stored score ' + rule)}"
+                    for rule in dict.fromkeys(c.rule for c in analysis.accuracy)
+                ) + f". Percentile bootstrap, {analysis.n_resamples} resamples of whole items, "
                 f"seed {analysis.seed}; a tie containing the gold option earns 1/(tie size).",
             )
         )

@@ -1,8 +1,11 @@
 """The analysis of plain scoring runs: typed, frozen results the report lays out.
 
 * accuracy against the canonical ``gold`` of each row's meta, with a 95% percentile bootstrap
-  over items (rows of one ``item_id`` resampled together); a tied choice containing gold earns
-  ``1/t`` (the toolkit's tie rule, :func:`choiceaudit.stats.tie_credit`);
+  over items (rows of one ``item_id`` resampled together), under each choice rule the rows
+  store, labelled: the decision's ``probs`` (for a causal LM the softmax of the summed
+  log-probability, lm-evaluation-harness's ``acc``) and every stored score (``pmi``, ``sum``,
+  ``mean``, ``char_mean``: :data:`choiceaudit.metrics.RULE_TEXT`); a tied choice containing
+  gold earns ``1/t`` (the toolkit's tie rule, :func:`choiceaudit.stats.tie_credit`);
 * the share of choices by display slot, per menu size (ties split evenly);
 * the order audit over permutation sweeps (:func:`choiceaudit.stats.permutation_sweeps`), per
   menu size ``k`` (an item shown with different option counts is refused by name): answer
@@ -30,7 +33,7 @@ from choiceaudit.metrics import (
     RiskCoverageCurve,
     SelectiveCell,
     SlotShareCell,
-    accuracy_cell,
+    accuracy_cells,
     calibration_cells,
     gold_rows,
     order_audit_cells,
@@ -64,9 +67,7 @@ def analyse_scoring_runs(
     """Accuracy, slot shares and the order audit of every arm (see the module docstring)."""
     accuracy, slots, order, skipped = [], [], [], []
     for arm in arms:
-        cell = accuracy_cell(arm, n_resamples=n_resamples, seed=seed)
-        if cell is not None:
-            accuracy.append(cell)
+        accuracy.extend(accuracy_cells(arm, n_resamples=n_resamples, seed=seed))
         slots.extend(slot_share_cells(arm))
         cells, refused = order_audit_cells(arm)
         order.extend(cells)
