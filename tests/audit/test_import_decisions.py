@@ -207,8 +207,11 @@ def test_plain_scoring_import_reads_the_gold_at_canonical_two(
         c.n_rows for c in tool_e1.accuracy.values()
     )
     assert isinstance(analysis, ScoringAnalysis)
-    (cell,) = analysis.accuracy
-    assert cell.accuracy == pytest.approx(expected)
+    # an imported vector is stored as probs and as the returned prob: the same choices
+    cells = {c.rule: c for c in analysis.accuracy}
+    assert list(cells) == ["probs", "prob"]
+    assert cells["probs"].accuracy == pytest.approx(expected)
+    assert cells["prob"].accuracy == pytest.approx(expected)
 
 
 def test_the_command_line_imports_and_prints_the_refused_rows(
