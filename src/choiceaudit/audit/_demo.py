@@ -184,7 +184,7 @@ def run_demo(
         list(dict.fromkeys(decision_models + marker + lms)),
         out / "meaning",
         corpus="idioms-en",
-        n_items=plan.meaning_items or None,
+        n_items=plan.meaning_items,  # 0: every usable item
         n_order_items=plan.meaning_order_items,
         # both bindings, so the demo shows the label component beside the paper's E7
         e7_keys=("slot", "travelling"),

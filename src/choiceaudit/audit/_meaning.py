@@ -38,8 +38,10 @@ from choiceaudit.types import Query
 
 __all__ = [
     "DEFAULT_MEANING_EXPERIMENTS",
+    "DEFAULT_MEANING_ITEMS",
     "QUERIES_FILE",
     "build_meaning_plan",
+    "default_n_items",
     "load_meaning_corpus",
     "meaning_run_dir",
     "queries_for",
@@ -109,11 +111,22 @@ def queries_for(model: str, queries: Sequence[Query]) -> list[Query]:
     return [dataclasses.replace(q, answer_format="text", id="") for q in queries]
 
 
+#: Items a meaning plan without a design samples from the corpus when not told otherwise.
+DEFAULT_MEANING_ITEMS = 100
+
+
+def default_n_items(design: str | None) -> int | None:
+    """The item count a plan uses when none is given, for the library and the command line
+    alike: :data:`DEFAULT_MEANING_ITEMS` sampled from the corpus, or with a ``design`` the
+    design's full item sets (``None``), since a design is one arm of the paper exactly."""
+    return None if design is not None else DEFAULT_MEANING_ITEMS
+
+
 def build_meaning_plan(
     corpus: str | Corpus = "idioms-en",
     *,
     experiments: Sequence[str] = DEFAULT_MEANING_EXPERIMENTS,
-    n_items: int | None = 100,
+    n_items: int | None = None,
     n_order_items: int = 20,
     embedder: str = "auto",
     design: str | None = None,
@@ -123,8 +136,9 @@ def build_meaning_plan(
     split_seed: int | None = None,
 ) -> tuple[Corpus, MeaningPlan, str]:
     """The corpus, the plan :func:`run_meaning` scores (and ``--dry-run`` counts), and the
-    embedder's recorded name; the arguments are :func:`run_meaning`'s (``n_items`` and
-    ``matrix_items`` 0 or ``None``: every usable item, as on the command line)."""
+    embedder's recorded name; the arguments are :func:`run_meaning`'s: ``n_items`` ``None``
+    is :func:`default_n_items` (100 items, or with a design its full item sets), 0 every usable
+    item, as on the command line; ``matrix_items`` 0 or ``None`` the whole capture pool."""
     # checked before the corpus and the embedder load, so a bad count costs nothing
     for name, value in (("n_items", n_items), ("matrix_items", matrix_items)):
         if value is not None and value < 0:
@@ -135,7 +149,8 @@ def build_meaning_plan(
             "leave e7 out of the experiments to run none)",
             field="n_order_items",
         )
-    n_items, matrix_items = (n_items or None), (matrix_items or None)
+    n_items = default_n_items(design) if n_items is None else (n_items or None)
+    matrix_items = matrix_items or None
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
     build = partial(
@@ -161,7 +176,7 @@ def run_meaning(
     *,
     corpus: str | Corpus = "idioms-en",
     experiments: Sequence[str] = DEFAULT_MEANING_EXPERIMENTS,
-    n_items: int | None = 100,
+    n_items: int | None = None,
     n_order_items: int = 20,
     embedder: str = "auto",
     scorer_options: Mapping[str, Mapping[str, object]] | None = None,
@@ -181,8 +196,10 @@ def run_meaning(
     ``corpus`` is a spec for :func:`load_meaning_corpus` or a loaded :class:`Corpus`;
     ``scorer_options`` maps a model spec to its scorer's keyword options;
     ``progress(model, done, total)`` is called after each written part. ``design`` (``laya``,
-    ``lod``, ``jev``) builds that arm of the paper exactly (``n_items`` then samples each block
-    for a trial; pass ``None`` for the design's full item sets); ``languages`` adds the other
+    ``lod``, ``jev``) builds that arm of the paper exactly. ``n_items``: ``None`` (the default)
+    samples 100 items without a design and asks a design's full item sets, as the command line
+    does (:func:`default_n_items`); 0 asks every usable item; a number samples that many (each
+    block of a design, for a trial); ``languages`` adds the other
     language's blocks to a plan without a design; the capture matrix asks its whole pool unless
     ``matrix_items`` is given; E7 asks the slot-bound keys unless ``e7_keys`` says otherwise.
     After scoring, every run's manifest records ``choice_not_argmax_rows``: rows whose returned

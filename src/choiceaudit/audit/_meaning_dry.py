@@ -67,7 +67,7 @@ def dry_run_meaning(
     *,
     corpus: str | Corpus = "idioms-en",
     experiments: Sequence[str] = DEFAULT_MEANING_EXPERIMENTS,
-    n_items: int | None = 100,
+    n_items: int | None = None,
     n_order_items: int = 20,
     embedder: str = "auto",
     design: str | None = None,

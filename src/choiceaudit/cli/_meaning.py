@@ -235,7 +235,7 @@ def run_command(
     plan_options: _PlanOptions = {
         "corpus": corpus,
         "experiments": _split_csv([experiments]),
-        "n_items": (None if design else 100) if n_items is None else (n_items or None),
+        "n_items": n_items,  # None: the library's default (default_n_items), 0: every item
         "n_order_items": n_order_items,
         "design": design,
         "languages": _split_csv([languages]) if languages else None,
