@@ -37,10 +37,13 @@ MEANING_JSON: dict[str, Any] = {
     "instrument": "meaning",
     "corpus": "idioms-en",
     "design": None,  # a stored null is part of the configuration's hash
-    "blocks": [{"block": "e1", "families": None, "n_items": 20}],
+    "blocks": [{"block": "e1", "experiment": "e1", "language": "en", "seed_base": 1000,
+                "item_set": "sample", "n_items": 20, "families": None}],
     "experiments": ["e1", "e7"],
     "families_left_out": [],
-    "build_reports": {"e1": {"skipped": {"d-sem": {"no tags": 3}}}},
+    "build_reports": {"e1": {"corpus": "idioms-en", "experiment": "e1", "seed_base": 1000,
+                             "sem_source": "none", "sem_neighbours": None, "families": {},
+                             "skipped": {"d-sem": {"no tags": 3}}}},
     "a_key_a_later_version_adds": {"x": [1, 2]},
 }
 IMPORT_JSON: dict[str, Any] = {

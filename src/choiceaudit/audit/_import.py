@@ -30,9 +30,10 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from choiceaudit.audit._scoring import RunSummary, run_scoring
 from choiceaudit.errors import InputError

@@ -14,9 +14,10 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from choiceaudit.audit._import import (
     _LETTERS,

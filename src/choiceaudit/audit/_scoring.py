@@ -17,7 +17,9 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from choiceaudit.errors import InputError, ScorerError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json

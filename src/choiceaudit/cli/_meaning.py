@@ -7,12 +7,13 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, TypedDict
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.progress import TaskID
 from rich.table import Table
+from typing_extensions import TypedDict
 
 from choiceaudit.audit import (
     DEFAULT_MEANING_EXPERIMENTS,

@@ -4,7 +4,8 @@ was fit on, the cut-point, the confidence definition's text and what it delivers
 from __future__ import annotations
 
 import math
-from typing import TypedDict
+
+from typing_extensions import TypedDict
 
 from choiceaudit.gate._types import (
     GATE_SCHEMA,

@@ -30,7 +30,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from choiceaudit.human._assign import Trial
 from choiceaudit.human._db_open import corrupt_db, open_read_only

@@ -18,7 +18,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 from urllib.parse import parse_qs
 
 import jinja2
@@ -31,6 +31,7 @@ from starlette.responses import (
     RedirectResponse,
     Response,
 )
+from typing_extensions import TypedDict
 
 from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE
 from choiceaudit.human._assign import Trial, assign

@@ -24,7 +24,9 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
 
 from choiceaudit.errors import InputError, unreadable
 from choiceaudit.files import atomic_write_bytes, canonical_hash, make_dir

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._chat import (
     ChatTemplate,

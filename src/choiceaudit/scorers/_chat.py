@@ -10,7 +10,9 @@ markers), so a templated prompt is tokenized without adding special tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._loading import (
     HF_EXTRA,

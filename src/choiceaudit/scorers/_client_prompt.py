@@ -17,7 +17,9 @@ are read.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._chat import (
     ChatTemplate,

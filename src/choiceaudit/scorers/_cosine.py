@@ -20,10 +20,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._loading import library_versions, require, sha256_file
 from choiceaudit.scorers._protocol import ScorerError

@@ -26,7 +26,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, BinaryIO, TypedDict
+from typing import Any, BinaryIO
+
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._protocol import ScorerError
 

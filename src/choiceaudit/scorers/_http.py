@@ -34,9 +34,10 @@ import random
 import re
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypedDict, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._protocol import ScorerError
 

@@ -20,7 +20,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
 
 from choiceaudit.files import atomic_write_text, sha256_file
 from choiceaudit.scorers._gguf_tokenizer import TOKENIZER_REVISION, honour_pre_tokenizer

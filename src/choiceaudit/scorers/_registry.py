@@ -9,7 +9,9 @@ import importlib.util
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._backends import BACKENDS, Backend, Capabilities, backend_named
 from choiceaudit.scorers._protocol import (

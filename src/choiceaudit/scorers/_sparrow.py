@@ -27,9 +27,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._loading import library_versions, require, sha256_file
 from choiceaudit.scorers._protocol import ScorerError

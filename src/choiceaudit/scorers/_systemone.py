@@ -42,11 +42,12 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 import httpx
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from typing_extensions import TypedDict
 
 from choiceaudit.scorers._http import HTTPBackend, Retryable
 from choiceaudit.scorers._protocol import PartialScoreError, ScorerError

@@ -33,13 +33,14 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import NotRequired
 
 from starlette.applications import Starlette
 from starlette.datastructures import State
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from typing_extensions import TypedDict
 
 from choiceaudit.errors import ScorerError
 from choiceaudit.scorers import HFScorer, NextToken, PromptLogprobs, next_token, prompt_logprobs

@@ -17,10 +17,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from typing_extensions import TypedDict
 
 from choiceaudit.errors import StoreError
 from choiceaudit.files import canonical_hash

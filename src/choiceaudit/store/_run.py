@@ -183,7 +183,7 @@ class RunStore:
         return dict(data)
 
     def manifest(self) -> Manifest:
-        return Manifest.from_json(self.read_manifest())
+        return Manifest.from_json(self.read_manifest(), source=str(self.manifest_path))
 
     def write_planned_queries(self, queries: Sequence[Query]) -> Path:
         """Write the instrument's planned queries beside the decisions (:data:`QUERIES`)."""

@@ -12,10 +12,11 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import TypedDict
 
 from choiceaudit.files import canonical_hash
 

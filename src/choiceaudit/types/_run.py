@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Generic, Self
+from typing import Any, Generic, Self, get_type_hints
 
+from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypeVar
 
+from choiceaudit.errors import InputError
 from choiceaudit.types._choice import Decision, Query
 
 __all__ = ["Arm", "Manifest", "RunConfig", "Skipped"]
@@ -21,6 +23,26 @@ __all__ = ["Arm", "Manifest", "RunConfig", "Skipped"]
 
 def _thaw(value: Any) -> Any:
     return [_thaw(v) for v in value] if isinstance(value, tuple) else value
+
+
+_ADAPTERS: dict[type, dict[str, TypeAdapter[Any]]] = {}
+
+
+def _adapters(cls: type) -> dict[str, TypeAdapter[Any]]:
+    """One validator per field of a record type, built once (from its resolved annotations)."""
+    if cls not in _ADAPTERS:
+        hints = get_type_hints(cls)
+        _ADAPTERS[cls] = {
+            f.name: TypeAdapter(hints[f.name])
+            for f in fields(cls)
+            if f.name not in ("extra", "stored_keys")
+        }
+    return _ADAPTERS[cls]
+
+
+def _location(cls: type) -> str:
+    """Where a record's fields live in a manifest: a configuration's under ``config.``."""
+    return "config." if issubclass(cls, RunConfig) else ""
 
 
 @dataclass(frozen=True)
@@ -38,9 +60,27 @@ class _Record:
         return [f.name for f in fields(cls) if f.name not in ("extra", "stored_keys")]
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Self:
+    def from_json(cls, data: Mapping[str, Any], *, source: str | None = None) -> Self:
+        """The record of the JSON object ``data``, each known field checked against its type
+        (strictly: no value is converted from another JSON type); a field that fails is an
+        :class:`~choiceaudit.errors.InputError` naming ``source`` (the file it was read from,
+        where known) and the field."""
+        if not isinstance(data, Mapping):
+            raise InputError(f"a JSON object is needed, got {type(data).__name__}", source=source)
         known = cls._known()
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        adapters = _adapters(cls)
+        for name, value in values.items():
+            try:
+                adapters[name].validate_python(value, strict=True)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise InputError(
+                    f"{first['msg']} (got {value!r:.80}){' at ' + where if where else ''}",
+                    source=source,
+                    field=f"{_location(cls)}{name}",
+                ) from None
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**values, extra=extra, stored_keys=frozenset(data))
 
@@ -121,15 +161,22 @@ class Arm(Generic[ConfigT]):
 
     def __post_init__(self) -> None:
         if not isinstance(self.manifest, Manifest):
-            object.__setattr__(self, "manifest", Manifest.from_json(self.manifest))
+            manifest = Manifest.from_json(self.manifest, source=self._manifest_file)
+            object.__setattr__(self, "manifest", manifest)
         if self.config is None:
-            object.__setattr__(self, "config", RunConfig.from_json(self.manifest.config))
+            config = RunConfig.from_json(self.manifest.config, source=self._manifest_file)
+            object.__setattr__(self, "config", config)
+
+    @property
+    def _manifest_file(self) -> str:
+        """Where this arm's manifest was read from (errors in its records name it)."""
+        return f"{self.source}/manifest.json"
 
     def with_config(self, config_type: type[OtherConfigT]) -> Arm[OtherConfigT]:
         """This arm with its configuration read as ``config_type`` (itself when it already is)."""
         if isinstance(self.config, config_type):
             return self  # type: ignore[return-value]
-        config = config_type.from_json(self.config.to_json())
+        config = config_type.from_json(self.config.to_json(), source=self._manifest_file)
         return Arm(self.label, self.source, self.manifest, self.rows, config=config)
 
     @property

@@ -9,7 +9,9 @@ dictionaries: the stored shape is exactly the type.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired
+
+from typing_extensions import TypedDict
 
 if TYPE_CHECKING:
     from choiceaudit.instruments.meaning._pools import Pools

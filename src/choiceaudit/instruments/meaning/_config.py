@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+
+from typing_extensions import TypedDict
 
 from choiceaudit.instruments.meaning._build_report import BuildReport
 from choiceaudit.instruments.meaning._corpus import LoaderRecord, LoaderStep

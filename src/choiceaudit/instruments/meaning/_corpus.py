@@ -16,7 +16,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from choiceaudit.errors import InputError
 

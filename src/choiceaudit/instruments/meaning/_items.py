@@ -26,7 +26,8 @@ import copy
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
+
+from typing_extensions import TypedDict
 
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning._build_report import (

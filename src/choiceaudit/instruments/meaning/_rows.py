@@ -23,10 +23,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import TypedDict
 
 from choiceaudit import metrics, stats
 from choiceaudit.types import Decision, FloatArray, IntArray, Query, parse_perm

@@ -29,4 +29,4 @@ class ScoreConfig(RunConfig):
     unmappable_rows: Mapping[str, int] | None = None
     unmappable_listed: tuple[Any, ...] | None = None
     notes: Mapping[str, Any] | None = None
-    tasks: tuple[Any, ...] | None = None
+    tasks: Mapping[str, Any] | None = None

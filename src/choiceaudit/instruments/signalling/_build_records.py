@@ -8,7 +8,9 @@ not null) and a dataclass would only add a conversion in front of the same dict.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 __all__ = [
     "DimensionChoice",

@@ -5,7 +5,9 @@ where it was), the rendering grid, and who chose (a model spec, a reference choo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 from choiceaudit.types import RunConfig
 

@@ -9,7 +9,9 @@ a dataclass would only add a conversion that could change the bytes.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 from choiceaudit.instruments.signalling._build_records import PoolRecord
 from choiceaudit.instruments.signalling._render import Condition, Format, LabelForm

@@ -14,10 +14,11 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import TypedDict
 
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.signalling._items import (

@@ -23,9 +23,10 @@ is the algebraic test of :mod:`._oracle` (spread of log-likelihood differences â
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from choiceaudit.instruments.signalling._fit import concept_log_fit
 from choiceaudit.instruments.signalling._items import CandidateBlock
