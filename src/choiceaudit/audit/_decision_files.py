@@ -97,12 +97,11 @@ def load_mapping(
             raise InputError(f"{path}: not a readable mapping file ({e})") from None
         if not isinstance(data, dict):
             raise InputError(f"{path}: a mapping file holds a table with 'map' and 'values'")
+        _check_mapping_file(path, data)
         for field, column in dict(data.get("map") or {}).items():
-            mapping[str(field)] = (
-                [str(c) for c in column] if isinstance(column, list) else str(column)
-            )
+            mapping[str(field)] = list(column) if isinstance(column, list) else column
         for field, renames in dict(data.get("values") or {}).items():
-            values[str(field)] = {str(k): str(v) for k, v in dict(renames).items()}
+            values[str(field)] = dict(renames)
     for pair in pairs:
         field, sep, column = pair.partition("=")
         if not sep or not field.strip() or not column.strip():
@@ -114,6 +113,37 @@ def load_mapping(
             f"unknown field(s) in the mapping: {', '.join(unknown)} (known: {', '.join(fields)})"
         )
     return mapping, values
+
+
+def _check_mapping_file(path: Path, data: Mapping[str, Any]) -> None:
+    """A mapping file's ``map`` is a table of field = column name (or a list of column names),
+    ``values`` a table of field = {value = value}, all text; nothing else is read as one."""
+    unknown = sorted(set(data) - {"map", "values"})
+    if unknown:
+        raise InputError(f"unknown key(s) {unknown}; a mapping file holds 'map' and 'values'",
+                         source=str(path))  # fmt: skip
+    columns = data.get("map", {})
+    if not isinstance(columns, dict):
+        raise InputError("is not a table of field = column", source=str(path), field="map")
+    for field, column in columns.items():
+        ok = isinstance(column, str) or (
+            isinstance(column, list) and column and all(isinstance(c, str) for c in column)
+        )
+        if not ok:
+            raise InputError(
+                f"{column!r:.60} is not a column name or a list of column names",
+                source=str(path), field=f"map.{field}",
+            )  # fmt: skip
+    renames = data.get("values", {})
+    if not isinstance(renames, dict):
+        raise InputError("is not a table of field = {value = value}", source=str(path),
+                         field="values")  # fmt: skip
+    for field, table in renames.items():
+        if not isinstance(table, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in table.items()
+        ):
+            raise InputError(f"{table!r:.60} is not a table of text = text", source=str(path),
+                             field=f"values.{field}")  # fmt: skip
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:

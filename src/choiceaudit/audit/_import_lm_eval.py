@@ -14,9 +14,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from choiceaudit.audit._import import (
     MAX_META_TEXT,
@@ -137,6 +138,8 @@ def _lm_eval_requests(line: Mapping[str, Any]) -> list[tuple[str, str]]:
     pairs: list[Any]
     if isinstance(args, dict):  # 0.4.x: {"gen_args_0": {"arg_0": ctx, "arg_1": cont}, ...}
         keys = sorted(args, key=lambda k: int(re.sub(r"\D", "", k) or 0))
+        if not all(isinstance(args[k], dict) for k in keys):
+            raise _Unmappable("a request is not a {arg_0, arg_1} object")
         pairs = [[args[k].get("arg_0"), args[k].get("arg_1")] for k in keys]
     elif isinstance(args, list):  # older: [[ctx, cont], ...]
         pairs = args
@@ -211,8 +214,10 @@ def _lm_eval_row(
     }
     if isinstance(doc, dict):
         meta.update(_scalar_meta("doc", doc, collector))
-    metrics = line.get("metrics")
-    metrics = metrics if isinstance(metrics, list) else []
+    listed = line.get("metrics")
+    # lm-eval lists the names of the metrics it wrote beside the sample; anything else there
+    # names no field of the line
+    metrics = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else []
     for name in metrics:
         value = line.get(name)
         if isinstance(value, bool | int | float) and math.isfinite(float(value)):

@@ -86,6 +86,8 @@ class GateSpec:
             raise InputError("need n_resamples >= 2, folds >= 2 and repeats >= 1")
         if not 0.0 < self.level < 1.0:
             raise InputError(f"level must lie in (0, 1), got {self.level}")
+        if self.seed < 0:  # numpy's generators take a non-negative seed
+            raise InputError(f"must be 0 or more, got {self.seed}", field="seed")
 
     @property
     def required_accuracy(self) -> float:
