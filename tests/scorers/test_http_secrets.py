@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from choiceaudit.audit import run_scoring
-from choiceaudit.scorers import OpenAIScorer, PartialScoreError, load_scorer
+from choiceaudit.scorers import OpenAIScorer, PartialScoreError, ScorerError, load_scorer
 from choiceaudit.types import Query
 from scorers.openai_fake_server import FakeServer
 
@@ -126,3 +126,47 @@ def test_redact_reaches_every_string_of_a_structure(monkeypatch: pytest.MonkeyPa
     scorer = OpenAIScorer("http://x.test", "m", api_key_env="K")
     nested: Any = {KEY: [f"a{KEY}b", (KEY, 3)], "n": {1, 2}, "x": None}
     assert scorer.redact(nested) == {"***": ["a***b", ("***", 3)], "n": {1, 2}, "x": None}
+
+
+def _fragments(text: str, size: int = 6) -> list[str]:
+    """Every piece of the key at least ``size`` characters long that ``text`` holds."""
+    return [KEY[i : i + size] for i in range(len(KEY) - size + 1) if KEY[i : i + size] in text]
+
+
+def _scorers(body: str) -> list[tuple[Any, list[Query]]]:
+    """Both HTTP backends against a server whose every answer is a 400 carrying ``body``."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, text=body)
+
+    openai = OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(handler),
+                          sleep=lambda s: None, probe=False, reorder_check=0)  # fmt: skip
+    systemone = load_scorer("systemone:decider", base_url="http://decider.test",
+                            transport=httpx.MockTransport(handler), sleep=lambda s: None)  # fmt: skip
+    keyed = [Query(state="s", options=("a", "b"), instruction="pick", keys=("A", "B"),
+                   answer_format="key")]  # fmt: skip
+    return [(openai, queries(1)), (systemone, keyed)]
+
+
+def test_no_piece_of_the_key_survives_a_cut_error_body(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The key at every offset of an error body longer than either backend's snippet: the
+    body is redacted whole before it is cut, so no fragment of the key is left by the cut."""
+    monkeypatch.setenv("CHOICEAUDIT_API_KEY", KEY)
+    longest = max(OpenAIScorer.snippet, 200) + len(KEY) + 2
+    for offset in range(longest):
+        body = "x" * offset + KEY + "y" * 400
+        for scorer, qs in _scorers(body):
+            with pytest.raises(ScorerError) as info:
+                scorer.score(qs)
+            assert _fragments(str(info.value)) == [], (type(scorer).__name__, offset)
+    # a whole run with the key split by the openai snippet's cut: nothing on disk or printed
+    for name, (scorer, qs) in zip(("openai", "systemone"), _scorers("x" * 290 + KEY), strict=True):
+        run = tmp_path / name
+        with pytest.raises(ScorerError) as info:
+            run_scoring(scorer, qs, run)
+        captured = capsys.readouterr()
+        texts = [str(info.value), captured.out, captured.err]
+        texts += [p.read_text("utf-8", "replace") for p in run.rglob("*") if p.is_file()]
+        assert [f for t in texts for f in _fragments(t)] == [], name

@@ -295,7 +295,9 @@ class HTTPBackend:
         status = response.status_code
         if status < 400:
             return response
-        text = self.redact(response.text[: self.snippet])
+        # redact the whole body before cutting it to the snippet: a cut first could split
+        # the key, and the part left would no longer match it
+        text = self.redact(response.text)[: self.snippet]
         will_recur = recurs(status, response.text)
         if status == 429 or status >= 500:
             raise Retryable(
