@@ -171,7 +171,8 @@ def test_a_transient_500_still_gets_every_retry() -> None:
         if request.method == "GET":
             return httpx.Response(200, json={"data": [{"id": "toy"}]})
         calls += 1
-        return httpx.Response(500, text="server overloaded, try later")
+        # a 500 whose answer changes (the same one twice is not transient: test_http_retries)
+        return httpx.Response(500, text=f"worker {calls} overloaded, try later")
 
     scorer = OpenAIScorer("http://x.test", "toy", transport=httpx.MockTransport(handler),
                           sleep=lambda s: None, reorder_check=0, max_retries=3)  # fmt: skip

@@ -381,7 +381,7 @@ class _Server:
                     fault = "ok"
                 payload = ok_body(body, model="local/decider-build-7", usage={"input_tokens": 9})
                 probs = payload["answers"]["q"]["probabilities"]
-                if fault in ("429", "500"):
+                if fault in ("429", "500", "503"):
                     self._send(int(fault), b'{"error": "try later"}')
                     return
                 if fault == "malformed":
@@ -438,7 +438,8 @@ def test_real_server_with_injected_faults_records_every_query_once(
 ) -> None:
     faults = {
         "s1": ["429"],
-        "s2": ["500", "500"],
+        # a 500 and then a 503: the same 500 twice would not be transient
+        "s2": ["500", "503"],
         "s3": ["timeout"],
         "s4": ["malformed"],
         "s5": ["badsum"],
@@ -470,7 +471,8 @@ def test_real_server_with_injected_faults_records_every_query_once(
     assert info["usage"] == {"input_tokens": 81.0}  # only accepted responses are counted
     assert info["failures_by_kind"] == {
         "HTTP 429": 2,
-        "HTTP 500": 2,
+        "HTTP 500": 1,
+        "HTTP 503": 1,
         "invalid response": 5,
         "timeout": 1,
     }

@@ -85,6 +85,7 @@ class Retryable(Exception):
         connect: bool = False,
         recurring: bool = False,
         detail: str = "",
+        answer: tuple[int, str] | None = None,
     ) -> None:
         super().__init__(kind)
         self.kind = kind
@@ -92,6 +93,14 @@ class Retryable(Exception):
         self.connect = connect
         self.recurring = recurring
         self.detail = detail
+        #: (status, whole body) of an error that is not transient by its status: the same
+        #: answer twice in a row means the server will give it again
+        self.answer = answer
+
+
+#: Statuses that say "try again later" whatever their body (rate limit, a gateway or proxy
+#: between us and the server, overload): the same one twice is still worth retrying.
+TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 
 
 class HTTPBackend:
@@ -207,6 +216,7 @@ class HTTPBackend:
         retries = self.max_retries if max_retries is None else max_retries
         last = "no attempt"
         recurring = False
+        previous: tuple[int, str] | None = None
         for n in range(retries + 1):
             if n:
                 self._count("retries")
@@ -225,7 +235,14 @@ class HTTPBackend:
                         "request)",
                         n + 1,
                     ) from None
-                recurring = exc.recurring
+                if exc.answer is not None and exc.answer == previous:
+                    self._count(self.failed_counter)
+                    raise exhausted(
+                        f"{exc.kind} twice with the same answer {exc.detail!r} (a server error "
+                        "that repeats itself is not transient: not retried further)",
+                        n + 1,
+                    ) from None
+                recurring, previous = exc.recurring, exc.answer
                 if n < retries:
                     self._sleep(self._delay(n, exc.retry_after))
         self._count(self.failed_counter)
@@ -300,9 +317,11 @@ class HTTPBackend:
         text = self.redact(response.text)[: self.snippet]
         will_recur = recurs(status, response.text)
         if status == 429 or status >= 500:
+            whole = self.redact(response.text)
             raise Retryable(
-                f"HTTP {status}", _retry_after(response), recurring=will_recur, detail=text
-            )
+                f"HTTP {status}", _retry_after(response), recurring=will_recur, detail=text,
+                answer=None if status in TRANSIENT_STATUSES else (status, whole),
+            )  # fmt: skip
         self._failure(f"HTTP {status}")
         self._count(self.failed_counter)
         raise ScorerError(
