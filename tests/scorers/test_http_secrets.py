@@ -170,3 +170,29 @@ def test_no_piece_of_the_key_survives_a_cut_error_body(
         texts = [str(info.value), captured.out, captured.err]
         texts += [p.read_text("utf-8", "replace") for p in run.rglob("*") if p.is_file()]
         assert [f for t in texts for f in _fragments(t)] == [], name
+
+
+class GeneratesTheKey(FakeServer):
+    """Echoes, then 'generates' 30 characters and the key after the prompt: the message that
+    quotes the first 40 characters after the prompt would cut the key."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        response = super().__call__(request)
+        if request.method == "GET":
+            return response
+        data = response.json()
+        for choice in data["choices"]:
+            choice["text"] = str(choice.get("text", "")) + "x" * 30 + KEY
+        return httpx.Response(200, json=data)
+
+
+def test_a_server_text_quoted_in_part_holds_no_piece_of_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CHOICEAUDIT_API_KEY", KEY)
+    scorer = OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(
+        GeneratesTheKey()), sleep=lambda s: None, probe=False, reorder_check=0)  # fmt: skip
+    with pytest.raises(ScorerError) as info:
+        scorer.score(queries(1))
+    assert "after the prompt" in str(info.value)  # the message that quotes the text
+    assert _fragments(str(info.value)) == []

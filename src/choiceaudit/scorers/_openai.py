@@ -480,7 +480,10 @@ class OpenAIScorer(HTTPBackend):
         def attempt() -> Any:
             response = self._send(method, url, body)
             try:
-                return parse(response.json())
+                # everything the server sent is redacted before it is read: a message built
+                # from it (an echoed token, the text after the prompt) may cut it short, and
+                # a key cut short would no longer be found
+                return parse(self.redact(response.json()))
             except (ValueError, InvalidBody, KeyError, TypeError, IndexError) as exc:
                 raise Retryable(
                     f"invalid response: {self.redact(str(exc))[: self.snippet]}"
