@@ -181,3 +181,45 @@ def test_a_passing_probe_is_recorded_in_the_run_manifest(tmp_path: Path) -> None
     manifest = RunStore(tmp_path / "run").read_manifest()
     assert manifest["scorer"]["probe"]["status"] == "passed"
     assert manifest["scorer"]["probe"]["conditional"]["compared"] == 3
+
+
+class FlakyProxy:
+    """A proxy in front of the toy server that fails a fixed share of calls, in a fixed
+    pattern: a 502 or 503 from the proxy, or a connection reset (``pattern`` holds the failing
+    call numbers modulo its ``period``)."""
+
+    def __init__(self, server: FakeServer, failing: set[int], period: int) -> None:
+        self.server, self.failing, self.period = server, failing, period
+        self.calls = 0
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        n = self.calls
+        self.calls += 1
+        if n % self.period in self.failing:
+            kind = n % 3
+            if kind == 0:
+                raise httpx.ReadError("connection reset by peer", request=request)
+            return httpx.Response(502 if kind == 1 else 503, text="upstream unavailable")
+        return self.server(request)
+
+
+# failures in runs of 3 and 5 calls: more than one retry is needed, fewer than the backoff's 6
+@pytest.mark.parametrize(("failing", "period"), [({0, 1, 2}, 10), ({0, 1, 2, 3, 4}, 10)],
+                         ids=["30%", "50%"])  # fmt: skip
+def test_the_probe_and_the_run_get_through_a_flaky_proxy(
+    tmp_path: Path, failing: set[int], period: int
+) -> None:
+    proxy = FlakyProxy(FakeServer(), failing, period)
+    flaky = OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(proxy),
+                         sleep=lambda s: None, reorder_check=0)  # fmt: skip
+    direct, _ = scorer_for(FakeServer())
+    qs = queries(6)
+    run_scoring(flaky, qs, tmp_path / "flaky", chunk_size=3)
+    run_scoring(direct, qs, tmp_path / "direct", chunk_size=3)
+    assert flaky.describe()["probe"]["status"] == "passed"
+    assert flaky.describe()["counts"]["retries"] > 0  # it was flaky, and retried
+    a = RunStore(tmp_path / "flaky").read_table().to_pylist()
+    b = RunStore(tmp_path / "direct").read_table().to_pylist()
+    assert [r["query_id"] for r in a] == [r["query_id"] for r in b]
+    for column in ("probs", "score_sum", "score_mean", "n_tokens"):  # bit for bit
+        assert [r[column] for r in a] == [r[column] for r in b], column

@@ -208,15 +208,18 @@ class HTTPBackend:
         where: str,
         *,
         max_retries: int | None = None,
+        timeout_retries: int | None = None,
     ) -> T:
-        """``attempt()`` under the retry policy (``max_retries`` overrides the backend's, for
-        a probe). ``exhausted(last error, attempts made)`` is raised when the attempts are
-        spent; ``where`` names what was asked for (a query, the model list) when the endpoint
-        never answered."""
+        """``attempt()`` under the retry policy (``max_retries`` overrides the backend's;
+        ``timeout_retries`` bounds the retries of a timeout alone, for a probe that names the
+        cause of a timeout itself). ``exhausted(last error, attempts made)`` is raised when the
+        attempts are spent; ``where`` names what was asked for (a query, the model list) when
+        the endpoint never answered."""
         retries = self.max_retries if max_retries is None else max_retries
         last = "no attempt"
         recurring = False
         previous: tuple[int, str] | None = None
+        timeouts = 0
         for n in range(retries + 1):
             if n:
                 self._count("retries")
@@ -243,6 +246,10 @@ class HTTPBackend:
                         n + 1,
                     ) from None
                 recurring, previous = exc.recurring, exc.answer
+                timeouts += exc.kind == "timeout"
+                if timeout_retries is not None and timeouts > timeout_retries:
+                    self._count(self.failed_counter)
+                    raise exhausted(f"{exc.kind} {timeouts} times", n + 1) from None
                 if n < retries:
                     self._sleep(self._delay(n, exc.retry_after))
         self._count(self.failed_counter)

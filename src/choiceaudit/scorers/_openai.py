@@ -421,8 +421,9 @@ class OpenAIScorer(HTTPBackend):
             return self.scored(texts, as_list=self.several_prompts).tokens
         return [tok for text in texts for tok in self.scored([text], as_list=False).tokens]
 
-    def scored(self, texts: list[str], *, as_list: bool, max_retries: int | None = None) -> Parsed:
-        """One scoring request for ``texts``, parsed and checked (the probe uses it too)."""
+    def scored(self, texts: list[str], *, as_list: bool, **retries: int | None) -> Parsed:
+        """One scoring request for ``texts``, parsed and checked (the probe uses it too, with
+        its own ``max_retries`` / ``timeout_retries``: :meth:`exchange`)."""
         self._count("requests")
         body = request_body(
             self.api,
@@ -437,7 +438,7 @@ class OpenAIScorer(HTTPBackend):
             body,
             where=f"a request of {len(texts)} strings",
             parse=lambda data: parse_body(self.api, self.base_url, texts, data),
-            max_retries=max_retries,
+            **retries,
         )
         self._check_model(parsed)
         with self._lock:
@@ -472,21 +473,21 @@ class OpenAIScorer(HTTPBackend):
         *,
         where: str,
         parse: Callable[[Any], Any] = lambda data: data,
-        max_retries: int | None = None,
+        **retries: int | None,
     ) -> Any:
-        """One call under the retry policy, its JSON handed to ``parse``; a body that is not
-        JSON or breaks the format is retried, a :class:`ScorerError` from ``parse`` is not."""
+        """One call under the retry policy (``max_retries``, ``timeout_retries``: see
+        ``HTTPBackend._call``), its JSON handed to ``parse``; a body that is not JSON or breaks
+        the format is retried, a :class:`ScorerError` from ``parse`` is not."""
 
         def attempt() -> Any:
             response = self._send(method, url, body)
             try:
-                # everything the server sent is redacted before it is read: a message built
-                # from it (an echoed token, the text after the prompt) may cut it short, and
-                # a key cut short would no longer be found
+                # redacted before it is read: a message quoting part of it cannot cut a key
                 return parse(self.redact(response.json()))
             except (ValueError, InvalidBody, KeyError, TypeError, IndexError) as exc:
+                message = self.redact(str(exc))  # the same one twice: the server's, not transient
                 raise Retryable(
-                    f"invalid response: {self.redact(str(exc))[: self.snippet]}"
+                    f"invalid response: {message[: self.snippet]}", answer=(200, message)
                 ) from None
 
         def exhausted(last: str, attempts: int) -> ScorerError:
@@ -495,4 +496,4 @@ class OpenAIScorer(HTTPBackend):
                 f"last error: {last}"
             )
 
-        return self._call(attempt, exhausted, where, max_retries=max_retries)
+        return self._call(attempt, exhausted, where, **retries)

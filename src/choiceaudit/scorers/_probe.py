@@ -68,6 +68,12 @@ TILE_TEXTS = ("The capital of France is Paris.", "Answer: yes, naïve café 日�
 CONDITIONAL_PREFIXES = ("The capital of France is", "One, two, three, four,", "The cat sat on the")
 
 _SKIP_HINT = "-o probe=false skips the probe, at the risk of wrong scores"
+
+#: The probe's requests are retried as the scoring loop's are (a 429, 502, 503 or 504, a reset
+#: connection, under the backoff: a flaky proxy does not refuse a correct server), except that a
+#: timeout is retried once: the probe then asks why (a server generating without limit after
+#: the echo answers an echo with max_tokens 1 at once) instead of waiting through every retry.
+_RETRIES: dict[str, Any] = {"max_retries": None, "timeout_retries": 1}
 #: An error answer saying the server has no echo at all (llama-server: "Only no echo is supported")
 _NO_ECHO = re.compile(
     r"only no echo|echo (?:is )?not (?:yet )?(?:supported|implemented)|unsupported[^.]{0,40}echo",
@@ -154,7 +160,7 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
     the scorer adapts); ``None``, or the server's answer to several prompts."""
     texts = list(TILE_TEXTS)
     try:
-        scorer.scored(texts, as_list=True, max_retries=1)
+        scorer.scored(texts, as_list=True, **_RETRIES)
         return None
     except ConformanceError as exc:
         raise _conformance(exc) from None
@@ -167,7 +173,7 @@ def _echo_checks(scorer: OpenAIScorer) -> str | None:
             _ignored_echo(scorer, texts[0], answer)
     try:
         for text in texts:
-            scorer.scored([text], as_list=False, max_retries=1)
+            scorer.scored([text], as_list=False, **_RETRIES)
     except ConformanceError as exc:
         raise _conformance(exc) from None
     except ScorerError as exc:
@@ -302,7 +308,7 @@ def _conditional(scorer: OpenAIScorer) -> tuple[list[dict[str, Any]], int]:
                 url,
                 _one_token_body(scorer, prefix),
                 where="a one-token completion",
-                max_retries=1,
+                **_RETRIES,
             )
             token, generated_lp = _generated(scorer, data)
         except (ScorerError, KeyError, IndexError, TypeError, ValueError) as exc:
@@ -317,7 +323,7 @@ def _conditional(scorer: OpenAIScorer) -> tuple[list[dict[str, Any]], int]:
             continue
         text = prefix + token
         try:
-            (tokens,) = scorer.scored([text], as_list=scorer.several_prompts, max_retries=1).tokens
+            (tokens,) = scorer.scored([text], as_list=scorer.several_prompts, **_RETRIES).tokens
         except ConformanceError as exc:
             raise _conformance(exc) from None
         spans = [(i, s, e) for i, (s, e) in enumerate(tokens.spans) if e > s]
