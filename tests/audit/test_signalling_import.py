@@ -229,19 +229,19 @@ def test_manifest_records_files_mapping_and_refusals(
         {**good, "condition": "6"},
         {**good, "chosen": f"{first.meta['tile']}:{perm[1]}"},
         {**good, "probs": [0.5, 0.6] + [0.0] * (len(perm) - 2)},
-        good,
+        good,  # the same row again: dropped and counted
     ]  # fmt: skip
     path = tmp_path / "mixed.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in [good, *bad]))
     result = import_decisions([path], tmp_path / "run", instrument="signalling",
                               items=tool_runs["items"], model="released")  # fmt: skip
-    assert result.mapped == 1
+    assert result.mapped == 1 and result.identical_duplicates == 1
     config = open_run(tmp_path / "run").manifest.config
     assert config["instrument"] == "signalling"
     assert config["files"][0]["sha256"] == sha256_file(path)
     assert config["mapping"]["item_id"] == "item_id"
     listed = config["unmappable_listed"]
-    assert [r["row"] for r in listed] == [2, 3, 4, 5, 6, 7, 8, 9]
+    assert [r["row"] for r in listed] == [2, 3, 4, 5, 6, 7, 8]
     reasons = [r["reason"] for r in listed]
     assert "is not in the frozen item set" in reasons[0]
     assert "is not one of item" in reasons[1] and "stored permutations" in reasons[1]
@@ -250,8 +250,14 @@ def test_manifest_records_files_mapping_and_refusals(
     assert "condition '6' is not 4 or 5" in reasons[4]
     assert "chosen is not among the maxima of probs" in reasons[5]
     assert "sums to 1.1" in reasons[6]
-    assert "a second row for item" in reasons[7]
     assert (tmp_path / "run" / "instrument" / "instrument.json").is_file()
+    # the same rendering with another vector: neither row is chosen, the import stops
+    other = {**good, "probs": [0.0, 1.0] + [0.0] * (len(perm) - 2)}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [good, other]))
+    with pytest.raises(InputError, match=r"mixed\.jsonl:2: probs: a second row for item"):
+        import_decisions([path], tmp_path / "stopped", instrument="signalling",
+                         items=tool_runs["items"], model="released")  # fmt: skip
+    assert not (tmp_path / "stopped").exists()
 
 
 def test_signalling_import_needs_the_item_set(tmp_path: Path) -> None:

@@ -342,7 +342,6 @@ def import_signalling_decisions(
     sets = _Renderings.of(load_instrument(items))
     collector = _Every("decisions:signalling")
     seen_fields: set[str] = set()
-    done: dict[str, str] = {}
     for path in paths:
         for number, row in iter_rows(path):
             try:
@@ -351,16 +350,13 @@ def import_signalling_decisions(
                 seen_fields.update(row)
                 item, query = _rendering(row, columns, values, sets)
                 decision = _decision(row, columns, values, item, query, sum_tolerance)
-                if query.id in done:
-                    raise _Unmappable(
-                        f"a second row for item {item.id}'s rendering {query.meta['condition']}/"
-                        f"{query.meta['format']}/perm {query.meta['perm_index']} "
-                        f"(first: {done[query.id]})"
-                    )
-                done[query.id] = f"{path.name} row {number}"
-                collector.rows.append((query, decision))
+                # one row per rendering: a repeat is dropped and counted, a contradiction
+                # stops the import naming both rows
+                collector.add(str(path), number, query, decision)
             except _Unmappable as exc:
                 collector.refuse(str(path), number, str(exc))
+            except InputError:
+                raise
             except ValueError as exc:  # a Decision refused the mapped values
                 collector.refuse(str(path), number, f"not a valid decision ({exc})")
     used = {c for v in columns.values() for c in (v if isinstance(v, list) else [v])}
@@ -427,4 +423,5 @@ def _write(collector: _Every, out: Path | str, config: SignallingConfig, frozen:
         summary=summary, source=collector.source, version=None, model=label,
         mapped=len(decisions), unmappable=dict(collector.refused),
         unmapped_fields=dict(collector.unmapped),
+        identical_duplicates=collector.identical_duplicates,
     )  # fmt: skip
