@@ -264,3 +264,25 @@ def test_e3_and_e6_conditions_are_the_names_their_analyses_read(
     result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
     ((reason, n),) = result.unmappable.items()
     assert n == 1 and reason.startswith(f"condition '{bad}' is not an {experiment} condition")
+
+
+def test_an_imported_e4_is_oriented_by_the_corpus_language_not_the_row_order(
+    tmp_path: Path,
+) -> None:
+    from choiceaudit.audit import analyse_runs
+    from choiceaudit.instruments.meaning import MeaningAnalysis
+
+    rows = []
+    for language in ("en", "bn"):  # the other language's rows first in the file
+        for i in range(8):
+            right = language == "en" or i < 2  # English 8 of 8, Bengali 2 of 8
+            probs = [0.7, 0.1, 0.1, 0.1] if right else [0.1, 0.7, 0.1, 0.1]
+            rows.append(decision_row(f"i{i}", experiment="e4", condition=language,
+                                     language=language, probs=probs))  # fmt: skip
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    import_decisions([path], tmp_path / "run", corpus_language="bn")
+    (analysis,) = analyse_runs([tmp_path / "run"])
+    assert isinstance(analysis, MeaningAnalysis)
+    (e4,) = [a.analysis.e4 for a in analysis.arms if a.analysis and a.analysis.e4]
+    assert e4.contrast_label == "en_minus_bn"  # the paper's sign: the gain in English
+    assert e4.contrast is not None and e4.contrast.difference == pytest.approx(1.0 - 0.25)

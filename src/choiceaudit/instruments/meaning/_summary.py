@@ -92,6 +92,9 @@ class _Opts:
     n_resamples: int
     seed: int
     hook_stopwords: Mapping[str, frozenset[str]] | None = None
+    #: the run's corpus language, which orients the language contrasts (None: read it off
+    #: the rows, whose corpus-language cell the plan writes first)
+    corpus_language: str | None = None
 
 
 def analyse_meaning(
@@ -100,12 +103,14 @@ def analyse_meaning(
     n_resamples: int = N_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
     hook_stopwords: Mapping[str, frozenset[str]] | None = None,
+    corpus_language: str | None = None,
 ) -> ArmAnalysis:
-    """All analyses for the experiments present in ``rows`` (see the module docstring). The
+    """All analyses for the experiments present in ``rows`` (see the module docstring);
+    ``corpus_language`` (the run's, where known) orients E4 and the matrix. The
     rows of E1, E2, E3, E6 and E7 must be in one language and one block each (the caller,
     :func:`~choiceaudit.instruments.meaning.analyse_meaning_runs`, splits a run that holds
     several); E4 and the matrix carry their languages as conditions."""
-    opts = _Opts(n_resamples, seed, hook_stopwords)
+    opts = _Opts(n_resamples, seed, hook_stopwords, corpus_language)
     experiments = set(rows.experiment.tolist())
     for name in ("e1", "e2", "e3", "e6", "e7"):
         if name in experiments:
@@ -306,7 +311,7 @@ def _hook_split(rows: MeaningRows, languages: list[str], opts: _Opts) -> HookSpl
     """Table 16: the hook is read on the corpus-language cell (the Bengali literal gloss against
     the idiom) and applied to both cells of the item."""
     first, second = languages
-    home = _home_language(rows)
+    home = _home_language(rows, opts)
     cell = rows.where(condition=home)
     if not len(cell) or not (cell.literal_slot >= 0).all():
         return None
@@ -343,18 +348,27 @@ def _hook_split(rows: MeaningRows, languages: list[str], opts: _Opts) -> HookSpl
     )
 
 
-def _home_language(rows: MeaningRows) -> str:
-    """The corpus language of a two-language experiment: the plan writes each item's
-    corpus-language cell first (``_matrix.language_cells``), so it is the first row's."""
+def _home_language(rows: MeaningRows, opts: _Opts) -> str:
+    """The corpus language of a two-language experiment: the run's where it is known and among
+    the rows' cells (an imported file may list the other language first); else the first
+    row's, since the plan writes each item's corpus-language cell first
+    (``_matrix.language_cells``)."""
+    if opts.corpus_language is not None and opts.corpus_language in set(rows.condition.tolist()):
+        return opts.corpus_language
     return str(rows.language[0])
 
 
 def language_analysis(
-    rows: MeaningRows, *, n_resamples: int = N_RESAMPLES, seed: int = BOOTSTRAP_SEED
+    rows: MeaningRows,
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    corpus_language: str | None = None,
 ) -> LanguageAnalysis:
     """E4's analysis (accuracy per language, the paired language contrast) of rows that carry
-    their language as the condition."""
-    return _languages(rows, _Opts(n_resamples, seed), outcome="correct")
+    their language as the condition; ``corpus_language`` orients the contrast."""
+    opts = _Opts(n_resamples, seed, corpus_language=corpus_language)
+    return _languages(rows, opts, outcome="correct")
 
 
 def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnalysis:
@@ -374,7 +388,7 @@ def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnaly
         # the paper's signs: E4 is the gain from asking in the other language (§5.7, English
         # minus Bengali: +0.246, +0.380, +0.230), the matrix the capture the corpus language
         # adds (Bengali minus English LAR, Table 14)
-        home = _home_language(rows)
+        home = _home_language(rows, opts)
         other = languages[1] if languages[0] == home else languages[0]
         a, b = (other, home) if outcome == "correct" else (home, other)
         pair = (a, b)
