@@ -12,86 +12,23 @@ from __future__ import annotations
 import copy
 import json
 import math
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from choiceaudit.cli import app
 from choiceaudit.store import open_run
-
-runner = CliRunner()
-#: examples per test in the slow-marked runs (the default suite's are given per test)
-MANY = 150
-
-_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text(max_size=12)
-)
-_json = st.recursive(
-    _scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-
-
-def _fuzz(examples: int) -> settings:
-    """``examples`` derandomized examples, no deadline (a CLI call takes as long as the
-    machine's load makes it), no example database."""
-    return settings(
-        max_examples=examples,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    )
+from cli.fuzz_helpers import MANY, fresh, fuzz, holds_the_rule, json_values, runner
 
 
 def _holds_the_rule(args: list[str]) -> Result:
-    """Run the command: exit 0 with no ``error:`` line, or exit 1 with exactly one; never a
-    traceback."""
-    result = runner.invoke(app, args)
-    text = result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        args,
-        repr(result.exception),
-    )
-    assert "Traceback" not in text, text
-    errors = sum(line.startswith("error:") for line in text.splitlines())
-    if result.exit_code == 0:
-        assert errors == 0, text
-    elif result.exit_code == 2:
-        # the command line's own parse error (a value that is not a number where one is
-        # needed): the framework's usage message, before any choiceaudit code runs
-        assert "Usage:" in text and ("Invalid value" in text or "requires an argument" in text
-                                     or "No such option" in text), text  # fmt: skip
-    else:
-        assert (result.exit_code, errors) == (1, 1), (result.exit_code, text)
-    return result
-
-
-@pytest.fixture
-def scratch() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="choiceaudit-fuzz-"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _fresh(scratch: Path) -> Path:
-    return Path(tempfile.mkdtemp(dir=scratch))
+    """The fuzz rule, a value the command line cannot parse at all accepted as its usage
+    error (exit 2)."""
+    return holds_the_rule(args, usage_errors=True)
 
 
 HARNESS = Path(__file__).resolve().parents[1] / "fixtures" / "harness"
@@ -111,9 +48,9 @@ def _decision_row(i: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-_decision_change = st.tuples(st.integers(0, 3), st.sampled_from(_DECISION_FIELDS), _json,
+_decision_change = st.tuples(st.integers(0, 3), st.sampled_from(_DECISION_FIELDS), json_values,
                              st.booleans())  # fmt: skip
-_mapping_file = st.none() | st.dictionaries(st.sampled_from(["map", "values", "other"]), _json,
+_mapping_file = st.none() | st.dictionaries(st.sampled_from(["map", "values", "other"]), json_values,
                                             max_size=3)  # fmt: skip
 
 
@@ -152,7 +89,7 @@ def _is_number(value: Any) -> bool:
 def _check_decisions(
     scratch: Path, changes: list[tuple[int, str, Any, bool]], form: str, mapping: Any
 ) -> None:
-    root = _fresh(scratch)
+    root = fresh(scratch)
     rows = [_decision_row(i) for i in range(4)]
     for index, name, value, delete in changes:
         if delete:
@@ -187,7 +124,7 @@ _decision_changes = st.lists(_decision_change, min_size=1, max_size=3)
 _forms = st.sampled_from(["jsonl", "csv", "parquet"])
 
 
-@_fuzz(12)
+@fuzz(12)
 @given(changes=_decision_changes, form=_forms, mapping=_mapping_file)
 def test_import_decisions(
     scratch: Path, changes: list[tuple[int, str, Any, bool]], form: str, mapping: Any
@@ -196,7 +133,7 @@ def test_import_decisions(
 
 
 @pytest.mark.slow
-@_fuzz(MANY)
+@fuzz(MANY)
 @given(changes=_decision_changes, form=_forms, mapping=_mapping_file)
 def test_import_decisions_many(
     scratch: Path, changes: list[tuple[int, str, Any, bool]], form: str, mapping: Any
@@ -211,7 +148,7 @@ _LM_EVAL_FIELDS = ["doc_id", "doc", "target", "arguments", "resps", "filtered_re
 
 
 def _check_lm_eval(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
-    root = _fresh(scratch)
+    root = fresh(scratch)
     (samples,) = sorted((HARNESS / "lm_eval").glob("samples_*.jsonl"))
     lines = [json.loads(x) for x in samples.read_text("utf-8").splitlines() if x]
     for index, name, value in changes:
@@ -225,18 +162,18 @@ def _check_lm_eval(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
             assert (row.decision.scores["sum"] <= 0).all()  # log-probabilities only
 
 
-_lm_changes = st.lists(st.tuples(st.integers(0, 20), st.sampled_from(_LM_EVAL_FIELDS), _json),
+_lm_changes = st.lists(st.tuples(st.integers(0, 20), st.sampled_from(_LM_EVAL_FIELDS), json_values),
                        min_size=1, max_size=2)  # fmt: skip
 
 
-@_fuzz(6)
+@fuzz(6)
 @given(changes=_lm_changes)
 def test_import_lm_eval(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
     _check_lm_eval(scratch, changes)
 
 
 @pytest.mark.slow
-@_fuzz(MANY)
+@fuzz(MANY)
 @given(changes=_lm_changes)
 def test_import_lm_eval_many(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
     _check_lm_eval(scratch, changes)
@@ -247,7 +184,7 @@ _INSPECT_FIELDS = ["id", "epoch", "input", "choices", "target", "output", "score
 
 
 def _check_inspect(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
-    root = _fresh(scratch)
+    root = fresh(scratch)
     log = json.loads((HARNESS / "inspect" / "letters.json").read_text("utf-8"))
     log = copy.deepcopy(log)
     for index, name, value in changes:
@@ -260,18 +197,18 @@ def _check_inspect(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
 
 
 _inspect_changes = st.lists(
-    st.tuples(st.integers(0, 20), st.sampled_from(_INSPECT_FIELDS), _json), min_size=1, max_size=2
+    st.tuples(st.integers(0, 20), st.sampled_from(_INSPECT_FIELDS), json_values), min_size=1, max_size=2
 )
 
 
-@_fuzz(4)
+@fuzz(4)
 @given(changes=_inspect_changes)
 def test_import_inspect(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
     _check_inspect(scratch, changes)
 
 
 @pytest.mark.slow
-@_fuzz(MANY)
+@fuzz(MANY)
 @given(changes=_inspect_changes)
 def test_import_inspect_many(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
     _check_inspect(scratch, changes)
@@ -296,7 +233,7 @@ _meaning_args = st.lists(
 
 
 def _check_meaning_args(scratch: Path, pairs: list[tuple[str, str]]) -> None:
-    root = _fresh(scratch)
+    root = fresh(scratch)
     args = ["run", "meaning", "-m", "fake", "--dry-run", "--embedder", "none",
             "--out", str(root / "m")]  # fmt: skip
     for option, value in pairs:
@@ -307,14 +244,14 @@ def _check_meaning_args(scratch: Path, pairs: list[tuple[str, str]]) -> None:
     assert not (root / "m").exists()  # a dry run writes nothing
 
 
-@_fuzz(8)
+@fuzz(8)
 @given(pairs=_meaning_args)
 def test_run_meaning_arguments(scratch: Path, pairs: list[tuple[str, str]]) -> None:
     _check_meaning_args(scratch, pairs)
 
 
 @pytest.mark.slow
-@_fuzz(MANY)
+@fuzz(MANY)
 @given(pairs=_meaning_args)
 def test_run_meaning_arguments_many(scratch: Path, pairs: list[tuple[str, str]]) -> None:
     _check_meaning_args(scratch, pairs)
@@ -341,14 +278,14 @@ def _check_check_args(values: dict[str, str]) -> None:
     _holds_the_rule(args)
 
 
-@_fuzz(4)
+@fuzz(4)
 @given(values=_check_args)
 def test_check_signalling_arguments(values: dict[str, str]) -> None:
     _check_check_args(values)
 
 
 @pytest.mark.slow
-@_fuzz(MANY)
+@fuzz(MANY)
 @given(values=_check_args)
 def test_check_signalling_arguments_many(values: dict[str, str]) -> None:
     _check_check_args(values)
@@ -383,7 +320,7 @@ _gate_args = st.lists(
 
 
 def _check_gate_args(scratch: Path, run: Path, pairs: list[tuple[str, str]]) -> None:
-    root = _fresh(scratch)
+    root = fresh(scratch)
     args = ["gate", str(run), "--out", str(root / "t.json")]
     given_options = {o for o, _ in pairs}
     if "--fit" not in given_options:
@@ -395,14 +332,14 @@ def _check_gate_args(scratch: Path, run: Path, pairs: list[tuple[str, str]]) -> 
     _holds_the_rule(args)
 
 
-@_fuzz(6)
+@fuzz(6)
 @given(pairs=_gate_args)
 def test_gate_arguments(scratch: Path, gold_run: Path, pairs: list[tuple[str, str]]) -> None:
     _check_gate_args(scratch, gold_run, pairs)
 
 
 @pytest.mark.slow
-@_fuzz(MANY)
+@fuzz(MANY)
 @given(pairs=_gate_args)
 def test_gate_arguments_many(scratch: Path, gold_run: Path, pairs: list[tuple[str, str]]) -> None:
     _check_gate_args(scratch, gold_run, pairs)
