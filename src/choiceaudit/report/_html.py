@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from choiceaudit.errors import InputError
+from choiceaudit.files import make_dir
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._tables import ReportTable
 from choiceaudit.types import Manifest
@@ -96,14 +96,7 @@ def write_report(
     sections: list[Section], out_dir: Path, *, title: str = "choiceaudit report"
 ) -> Path:
     """Write every figure and table file and ``index.html``; return the HTML path."""
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise InputError(
-            "is a file (or lies under one), not a report directory; give --out a new or "
-            "existing directory",
-            source=str(out_dir),
-        ) from None
+    make_dir(out_dir)
     body: list[str] = []
     nav = " ".join(f'<a href="#{html.escape(s.key)}">{html.escape(s.title)}</a>' for s in sections)
     for section in sections:
