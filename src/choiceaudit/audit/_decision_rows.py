@@ -100,7 +100,7 @@ def parse_constants(pairs: Sequence[str], mapping: DecisionMapping) -> dict[str,
 def _text(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any],
           field: str) -> str | None:  # fmt: skip
     value = cell(row, mapping, field)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _absent(value):
         return None
     # A text field is text; an integer is taken as its decimal digits (released files number
     # their items), and nothing else is turned into text: an object, a list, a boolean or a
@@ -109,6 +109,11 @@ def _text(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str,
         raise _Unmappable(f"{field} {_shown(value)} is not text")
     text = str(value).strip()
     return values.get(field, {}).get(text, text) if text else None
+
+
+def _absent(value: Any) -> bool:
+    """A cell the row does not fill: missing, or the NaN a Parquet null number reads as."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _shown(value: Any) -> str:
@@ -139,7 +144,7 @@ def _number(value: Any, what: str, *, typed: bool) -> float:
 def _list(value: Any, field: str) -> list[Any] | None:
     """A list cell (a list, a JSON list in a CSV cell, or several columns); ``None`` where the
     row has none. A cell that is there but holds no list is refused, never read as absent."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _absent(value):
         return None
     items = as_list(value)
     if items is None:
@@ -173,7 +178,7 @@ def _slot(key: str | None, position: Any, keys: Sequence[str], base: int, what: 
         if key not in keys:
             raise _Unmappable(f"{what}_key {key!r} is not one of the keys {list(keys)}")
         return list(keys).index(key)
-    if position is None or (isinstance(position, float) and math.isnan(position)):
+    if _absent(position):
         return None
     number = _number(position, f"{what}_position", typed=typed)
     if number != int(number) or not 0 <= int(number) - base < len(keys):
@@ -298,7 +303,7 @@ def _texts(value: Any, field: str) -> tuple[str, ...] | None:
 def _flag(value: Any, *, typed: bool) -> bool:
     """``identity_perturbation``: a JSON boolean in a typed file; in a CSV cell ``true`` /
     ``false`` / ``1`` / ``0`` (any case); absent is false."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _absent(value):
         return False
     if isinstance(value, bool):
         return value
