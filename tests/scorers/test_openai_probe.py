@@ -119,7 +119,8 @@ def test_partial_utf8_tokens_are_refused_as_such() -> None:
     scorer, _ = scorer_for(FakeServer(faults=frozenset({"partial_utf8"})))
     with pytest.raises(ProbeFailed, match="tokens tile the text") as info:
         scorer.prepare()
-    assert "decodes the byte tokens of a multi-byte character as empty strings" in str(info.value)
+    assert "byte token of a multi-byte character as an empty string" in str(info.value)
+    assert "vLLM" not in str(info.value)  # vLLM does not write whole characters on every token
     assert "truncated" not in str(info.value)
 
 

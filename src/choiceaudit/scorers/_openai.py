@@ -197,7 +197,7 @@ class OpenAIScorer(HTTPBackend):
         #: False once the probe found that the server takes one prompt per request.
         self.several_prompts = True
         self._probe_result: ProbeResult | None = None if probe else skipped_probe()
-        self._span_methods = {"offsets": 0, "aligned": 0}
+        self._span_methods = {"offsets": 0, "aligned": 0, "partial": 0}
         self._fingerprints: set[str] = set()
         self._response_models: set[str] = set()
         self._refused_models: dict[str, int] = {}

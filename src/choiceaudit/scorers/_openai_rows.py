@@ -43,7 +43,7 @@ def decision_from_tokens(
     # was scored whole
     for n_ctx, label, tok in zip(n_context, labels, tokens, strict=True):
         try:
-            enc = _locate(list(range(len(tok.spans))), list(tok.spans), n_ctx, label)
+            enc = _locate(list(range(len(tok.spans))), list(tok.spans), n_ctx, label, tok.options)
         except ScorerError as exc:
             exc.query_id = query.id
             raise

@@ -19,6 +19,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from choiceaudit.scorers._byte_align import (
+    ALONE,
+    EMPTY_THEN_WHOLE,
+    align_partial_tokens,
+    has_partial_tokens,
+)
 from choiceaudit.scorers._openai_bodies import (
     EchoChoice,
     InvalidBody,
@@ -77,7 +83,9 @@ class Tokens:
 
     spans: tuple[tuple[int, int], ...]
     logprobs: tuple[float | None, ...]
-    method: str  # "offsets" or "aligned"
+    method: str  # "offsets", "aligned", or "partial" (:mod:`._byte_align`)
+    #: with "partial": every span each token can have (``spans`` holds one of each)
+    options: tuple[tuple[tuple[int, int], ...], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -148,7 +156,10 @@ def parse_body(api: str, base_url: str, texts: list[str], data: object) -> Parse
         if len(items) != len(texts):
             raise InvalidBody(f"{len(items)} results for {len(texts)} prompts")
         return Parsed(
-            [_sglang(base_url, t, SGLangResult.from_json(i)) for t, i in zip(texts, items, strict=True)]
+            [
+                _sglang(base_url, t, SGLangResult.from_json(i))
+                for t, i in zip(texts, items, strict=True)
+            ]
         )
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
         raise InvalidBody("body has no choices")
@@ -186,6 +197,8 @@ def _choice_index(choice: object) -> int:
 def _spans(
     base_url: str, text: str, tokens: Sequence[str | None], offsets: Sequence[int] | None
 ) -> tuple[tuple[tuple[int, int], ...], str]:
+    if has_partial_tokens(tokens):
+        raise _Partial
     if offsets is not None and all(t is not None for t in tokens):
         spans = _offset_spans(text, [t or "" for t in tokens], offsets)
         if spans is not None:
@@ -231,11 +244,11 @@ def _non_ascii(chars: str) -> bool:
 def _partial_utf8(base_url: str, text: str) -> ConformanceError:
     return ConformanceError(
         TILING,
-        f"openai {base_url}: the server's tokens do not tile {text[:60]!r}: it decodes the "
-        "byte tokens of a multi-byte character as empty strings (llama-cpp-python does), so "
-        "no token covers that character and the option's tokens cannot be placed; use a "
-        "server that returns each token's text or offsets whole (vLLM, SGLang, choiceaudit "
-        "serve-model), or score the model in process",
+        f"openai {base_url}: the server's tokens do not tile {text[:60]!r}: it writes every "
+        "byte token of a multi-byte character as an empty string and never the character "
+        "itself (llama-cpp-python's server does), so no token covers that character and the "
+        "option's tokens cannot be placed; score the model in process (hf:, or llama-cpp: "
+        "for a GGUF file) or serve it with choiceaudit serve-model",
     )
 
 
@@ -297,8 +310,35 @@ def _finish(
                 f"(tolerance {LOGPROB_TOLERANCE}), so this server's numbers are wrong and no "
                 "row of this request is kept",
             )
-    spans, method = _spans(base_url, text, tokens, offsets)
+    try:
+        spans, method = _spans(base_url, text, tokens, offsets)
+    except _Partial:
+        return _partial(base_url, text, tokens, tuple(logprobs))
     return Tokens(spans, tuple(logprobs), method)
+
+
+class _Partial(Exception):
+    """Some tokens hold only part of a character: neither offsets nor whole strings place them."""
+
+
+def _partial(
+    base_url: str, text: str, tokens: Sequence[str | None], logprobs: tuple[float | None, ...]
+) -> Tokens:
+    """Tokens of which some are written as ``""`` or with ``U+FFFD`` (:mod:`._byte_align`)."""
+    try:
+        options, _rules = align_partial_tokens(text, tokens)
+    except ValueError as exc:
+        if _byte_gaps(text, tokens):
+            raise _partial_utf8(base_url, text) from None
+        raise ConformanceError(
+            TILING,
+            f"openai {base_url}: the server's tokens do not reproduce {text[:60]!r} ({exc}) "
+            f"under any rule servers are known to write tokens that hold part of a character "
+            f"by ({EMPTY_THEN_WHOLE}; {ALONE}), so the scored tokens cannot be located",
+        ) from None
+    spans = tuple(o[0] for o in options)
+    exact = all(len(o) == 1 for o in options)
+    return Tokens(spans, logprobs, "partial", None if exact else options)
 
 
 def _echo(base_url: str, text: str, choice: EchoChoice) -> Tokens:
@@ -333,7 +373,7 @@ def _prompt_count(base_url: str, text: str, choice: EchoChoice) -> int:
         raise ConformanceError(
             NO_GENERATION,
             f"openai {base_url}: asked for max_tokens 0 with echo, the server generated "
-            f"{echoed[len(text):][:40]!r} after the prompt and did not say which tokens are "
+            f"{echoed[len(text) :][:40]!r} after the prompt and did not say which tokens are "
             "the prompt's (llama-cpp-python's server reads max_tokens 0 as 'no limit'); "
             "use a server that scores prompts without generating (vLLM, SGLang, choiceaudit "
             "serve-model)",

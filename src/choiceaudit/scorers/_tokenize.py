@@ -85,18 +85,46 @@ def encode_in_place(
     return out
 
 
-def _locate(ids: list[int], offsets: list[tuple[int, int]], n_context: int, label: str) -> InPlace:
-    last = max((j for j, (s, e) in enumerate(offsets) if e > s), default=-1)
-    first = next((j for j, (s, e) in enumerate(offsets) if e > s and e > n_context), None)
+def _locate(
+    ids: list[int],
+    offsets: list[tuple[int, int]],
+    n_context: int,
+    label: str,
+    options: Sequence[Sequence[tuple[int, int]]] | None = None,
+) -> InPlace:
+    """The scored tokens of one string (the rule of this module's docstring). ``options``
+    gives, where a server's token strings leave it open, every span each token can have
+    (:mod:`._byte_align`); the rule must then pick the same tokens under all of them, or the
+    string is refused."""
+    spans: Sequence[Sequence[tuple[int, int]]] = options or [(o,) for o in offsets]
+
+    def covers(j: int) -> tuple[bool, bool]:  # (can cover a character, must)
+        flags = [e > s for s, e in spans[j]]
+        return any(flags), all(flags)
+
+    def scored(j: int) -> tuple[bool, bool]:
+        flags = [e > s and e > n_context for s, e in spans[j]]
+        return any(flags), all(flags)
+
+    last = max((j for j in range(len(spans)) if covers(j)[0]), default=-1)
+    first = next((j for j in range(len(spans)) if scored(j)[0]), None)
     if first is None or first > last:
         raise ScorerError(
             f"{label}: the option tokenizes to nothing inside the rendered prompt (no token "
             "covers any of its characters)"
+        )
+    starts = {s < n_context for s, e in spans[first] if e > s and e > n_context}
+    if not (covers(last)[1] and scored(first)[1] and len(starts) == 1):
+        raise ScorerError(
+            f"{label}: the server's token strings leave open which tokens hold the option's "
+            "first or last characters (tokens written as '' or U+FFFD where the prompt and "
+            "the option meet inside a character run), so the option's score cannot be told; "
+            "score the model in process or serve it with choiceaudit serve-model, which "
+            "writes each token's characters whole"
         )
     if first == 0:
         raise ScorerError(
             f"{label}: the option starts at the first token, so there is no context to condition "
             "it on (an empty prompt with a tokenizer that adds no BOS token)"
         )
-    start = offsets[first][0]
-    return InPlace(ids=tuple(ids[: last + 1]), first_scored=first, crosses_join=start < n_context)
+    return InPlace(ids=tuple(ids[: last + 1]), first_scored=first, crosses_join=starts.pop())

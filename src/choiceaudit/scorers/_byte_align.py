@@ -1,0 +1,204 @@
+"""Placing a server's token strings in the text when some tokens hold only part of a character.
+
+A byte-level tokenizer splits a character outside ASCII (Bengali, CJK, an emoji, a currency
+sign, a combining accent) into several tokens, and servers write the text of such a token in
+one of three ways:
+
+* **whole text** — each token's characters as the fast tokenizer's offsets give them
+  (``choiceaudit serve-model``); :func:`._openai_wire.align_tokens` and ``text_offset`` place
+  these, and this module is not needed;
+* **empty, then the whole character** — current vLLM (``_correct_decoded_token`` in
+  ``vllm/v1/engine/logprobs.py``, applied to prompt log-probabilities since early 2026): a token
+  that ends inside a character comes back as ``""``, and the token that completes it comes back
+  with the text of every byte since the last clean token, so ``Answer: 日本`` reads
+  ``"" "" " 日" "本"``; a token that does not *end* inside a character is decoded on its own,
+  so it can start with ``U+FFFD``;
+* **each token decoded alone** — older vLLM and SGLang's ``/generate``
+  (``detokenize_logprob_tokens`` in SGLang's tokenizer manager, one ``batch_decode`` per id):
+  every incomplete piece of a character becomes ``U+FFFD``.
+
+A client that reads ``""`` as a token of no width starts the option after it and loses the
+log-probabilities of its first bytes; one that reads ``U+FFFD`` as a character cannot place
+the token at all. This module reads both as what they are: a token covers a run of UTF-8
+bytes of the text, and its string is what that server's rule writes for those bytes. It finds
+every assignment of byte runs to tokens that reproduces all the strings under the rules above
+(a small dynamic programme over token index and byte position) and reports, for each token,
+every character span it can have — the characters its bytes touch, which is what a fast
+tokenizer's offset mapping gives the ``hf`` scorer in process. Where a token can have more than
+one span, the caller decides whether that changes which tokens are scored and refuses if it
+does (:func:`._tokenize._locate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["ALONE", "EMPTY_THEN_WHOLE", "REPLACEMENT", "align_partial_tokens", "has_partial_tokens"]
+
+REPLACEMENT = "\ufffd"
+#: The two rules, by what the server writes for a token that holds part of a character.
+EMPTY_THEN_WHOLE = "empty until the character completes (current vLLM)"
+ALONE = "each token decoded alone (older vLLM, SGLang /generate)"
+
+#: The most bytes a token written as ``""`` may hold: its own text before the incomplete
+#: character (a long token is a few dozen bytes) and at most three bytes of that character.
+_MAX_EMPTY_BYTES = 64
+
+Span = tuple[int, int]
+#: token index, its first byte, and the first byte of the token that holds the first byte of
+#: the character its first byte belongs to (its own first byte when that starts a character)
+_State = tuple[int, int, int]
+
+
+def has_partial_tokens(tokens: Sequence[str | None]) -> bool:
+    """Whether ``tokens`` have a token that can only be part of a character: one containing
+    ``U+FFFD``, or ``""`` between two tokens with text (a zero-width special token is
+    ``""`` only before the text or after it)."""
+    if any(t is not None and REPLACEMENT in t for t in tokens):
+        return True
+    with_text = [i for i, t in enumerate(tokens) if t]
+    return bool(with_text) and any(
+        t == "" and with_text[0] < i < with_text[-1] for i, t in enumerate(tokens)
+    )
+
+
+def _lossy(data: bytes) -> str:
+    # U+FFFD per maximal ill-formed subpart: what Rust's from_utf8_lossy (the `tokenizers`
+    # decoder) and Python write alike
+    return data.decode("utf-8", errors="replace")
+
+
+class _Text:
+    """The text's bytes, where each character starts, and which character holds each byte."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.data = text.encode("utf-8")
+        self.char_of: list[int] = []
+        for k, ch in enumerate(text):
+            self.char_of.extend([k] * len(ch.encode("utf-8")))
+        self.char_of.append(len(text))
+        self.starts = {0, len(self.data)} | {
+            b for b in range(1, len(self.data)) if self.char_of[b] != self.char_of[b - 1]
+        }
+
+    def owner(self, p: int, q: int, r: int) -> int:
+        """The ``r`` of the token after bytes ``[p, q)`` of a token whose ``r`` is ``r``."""
+        if q in self.starts:
+            return q
+        begins = q - 1
+        while begins not in self.starts:
+            begins -= 1
+        return p if begins >= p else r
+
+    def span(self, p: int, q: int) -> Span:
+        """The characters the bytes ``[p, q)`` touch; zero-width where ``p == q``."""
+        if p == q:
+            return (self.char_of[p], self.char_of[p])
+        return (self.char_of[p], self.char_of[q - 1] + 1)
+
+
+def _moves(text: _Text, token: str | None, state: _State, rule: str) -> list[tuple[int, int]]:
+    """``(q, r)``: where the token can end under ``rule``, and the next state's ``r``."""
+    _i, p, r = state
+    data, n = text.data, len(text.data)
+    if token is None:  # unknown text (the first token of vLLM's prompt_logprobs)
+        return [(q, q) for q in range(p, n + 1)]
+    moves: list[tuple[int, int]] = []
+    leading = p == 0
+    encoded = token.encode("utf-8")
+    special = REPLACEMENT not in token and (
+        (p == n and (token == "" or not data.endswith(encoded)))
+        or (leading and (token == "" or not data.startswith(encoded, p)))
+    )
+    if special:  # a special token before the text or after it (never a piece of a character)
+        moves.append((p, p))
+    top = min(n, p + (_MAX_EMPTY_BYTES if token == "" else len(encoded)))
+    for q in range(p + 1, top + 1):
+        if rule == ALONE:
+            ok = _lossy(data[p:q]) == token
+        elif q not in text.starts:  # ends inside a character: vLLM writes ""
+            ok = token == ""
+        elif any(b in text.starts for b in range(p, q)):  # holds a character's first byte
+            ok = _lossy(data[p:q]) == token
+        else:  # completes a character begun in earlier tokens: written from that token on
+            ok = _lossy(data[r:q]) == token
+        if ok:
+            moves.append((q, text.owner(p, q, r)))
+    return moves
+
+
+def _align(t: _Text, tokens: Sequence[str | None], rule: str) -> list[set[Span]] | str:
+    """Per token the spans it can have under ``rule``, or why no reading exists."""
+    n_tok, n = len(tokens), len(t.data)
+    edges: dict[_State, list[tuple[_State, Span]]] = {}
+    frontier: list[_State] = [(0, 0, 0)]
+    seen = {frontier[0]}
+    while frontier:
+        state = frontier.pop()
+        if state[0] == n_tok:
+            continue
+        out = []
+        for q, r in _moves(t, tokens[state[0]], state, rule):
+            nxt = (state[0] + 1, q, r)
+            out.append((nxt, (state[1], q)))
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+        edges[state] = out
+    live = _live(edges, seen, n_tok, n)
+    if (0, 0, 0) not in live:
+        return _why_not(t, tokens, seen)
+    options: list[set[Span]] = [set() for _ in tokens]
+    for state, out in edges.items():
+        if state in live:
+            for nxt, (p, q) in out:
+                if nxt in live:
+                    options[state[0]].add(t.span(p, q))
+    return options
+
+
+def align_partial_tokens(
+    text: str, tokens: Sequence[str | None]
+) -> tuple[tuple[tuple[Span, ...], ...], tuple[str, ...]]:
+    """Every character span each of ``tokens`` can have, read under each server rule of this
+    module that reproduces ``text`` (the union where both do), and the names of those rules;
+    raises ``ValueError`` when neither does."""
+    t = _Text(text)
+    found: dict[str, list[set[Span]]] = {}
+    why = ""
+    for rule in (EMPTY_THEN_WHOLE, ALONE):
+        result = _align(t, tokens, rule)
+        if isinstance(result, str):
+            why = why or result
+        else:
+            found[rule] = result
+    if not found:
+        raise ValueError(why)
+    merged = [set().union(*(o[k] for o in found.values())) for k in range(len(tokens))]
+    return tuple(tuple(sorted(o)) for o in merged), tuple(found)
+
+
+def _live(
+    edges: dict[_State, list[tuple[_State, Span]]], seen: set[_State], n_tok: int, n: int
+) -> set[_State]:
+    """The states from which the last token can end at the last byte."""
+    live = {s for s in seen if s[0] == n_tok and s[1] == n}
+    by_token: dict[int, list[_State]] = {}
+    for state in edges:
+        by_token.setdefault(state[0], []).append(state)
+    for i in range(n_tok - 1, -1, -1):
+        live.update(s for s in by_token.get(i, ()) if any(nxt in live for nxt, _ in edges[s]))
+    return live
+
+
+def _why_not(t: _Text, tokens: Sequence[str | None], seen: set[_State]) -> str:
+    """Where the furthest reading stopped, for the error."""
+    i, p, _r = max(seen, key=lambda s: (s[0], s[1]))
+    if i == len(tokens):
+        return f"the tokens cover {t.char_of[p]} of the text's {len(t.text)} characters"
+    at = t.char_of[p]
+    return (
+        f"token {i} ({tokens[i]!r}) does not match the text at character {at} "
+        f"({t.text[at : at + 20]!r}), also reading '' and U+FFFD as parts of a character"
+    )
