@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from choiceaudit.audit import run_scoring
-from choiceaudit.scorers import OpenAIScorer, PartialScoreError, ScorerError
+from choiceaudit.scorers import ConformanceError, OpenAIScorer, PartialScoreError, ScorerError
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
 from scorers.openai_fake_server import FakeServer
@@ -197,3 +197,18 @@ def test_a_dead_port_fails_fast_naming_the_base_url() -> None:
     assert "Connection refused on the first call and again on one probe" in message
     assert counts["http_calls"] == 2
     assert elapsed < 5.0
+
+
+def test_tiling_is_a_partition_of_the_bytes() -> None:
+    from choiceaudit.scorers._openai_wire import check_tiling
+
+    text = "a 日本"  # 日 and 本 are three bytes each
+    # byte tokens with a fast tokenizer's spans: " 日"'s first bytes, 日's last byte with 本's
+    # first, then the rest of 本
+    check_tiling("u", text, [], [(0, 1), (1, 3), (2, 4), (3, 4)])
+    with pytest.raises(ConformanceError, match="covered by 2 tokens but has 1 byte"):
+        check_tiling("u", text, [], [(0, 1), (0, 1), (1, 3), (3, 4)])  # "a" repeated
+    with pytest.raises(ConformanceError, match="covered by 4 tokens but has 3"):
+        check_tiling("u", text, [], [(0, 1), (1, 3), (2, 3), (2, 3), (2, 3), (3, 4)])
+    with pytest.raises(ConformanceError, match=r"character 1 .* covered by 2 tokens"):
+        check_tiling("u", text, [], [(0, 2), (1, 3), (3, 4)])  # overlaps an ASCII space

@@ -132,6 +132,16 @@ def test_split_characters_score_as_in_process_through_each_servers_rule(
     assert scorer["probe"]["status"] == "passed"
 
 
+def test_split_characters_score_as_in_process_through_serve_model_itself(
+    bytes_dir: Path, bytes_url: str, tmp_path: Path
+) -> None:
+    write_queries(tmp_path / "q.jsonl", QUERIES)
+    score_file(tmp_path / "q.jsonl", f"hf:{bytes_dir}", tmp_path / "local")
+    score_file(tmp_path / "q.jsonl", "openai:tiny", tmp_path / "remote",
+               scorer_options={"base_url": bytes_url, "reorder_check": 0})  # fmt: skip
+    assert_same(tmp_path / "remote", tmp_path / "local")
+
+
 @pytest.mark.slow
 @pytest.mark.models
 @pytest.mark.parametrize("rule", ["vllm", "sglang"])

@@ -267,15 +267,18 @@ def check_tiling(
     tokens: Sequence[str | None],
     spans: Sequence[tuple[int, int]],
 ) -> None:
-    """Refuse spans that do not cover ``text`` left to right without a gap or an overlap,
-    naming the cause: byte tokens decoded as ``""``, truncation, or a misplaced token.
-    Zero-width tokens are allowed, and so is a token that ends where the one before it ended
-    (a fast tokenizer reports each byte token of a character with that character's span)."""
+    """Refuse spans that are not a partition of ``text``'s UTF-8 bytes read as characters,
+    naming the cause: byte tokens decoded as ``""``, truncation, a repeated token, or a
+    misplaced one. A fast tokenizer gives a byte token the span of every character its bytes
+    touch, so a token may start in the character the previous one ended in, but no character
+    is touched by more tokens than it has bytes (an ASCII character by one), and zero-width
+    tokens (special tokens) cover nothing."""
     cursor = 0
+    touched = [0] * len(text)
     for s, e in spans:
-        if s == e or (s < cursor and e == cursor):
-            continue  # zero-width, or another byte token of the character just covered
-        if s != cursor:
+        if s == e:
+            continue
+        if s not in (cursor, cursor - 1):
             if _byte_gaps(text, tokens):
                 raise _partial_utf8(base_url, text)
             raise ConformanceError(
@@ -283,6 +286,17 @@ def check_tiling(
                 f"openai {base_url}: the server's tokens do not tile {text[:60]!r}: a token "
                 f"starts at character {s} where the previous one ended at {cursor}",
             )
+        for c in range(s, e):
+            touched[c] += 1
+            if touched[c] > _n_bytes(text[c]):
+                raise ConformanceError(
+                    TILING,
+                    f"openai {base_url}: the server's tokens do not tile {text[:60]!r}: "
+                    f"character {c} ({text[c]!r}) is covered by {touched[c]} tokens but has "
+                    f"{_n_bytes(text[c])} byte(s): tokens hold the same bytes (a token "
+                    "repeated, or overlapping its neighbour), so a log-probability would be "
+                    "counted twice",
+                )
         cursor = e
     if cursor != len(text):
         if _byte_gaps(text, tokens):
@@ -290,6 +304,10 @@ def check_tiling(
         raise _truncated(
             base_url, text, f"they cover {cursor} of the text's {len(text)} characters"
         )
+
+
+def _n_bytes(char: str) -> int:
+    return len(char.encode("utf-8"))
 
 
 def _finish(
