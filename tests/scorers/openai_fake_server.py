@@ -61,12 +61,18 @@ def _text(tok: str | int) -> str:
 @dataclass
 class FakeServer:
     """Serves ``model`` at ``/v1/completions`` and ``/v1/models``. ``faults`` ⊆ {"shifted",
-    "generates", "one_prompt", "partial_utf8", "unlimited", "no_echo", "ignores_echo"}; ``requests`` keeps every
+    "generates", "one_prompt", "partial_utf8", "unlimited", "no_echo", "ignores_echo",
+    "shift_but_last", "merge", "duplicate", "nan", "positive", "swapped_model"}; ``requests`` keeps every
     completions body. "unlimited" times out on an echo with ``max_tokens: 0`` (generating until
     the context is full, as llama-cpp-python's server does on a slow machine) and answers
     ``max_tokens: 1``; "no_echo" refuses every echo with llama.cpp's "Only no echo is supported";
     "ignores_echo" answers an echo as llama.cpp's ``llama-server`` was seen to: one generated
-    token (even after ``max_tokens: 0``), its log-probability in the chat format's ``content``."""
+    token (even after ``max_tokens: 0``), its log-probability in the chat format's ``content``.
+    "shift_but_last" echoes every log-probability but the last one position late; "merge" echoes
+    the middle token and the next as one token with the first's log-probability; "duplicate"
+    echoes the middle token twice (same span); "nan" and "positive" echo NaN or +0.5 for the
+    middle token; "swapped_model" answers as another model. Echoes report ``usage`` as vLLM
+    does, counting the prompt's real tokens."""
 
     model: str = "toy"
     faults: frozenset[str] = frozenset()
@@ -96,7 +102,16 @@ class FakeServer:
             choices = [self._echo(i, t, body.get("max_tokens")) for i, t in enumerate(texts)]
         else:
             choices = [self._one_token(i, t) for i, t in enumerate(texts)]
-        return httpx.Response(200, json={"model": self.model, "choices": choices})
+        model = "other" if "swapped_model" in self.faults else self.model
+        answer: dict[str, Any] = {"model": model, "choices": choices}
+        if body.get("echo"):  # vLLM's usage: every prompt's tokens as the server tokenized them
+            n = sum(len(tokenize(t)) for t in texts)
+            answer["usage"] = {"prompt_tokens": n, "completion_tokens": 0, "total_tokens": n}
+        # written with the json module's defaults, so an echoed NaN reaches the client as the
+        # bare NaN some servers write (httpx's json= refuses it)
+        return httpx.Response(
+            200, content=json.dumps(answer).encode(), headers={"content-type": "application/json"}
+        )
 
     def _greedy(self, context: str) -> tuple[str, float]:
         lps = logprobs_after(context)
@@ -124,6 +139,7 @@ class FakeServer:
         else:  # each byte token is reported with its character's span, as a fast tokenizer does
             strings = [text[s:e] for _, s, e in toks]
             offsets = [s for _, s, _ in toks]
+        strings, offsets, values = _fault(self.faults, strings, offsets, values)
         echoed = text
         if max_tokens == 0 and "generates" in self.faults:  # 0 read as "no limit"
             for _ in range(3):
@@ -134,3 +150,23 @@ class FakeServer:
                 echoed += token
         logprobs = {"tokens": strings, "token_logprobs": values, "text_offset": offsets}
         return {"index": index, "text": echoed, "logprobs": logprobs}
+
+
+def _fault(
+    faults: frozenset[str], strings: list[str], offsets: list[int], values: list[float | None]
+) -> tuple[list[str], list[int], list[float | None]]:
+    """The echo's tokens with this server's echo faults applied."""
+    mid = len(strings) // 2
+    if "shift_but_last" in faults:
+        values = [None, None, *values[1:-2], values[-1]]
+    if "merge" in faults and mid + 1 < len(strings):
+        strings = [*strings[:mid], strings[mid] + strings[mid + 1], *strings[mid + 2 :]]
+        offsets = [*offsets[: mid + 1], *offsets[mid + 2 :]]
+        values = [*values[: mid + 1], *values[mid + 2 :]]
+    if "duplicate" in faults:
+        strings = [*strings[: mid + 1], *strings[mid:]]
+        offsets = [*offsets[: mid + 1], *offsets[mid:]]
+        values = [*values[: mid + 1], *values[mid:]]
+    if "nan" in faults or "positive" in faults:
+        values = [*values[:mid], math.nan if "nan" in faults else 0.5, *values[mid + 1 :]]
+    return strings, offsets, values

@@ -44,7 +44,7 @@ class EchoingOpenAI(FakeServer):
             return httpx.Response(503, text=f"overloaded for {auth}")
         data = super().__call__(request).json()
         data["system_fingerprint"] = f"fp-{auth}"
-        data["usage"] = {KEY: 1, "prompt_tokens": 3}
+        data["usage"] = {**data.get("usage", {}), KEY: 1}
         if "cat 3" in prompt:
             data["model"] = auth
         return httpx.Response(200, json=data)

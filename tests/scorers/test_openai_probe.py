@@ -1,6 +1,8 @@
 """The ``openai`` scorer's conformance probe against a toy server with each fault
 llama-cpp-python's server was seen to have: a shifted echo, generation after ``max_tokens: 0``,
-one prompt per request, byte tokens decoded as ``""``; and a run refused before any row."""
+one prompt per request, byte tokens decoded as ``""``; with the faults a proxy can add (every
+position but the last shifted, two tokens merged, one repeated, NaN or positive values, another
+model's name); and a run refused before any row."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 
 from choiceaudit.audit import run_scoring
 from choiceaudit.scorers import OpenAIScorer, ProbeFailed, ScorerError
+from choiceaudit.scorers._probe import CONDITIONAL_STEPS
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
 from scorers.openai_fake_server import VOCAB, FakeServer, logprobs_after, tokenize
@@ -41,7 +44,10 @@ def test_a_conformant_server_passes_and_the_result_is_in_the_manifest() -> None:
     scorer, _ = scorer_for(server)
     result = scorer.prepare()
     assert result.status == "passed" and result.prompts_per_request == "several"
-    assert result.compared == 3 and result.max_abs_diff == 0.0
+    # every continued position of every prefix is compared, the first included
+    assert result.compared == 3 * CONDITIONAL_STEPS and result.max_abs_diff == 0.0
+    assert {c["step"] for c in result.comparisons} == set(range(CONDITIONAL_STEPS))
+    assert min(c["position"] for c in result.comparisons) == 1
     # each comparison is the toy model's own log P(greedy token | prefix)
     first = result.comparisons[0]
     greedy = max(
@@ -59,8 +65,31 @@ def test_a_shifted_echo_is_refused_naming_the_check_and_the_numbers() -> None:
         scorer.prepare()
     assert info.value.check == CONDITIONAL
     message = str(info.value)
-    assert "after 'The capital of France is' the server generates" in message
+    assert "after 'The' the server generates" in message
     assert "shifts them by one position" in message and "probe=false" in message
+
+
+@pytest.mark.parametrize(
+    ("fault", "check", "says"),
+    [
+        ("shift_but_last", CONDITIONAL, "not log P(token | the tokens before it)"),
+        ("merge", "one log-probability per prompt token", "merged, dropped or repeated"),
+        ("duplicate", "tokens tile the text", "counted twice"),
+        ("nan", "log-probabilities are possible", "nan"),
+        ("positive", "log-probabilities are possible", "0.5"),
+    ],
+)
+def test_each_echo_fault_is_refused_naming_its_check(fault: str, check: str, says: str) -> None:
+    scorer, _ = scorer_for(FakeServer(faults=frozenset({fault})), max_retries=0)
+    with pytest.raises(ProbeFailed) as info:
+        scorer.prepare()
+    assert info.value.check == check and says in str(info.value)
+
+
+def test_a_server_answering_as_another_model_is_refused_by_the_probe() -> None:
+    scorer, _ = scorer_for(FakeServer(faults=frozenset({"swapped_model"})), max_retries=0)
+    with pytest.raises(ScorerError, match="asked for model 'toy', the server answered as 'other'"):
+        scorer.prepare()
 
 
 def test_generation_after_the_echo_is_refused_without_retries() -> None:
@@ -181,7 +210,7 @@ def test_a_passing_probe_is_recorded_in_the_run_manifest(tmp_path: Path) -> None
     assert summary.scored == 3
     manifest = RunStore(tmp_path / "run").read_manifest()
     assert manifest["scorer"]["probe"]["status"] == "passed"
-    assert manifest["scorer"]["probe"]["conditional"]["compared"] == 3
+    assert manifest["scorer"]["probe"]["conditional"]["compared"] == 3 * CONDITIONAL_STEPS
 
 
 class FlakyProxy:

@@ -10,7 +10,8 @@ order (zero-width special tokens aside). A server that decodes each byte token o
 character as ``""`` (llama-cpp-python does) leaves that character uncovered, and a prompt the
 server truncated leaves the end uncovered; each is refused with its own cause
 (:class:`ConformanceError` names the check), as are impossible log-probabilities (above
-:data:`LOGPROB_TOLERANCE`, NaN, ±inf) and tokens generated after an echo.
+:data:`LOGPROB_TOLERANCE`, NaN, ±inf), tokens generated after an echo, and an echo with more
+or fewer entries than the prompt tokens the server says it read.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from choiceaudit.scorers._protocol import ScorerError
 
 __all__ = [
     "APIS",
+    "COUNTED",
     "INFO",
     "LOGPROB_TOLERANCE",
     "ConformanceError",
@@ -65,6 +67,7 @@ LOGPROB_TOLERANCE = 1e-4
 TILING = "tokens tile the text"
 POSSIBLE = "log-probabilities are possible"
 NO_GENERATION = "nothing generated after the echo"
+COUNTED = "one log-probability per prompt token"
 
 
 class ConformanceError(ScorerError):
@@ -155,12 +158,15 @@ def parse_body(api: str, base_url: str, texts: list[str], data: object) -> Parse
         items = data if isinstance(data, list) else [data]
         if len(items) != len(texts):
             raise InvalidBody(f"{len(items)} results for {len(texts)} prompts")
-        return Parsed(
-            [
-                _sglang(base_url, t, SGLangResult.from_json(i))
-                for t, i in zip(texts, items, strict=True)
-            ]
-        )
+        parsed = [
+            _sglang(base_url, t, SGLangResult.from_json(i))
+            for t, i in zip(texts, items, strict=True)
+        ]
+        for item, tok in zip(items, parsed, strict=True):
+            meta = item.get("meta_info") if isinstance(item, dict) else None
+            if isinstance(meta, dict):  # SGLang counts each prompt's tokens here
+                _check_count(base_url, meta, [tok])
+        return Parsed(parsed)
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
         raise InvalidBody("body has no choices")
     choices = sorted(data["choices"], key=_choice_index)
@@ -178,11 +184,34 @@ def parse_body(api: str, base_url: str, texts: list[str], data: object) -> Parse
             _prompt_logprobs(base_url, t, PromptLogprobsChoice.from_json(c))
             for t, c in zip(texts, choices, strict=True)
         ]
+    _check_count(base_url, data.get("usage"), tokens)
     return Parsed(
         tokens,
         fingerprint if isinstance(fingerprint, str) else None,
         model if isinstance(model, str) else None,
     )
+
+
+def _check_count(base_url: str, usage: object, tokens: list[Tokens]) -> None:
+    """Where the server reports how many prompt tokens it read (``usage.prompt_tokens``, as
+    vLLM, SGLang's OpenAI server and ``serve-model`` do; ``meta_info.prompt_tokens`` of
+    SGLang's ``/generate``), the echo must hold one entry per
+    token: a server that merged two tokens into one entry, dropped one or repeated one would
+    otherwise be scored with a log-probability missing or counted twice."""
+    if not isinstance(usage, dict):
+        return
+    counted = usage.get("prompt_tokens")
+    if not isinstance(counted, int) or isinstance(counted, bool):
+        return
+    echoed = sum(len(t.logprobs) for t in tokens)
+    if echoed != counted:
+        raise ConformanceError(
+            COUNTED,
+            f"openai {base_url}: the server says it read {counted} prompt tokens "
+            f"(usage.prompt_tokens) but echoed {echoed} with log-probabilities: it merged, "
+            "dropped or repeated tokens in the echo, so an option's sum would miss a "
+            "log-probability or count one twice",
+        )
 
 
 def _choice_index(choice: object) -> int:
@@ -278,7 +307,9 @@ def check_tiling(
     for s, e in spans:
         if s == e:
             continue
-        if s not in (cursor, cursor - 1):
+        if s < cursor - 1:
+            raise _overlap(base_url, text, s, cursor)
+        if s > cursor:
             if _byte_gaps(text, tokens):
                 raise _partial_utf8(base_url, text)
             raise ConformanceError(
@@ -304,6 +335,16 @@ def check_tiling(
         raise _truncated(
             base_url, text, f"they cover {cursor} of the text's {len(text)} characters"
         )
+
+
+def _overlap(base_url: str, text: str, start: int, cursor: int) -> ConformanceError:
+    return ConformanceError(
+        TILING,
+        f"openai {base_url}: the server's tokens do not tile {text[:60]!r}: a token starts "
+        f"at character {start}, inside characters the tokens before it already cover (up to "
+        f"{cursor}): tokens hold the same characters (a token repeated, or overlapping its "
+        "neighbour), so a log-probability would be counted twice",
+    )
 
 
 def _n_bytes(char: str) -> int:

@@ -11,7 +11,8 @@ request and decoded partial UTF-8 tokens as ``""``). The probe checks, in this o
    that works, the scorer sends one prompt per request from then on and the manifest says so.
 2. **nothing generated after the echo** and **the tokens tile the text** (each character in
    exactly one token; the strings hold accented letters, CJK characters and an emoji, whose
-   byte-level tokens a server may decode as ``""``) and **log-probabilities are possible** —
+   byte-level tokens a server may decode as ``""``), **one log-probability per prompt
+   token** (where the server reports its count) and **log-probabilities are possible** —
    the same checks as every scored answer (:mod:`._openai_wire`). A server that answers an
    echo with an error saying echo is not supported (llama.cpp's own ``llama-server`` answers
    every ``echo: true`` with "Only no echo is supported") is refused at once with that cause:
@@ -19,11 +20,15 @@ request and decoded partial UTF-8 tokens as ``""``). The probe checks, in this o
    ``probe=false`` cannot help either. So is a server whose answer to an echo does not start
    with the prompt: it ignored ``echo`` (llama.cpp's ``llama-server`` here answered with one
    generated token and nothing of the prompt).
-3. **echo log-probabilities are conditional** — for each prefix ``P`` of
-   :data:`CONDITIONAL_PREFIXES`, a one-token greedy completion of ``P`` gives a token ``g``
-   and its log-probability ``log P(g | P)``; the echo of ``P + g`` must give ``g`` the same
-   log-probability within ``probe_tolerance``. A comparison is possible only where ``g`` is
-   the echo's last token, starting at the end of ``P``; at least one must be.
+3. **echo log-probabilities are conditional** — each prefix ``P`` of
+   :data:`CONDITIONAL_PREFIXES` is continued greedily one token per request
+   (:data:`CONDITIONAL_STEPS` times, each token appended before the next request), giving
+   tokens ``g1 … gk`` with ``log P(gi | P g1 … gi-1)``; the echo of ``P g1 … gk`` must give
+   every ``gi`` the same log-probability within ``probe_tolerance`` — the first continued
+   position, the middle ones and the last, so a server that shifts, drops or mixes any of them
+   is caught, not only one that gets the last token wrong. A position is compared where the
+   echo has ``gi`` as one token at its place (an echo may merge two continuations into one
+   token); at least one comparison must be possible.
 
 A server that fails is refused with :class:`ProbeFailed`: the check, the server's answer and
 what to do. ``probe=False`` skips the probe, and the manifest records that it was skipped.
@@ -36,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from choiceaudit.scorers._openai_wire import (
+    COUNTED,
     NO_GENERATION,
     POSSIBLE,
     TILING,
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONDITIONAL",
     "CONDITIONAL_PREFIXES",
+    "CONDITIONAL_STEPS",
     "ECHO",
     "SEVERAL_PROMPTS",
     "TILE_TEXTS",
@@ -64,8 +71,12 @@ ECHO = "echo with log-probabilities"
 
 #: Strings whose echo must tile: plain words, the prompt/answer join, non-ASCII, an emoji.
 TILE_TEXTS = ("The capital of France is Paris.", "Answer: yes, naïve café 日本語 🙂 ok")
-#: Prefixes whose greedy next token is compared with its echoed log-probability.
-CONDITIONAL_PREFIXES = ("The capital of France is", "One, two, three, four,", "The cat sat on the")
+#: Prefixes continued greedily, one token per request, whose echo is then compared at every
+#: continued position: a one-token prefix reaches the string's first scored position, the
+#: others its middle, and the last step its end.
+CONDITIONAL_PREFIXES = ("The", "The capital of France is", "One, two, three, four,")
+#: One-token continuations asked per prefix.
+CONDITIONAL_STEPS = 5
 
 _SKIP_HINT = "-o probe=false skips the probe, at the risk of wrong scores"
 
@@ -138,6 +149,7 @@ def run_probe(scorer: OpenAIScorer) -> ProbeResult:
             SEVERAL_PROMPTS if answer is None else "one prompt per request",
             NO_GENERATION,
             TILING,
+            COUNTED,
             POSSIBLE,
             CONDITIONAL,
         ),
@@ -297,16 +309,18 @@ def _generated(scorer: OpenAIScorer, data: Any) -> tuple[str, float]:
     return str(lp_block["tokens"][0]), float(lp_block["token_logprobs"][0])
 
 
-def _conditional(scorer: OpenAIScorer) -> tuple[list[dict[str, Any]], int]:
-    url = scorer.endpoint
-    comparisons: list[dict[str, Any]] = []
-    inconclusive = 0
-    for prefix in CONDITIONAL_PREFIXES:
+def _continue(scorer: OpenAIScorer, prefix: str) -> list[tuple[int, str, float]]:
+    """Greedy one-token continuations of ``prefix``, each appended to the text before the
+    next (:data:`CONDITIONAL_STEPS` at most): ``(start, token, log-probability)`` each. Stops
+    at a token that is not whole text (an empty or partial character cannot be appended)."""
+    steps: list[tuple[int, str, float]] = []
+    text = prefix
+    for _ in range(CONDITIONAL_STEPS):
         try:
             data = scorer.exchange(
                 "POST",
-                url,
-                _one_token_body(scorer, prefix),
+                scorer.endpoint,
+                _one_token_body(scorer, text),
                 where="a one-token completion",
                 **_RETRIES,
             )
@@ -314,49 +328,62 @@ def _conditional(scorer: OpenAIScorer) -> tuple[list[dict[str, Any]], int]:
         except (ScorerError, KeyError, IndexError, TypeError, ValueError) as exc:
             raise ProbeFailed(
                 CONDITIONAL,
-                f"asked for a one-token completion of {prefix!r} with log-probabilities (to "
+                f"asked for a one-token completion of {text!r} with log-probabilities (to "
                 f"compare with its echo), the server answered: {scorer.redact(str(exc))}; "
                 f"{_FIX_HINT} ({_SKIP_HINT})",
             ) from None
         if not token or "\ufffd" in token:
+            break
+        steps.append((len(text), token, generated_lp))
+        text += token
+    return steps
+
+
+def _conditional(scorer: OpenAIScorer) -> tuple[list[dict[str, Any]], int]:
+    """Compare every continued position's echoed log-probability with the continuation's."""
+    comparisons: list[dict[str, Any]] = []
+    inconclusive = 0
+    for prefix in CONDITIONAL_PREFIXES:
+        steps = _continue(scorer, prefix)
+        if not steps:
             inconclusive += 1
             continue
-        text = prefix + token
+        text = prefix + "".join(token for _, token, _ in steps)
         try:
             (tokens,) = scorer.scored([text], as_list=scorer.several_prompts, **_RETRIES).tokens
         except ConformanceError as exc:
             raise _conformance(exc) from None
-        spans = [(i, s, e) for i, (s, e) in enumerate(tokens.spans) if e > s]
-        i, start, end = spans[-1]
-        echoed = tokens.logprobs[i]
-        if start != len(prefix) or end != len(text) or echoed is None:
-            inconclusive += 1
-            continue
-        diff = abs(echoed - generated_lp)
-        comparisons.append(
-            {
-                "prefix": prefix,
-                "token": token,
-                "echoed": echoed,
-                "generated": generated_lp,
-                "abs_diff": diff,
-            }
-        )
-        if diff > scorer.probe_tolerance:
-            raise ProbeFailed(
-                CONDITIONAL,
-                f"after {prefix!r} the server generates {token!r} with log-probability "
-                f"{generated_lp:.6g}, but echoes {echoed:.6g} for the same token in "
-                f"{text!r} ({diff:.3g} apart, tolerance {scorer.probe_tolerance}): its echoed "
-                "log-probabilities are not log P(token | the tokens before it) "
-                "(llama-cpp-python's server shifts them by one position), so every score "
-                f"would be wrong; {_FIX_HINT} ({_SKIP_HINT})",
-            )
+        at = {span: j for j, span in enumerate(tokens.spans) if span[1] > span[0]}
+        for k, (start, token, generated_lp) in enumerate(steps):
+            j = at.get((start, start + len(token)))
+            # a continuation the echo tokenizes otherwise (merged with its neighbour) cannot be
+            # compared; nor can a token whose span the server's strings leave open
+            if j is None or tokens.logprobs[j] is None or (
+                tokens.options is not None and len(tokens.options[j]) > 1
+            ):
+                inconclusive += 1
+                continue
+            echoed = tokens.logprobs[j]
+            assert echoed is not None
+            diff = abs(echoed - generated_lp)
+            comparisons.append({"prefix": text[:start], "position": j, "step": k, "token": token,
+                                "echoed": echoed, "generated": generated_lp, "abs_diff": diff})  # fmt: skip
+            if diff > scorer.probe_tolerance:
+                raise ProbeFailed(
+                    CONDITIONAL,
+                    f"after {text[:start]!r} the server generates {token!r} with "
+                    f"log-probability {generated_lp:.6g}, but echoes {echoed:.6g} for the same "
+                    f"token (position {j}) in {text!r} ({diff:.3g} apart, tolerance "
+                    f"{scorer.probe_tolerance}): its echoed log-probabilities are not "
+                    "log P(token | the tokens before it) (llama-cpp-python's server shifts "
+                    f"them by one position), so every score would be wrong; {_FIX_HINT} "
+                    f"({_SKIP_HINT})",
+                )
     if not comparisons:
         raise ProbeFailed(
             CONDITIONAL,
-            f"none of the {len(CONDITIONAL_PREFIXES)} one-token completions could be compared "
-            "with an echo (each generated token was empty, a partial character, or merged with "
-            f"the prefix when echoed); {_SKIP_HINT}",
+            f"none of the continuations of the {len(CONDITIONAL_PREFIXES)} prefixes could be "
+            "compared with an echo (each generated token was empty, a partial character, or "
+            f"merged with its neighbour when echoed); {_SKIP_HINT}",
         )
     return comparisons, inconclusive
