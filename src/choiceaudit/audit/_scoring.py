@@ -4,12 +4,11 @@
 run's lock for the whole session, checks that a resumed run was made by the same scorer and
 configuration, scores only the queries not yet stored, and commits one atomically written part
 per chunk. The manifest it keeps is a :class:`~choiceaudit.store.Manifest`, rewritten (atomically)
-after every part; :class:`_Session` holds what one session changes in it.
+after every part; :class:`~._session.Session` holds what one session changes in it.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import platform
 import subprocess
@@ -19,8 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from typing_extensions import TypedDict
-
+from choiceaudit.audit._session import Session, SessionRecord, now, skipped_line_records
 from choiceaudit.errors import InputError, ScorerError, StoreError
 from choiceaudit.files import canonical_hash, canonical_json
 from choiceaudit.scorers import PartialScoreError, Scorer, resume_identity
@@ -104,10 +102,6 @@ class RunSummary:
     manifest: Manifest = field(default_factory=Manifest)
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
 def _git_commit() -> str | None:
     """The commit of the choiceaudit checkout that produced a run (None outside a checkout)."""
     here = Path(__file__).resolve().parent
@@ -188,7 +182,7 @@ def _session_manifest(
     else:
         manifest = Manifest(
             choiceaudit_version=_version(),
-            created=_now(),
+            created=now(),
             git_commit=_git_commit(),
             config=config or {},
         )
@@ -212,101 +206,8 @@ def _close_killed_session(manifest: Manifest, rows_now: int) -> Manifest:
     start = last.get("rows_at_start")
     if start is not None:
         last["scored"] = rows_now - int(start)
-    last.update(outcome="killed", ended=None, found_killed_by_next_session=_now())
+    last.update(outcome="killed", ended=None, found_killed_by_next_session=now())
     return replace(manifest, sessions=(*sessions[:-1], last))
-
-
-class _SkippedLine(TypedDict):
-    """An input line the caller did not turn into a query, and why."""
-
-    line: int
-    field: str
-    reason: str
-
-
-@dataclass
-class _SessionRecord:
-    """One scoring session as the manifest's ``sessions`` list records it: what was asked and
-    found at the start, what was scored, how it ended, and the caller's notes (an import's
-    source). :meth:`to_json` keeps the stored key order: start facts, input left out (its lines
-    only when there were some), counts, notes, then the ending once there is one."""
-
-    started: str
-    requested: int
-    already_done: int
-    duplicates_in_input: int
-    stale_partial_files_removed: int
-    skipped_input: dict[str, int]
-    skipped_input_lines: list[_SkippedLine]
-    rows_at_start: int
-    notes: dict[str, object]
-    scored: int = 0
-    truncated: int = 0
-    failed: str | None = None
-    outcome: str | None = None
-    ended: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "started": self.started,
-            "requested": self.requested,
-            "already_done": self.already_done,
-            "duplicates_in_input": self.duplicates_in_input,
-            "stale_partial_files_removed": self.stale_partial_files_removed,
-            "skipped_input": dict(self.skipped_input),
-        }
-        if self.skipped_input_lines:
-            out["skipped_input_lines"] = [dict(line) for line in self.skipped_input_lines]
-        out.update(rows_at_start=self.rows_at_start, scored=self.scored, truncated=self.truncated)
-        out.update(self.notes)
-        if self.failed is not None:
-            out["failed"] = self.failed
-        if self.outcome is not None:
-            out["outcome"] = self.outcome
-            out["ended"] = self.ended
-        return out
-
-
-class _Session:
-    """One scoring session's changes to the manifest: the session record (``sessions[-1]``),
-    the row counts and the status, written to the store after every change."""
-
-    def __init__(self, store: RunStore, manifest: Manifest, stamp: PartStamp) -> None:
-        self.store = store
-        self.manifest = manifest
-        self.stamp = stamp
-        self.record: _SessionRecord | None = None
-        self.parts = 0
-
-    def write(self, **changes: Any) -> None:
-        assert self.record is not None, "a session writes only after begin()"
-        sessions = (*self.manifest.sessions[: self.n_before], self.record.to_json())
-        self.manifest = replace(self.manifest, sessions=sessions, **changes)
-        self.store.write_manifest(self.manifest)
-
-    def begin(self, record: _SessionRecord, rows: int) -> None:
-        self.n_before = len(self.manifest.sessions)
-        self.record = record
-        self.write(status="running", rows=rows)
-
-    def commit(self, rows: list[tuple[int, Query, Decision]]) -> None:
-        assert self.record is not None, "a session commits only after begin()"
-        self.store.write_part(rows, stamp=self.stamp)
-        n_truncated = sum(1 for _, _, d in rows if d.aux.get("truncated"))
-        self.record.scored += len(rows)
-        self.record.truncated += n_truncated
-        self.write(
-            truncated_rows=int(self.manifest.truncated_rows or 0) + n_truncated,
-            rows=int(self.manifest.rows or 0) + len(rows),
-        )
-
-    def end(self, outcome: str, failed: str | None = None, **changes: Any) -> None:
-        assert self.record is not None, "a session ends only after begin()"
-        if failed is not None:
-            self.record.failed = failed
-        self.record.outcome = outcome
-        self.record.ended = _now()
-        self.write(**changes)
 
 
 def _pending(queries: Sequence[Query], done: set[str]) -> tuple[int, int, list[tuple[int, Query]]]:
@@ -323,7 +224,7 @@ def _pending(queries: Sequence[Query], done: set[str]) -> tuple[int, int, list[t
 
 
 def _score_chunks(
-    session: _Session,
+    session: Session,
     scorer: Scorer,
     chunks: list[list[tuple[int, Query]]],
     execute: ChunkExecutor,
@@ -423,18 +324,18 @@ def run_scoring(
         stamp = _stamp(description, stored or {})
         _check_parts(store, stamp)
         done = store.done_ids()
-        session = _Session(store, _close_killed_session(manifest, len(done)), stamp)
+        session = Session(store, _close_killed_session(manifest, len(done)), stamp)
         if on_accepted is not None:
             on_accepted(store.path)
         total, duplicates, pending = _pending(queries, done)
-        record = _SessionRecord(
-            started=_now(),
+        record = SessionRecord(
+            started=now(),
             requested=len(queries),
             already_done=total - len(pending),
             duplicates_in_input=duplicates,
             stale_partial_files_removed=stale,
             skipped_input=dict(skipped or {}),
-            skipped_input_lines=_skipped_lines(skipped_lines),
+            skipped_input_lines=skipped_line_records(skipped_lines),
             rows_at_start=len(done),
             notes=dict(session_notes or {}),
         )
@@ -470,7 +371,7 @@ def run_scoring(
         )
 
 
-def _finish(session: _Session, scorer: Scorer, total: int) -> None:
+def _finish(session: Session, scorer: Scorer, total: int) -> None:
     """Close a session that scored everything it could: complete when the run holds every
     requested row, with the scorer's counters (calls, retries) as of the end."""
     store = session.store
@@ -484,13 +385,8 @@ def _finish(session: _Session, scorer: Scorer, total: int) -> None:
         scorer=scorer.describe(),
         rows=n_rows,
         parts=len(store.part_paths()),
-        updated=_now(),
+        updated=now(),
     )
-
-
-def _skipped_lines(lines: Sequence[tuple[int, str, str]]) -> list[_SkippedLine]:
-    """The input lines the caller did not turn into queries, as the manifest records them."""
-    return [{"line": line, "field": fld, "reason": reason} for line, fld, reason in lines]
 
 
 def _config_json(config: RunConfig | Mapping[str, object]) -> Mapping[str, object]:
