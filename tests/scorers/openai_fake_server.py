@@ -62,7 +62,8 @@ def _text(tok: str | int) -> str:
 class FakeServer:
     """Serves ``model`` at ``/v1/completions`` and ``/v1/models``. ``faults`` ⊆ {"shifted",
     "generates", "one_prompt", "partial_utf8", "unlimited", "no_echo", "ignores_echo",
-    "shift_but_last", "merge", "duplicate", "nan", "positive", "swapped_model"}; ``requests`` keeps every
+    "shift_but_last", "merge", "duplicate", "nan", "positive", "swapped_model",
+    "order_dependent"}; ``requests`` keeps every
     completions body. "unlimited" times out on an echo with ``max_tokens: 0`` (generating until
     the context is full, as llama-cpp-python's server does on a slow machine) and answers
     ``max_tokens: 1``; "no_echo" refuses every echo with llama.cpp's "Only no echo is supported";
@@ -71,12 +72,17 @@ class FakeServer:
     "shift_but_last" echoes every log-probability but the last one position late; "merge" echoes
     the middle token and the next as one token with the first's log-probability; "duplicate"
     echoes the middle token twice (same span); "nan" and "positive" echo NaN or +0.5 for the
-    middle token; "swapped_model" answers as another model. Echoes report ``usage`` as vLLM
+    middle token; "swapped_model" answers as another model; "order_dependent" echoes every
+    second request's log-probabilities 0.001 lower. The echo faults start after
+    ``fault_after`` echo requests. Echoes report ``usage`` as vLLM
     does, counting the prompt's real tokens."""
 
     model: str = "toy"
     faults: frozenset[str] = frozenset()
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: the echo faults start after this many echo requests (a server that goes wrong mid-run)
+    fault_after: int = 0
+    echoes: int = 0
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         if request.method == "GET":
@@ -99,6 +105,7 @@ class FakeServer:
             raise httpx.ReadTimeout("timed out", request=request)
         texts = [prompts] if isinstance(prompts, str) else prompts
         if body.get("echo"):
+            self.echoes += 1
             choices = [self._echo(i, t, body.get("max_tokens")) for i, t in enumerate(texts)]
         else:
             choices = [self._one_token(i, t) for i, t in enumerate(texts)]
@@ -139,7 +146,10 @@ class FakeServer:
         else:  # each byte token is reported with its character's span, as a fast tokenizer does
             strings = [text[s:e] for _, s, e in toks]
             offsets = [s for _, s, _ in toks]
-        strings, offsets, values = _fault(self.faults, strings, offsets, values)
+        if self.echoes > self.fault_after:
+            strings, offsets, values = _fault(self.faults, strings, offsets, values)
+            if "order_dependent" in self.faults:  # every second echo request a little off
+                values = [None if v is None else v - 1e-3 * (self.echoes % 2) for v in values]
         echoed = text
         if max_tokens == 0 and "generates" in self.faults:  # 0 read as "no limit"
             for _ in range(3):

@@ -76,7 +76,9 @@ def test_openai_writes_no_secret_anywhere(
     assert manifest["scorer"]["server"]["refused_models"] == {"Bearer ***": 1}
     assert manifest["scorer"]["server"]["system_fingerprints"] == ["fp-Bearer ***"]
     assert manifest["scorer"]["probe"]["status"] == "passed"
-    assert "HTTP 400" in manifest["sessions"][-1]["failed"]
+    # the answer from "another model" (the key's echo, redacted) found the server
+    # inconsistent, which is what the session records
+    assert "answered as 'Bearer ***'" in manifest["sessions"][-1]["failed"]
     captured = capsys.readouterr()
     assert _grep(run, str(info.value), caplog.text, captured.out, captured.err) == []
 

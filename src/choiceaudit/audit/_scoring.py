@@ -40,7 +40,8 @@ ChunkExecutor = Callable[
 
 
 #: One chunk's outcome as a worker elsewhere (a process, a Ray actor) sends it back:
-#: ``(kind, decisions, message, query_id)``, ``kind`` one of ``ok``, ``partial``, ``error``.
+#: ``(kind, decisions, message, query_id)``, ``kind`` one of ``ok``, ``partial``, ``error``,
+#: ``distrust`` (the server was found inconsistent: nothing of the session is kept).
 ChunkOutcome = tuple[str, "list[Decision | None] | None", str, "str | None"]
 
 
@@ -50,6 +51,8 @@ def chunk_outcome(scorer: Scorer, queries: Sequence[Query]) -> ChunkOutcome:
     try:
         return "ok", list(scorer.score(queries)), "", None
     except PartialScoreError as exc:
+        if exc.distrust is not None:  # the message is what was observed
+            return "distrust", None, exc.distrust, exc.query_id
         return "partial", exc.completed, str(exc), exc.query_id
     except ScorerError as exc:
         return "error", None, str(exc), exc.query_id
@@ -63,6 +66,8 @@ def outcome_result(outcome: ChunkOutcome) -> list[Decision | None] | PartialScor
         raise ScorerError(message, query_id=query_id)
     if kind == "partial":
         return PartialScoreError(message, decisions or [], query_id=query_id)
+    if kind == "distrust":
+        return PartialScoreError(message, [], query_id=query_id, distrust=message)
     return decisions or []
 
 
@@ -236,6 +241,11 @@ def _score_chunks(
     try:
         for index, outcome in outcomes:
             chunk = chunks[index]
+            if isinstance(outcome, PartialScoreError) and outcome.distrust is not None:
+                # The server contradicted itself or answered the impossible: what it gave
+                # earlier in this session is moved aside, and a resume scores it again.
+                session.distrust(outcome.distrust, scorer=scorer.describe())
+                raise outcome
             if isinstance(outcome, PartialScoreError):
                 # Keep what came back, record the failure, then stop: a resume scores the rest.
                 kept = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from typing_extensions import TypedDict
@@ -51,6 +52,7 @@ class SessionRecord:
     failed: str | None = None
     outcome: str | None = None
     ended: str | None = None
+    quarantined: list[dict[str, object]] | None = None
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -67,6 +69,8 @@ class SessionRecord:
         out.update(self.notes)
         if self.failed is not None:
             out["failed"] = self.failed
+        if self.quarantined is not None:
+            out["quarantined"] = list(self.quarantined)
         if self.outcome is not None:
             out["outcome"] = self.outcome
             out["ended"] = self.ended
@@ -83,6 +87,8 @@ class Session:
         self.stamp = stamp
         self.record: SessionRecord | None = None
         self.parts = 0
+        #: the parts this session wrote, with their row counts
+        self.written: list[tuple[Path, int]] = []
 
     def write(self, **changes: Any) -> None:
         assert self.record is not None, "a session writes only after begin()"
@@ -97,13 +103,33 @@ class Session:
 
     def commit(self, rows: list[tuple[int, Query, Decision]]) -> None:
         assert self.record is not None, "a session commits only after begin()"
-        self.store.write_part(rows, stamp=self.stamp)
+        self.written.append((self.store.write_part(rows, stamp=self.stamp), len(rows)))
         n_truncated = sum(1 for _, _, d in rows if d.aux.get("truncated"))
         self.record.scored += len(rows)
         self.record.truncated += n_truncated
         self.write(
             truncated_rows=int(self.manifest.truncated_rows or 0) + n_truncated,
             rows=int(self.manifest.rows or 0) + len(rows),
+        )
+
+    def distrust(self, observed: str, **changes: Any) -> None:
+        """End the session after a check found its server inconsistent: every part this
+        session wrote moves to ``quarantine/`` (recorded with ``observed``), so its queries
+        are scored again on resume, and the run is left incomplete."""
+        assert self.record is not None, "a session ends only after begin()"
+        moved = [(self.store.move_aside(path), n) for path, n in self.written]
+        n_moved = sum(n for _, n in moved)
+        self.record.quarantined = [
+            {"part": str(p.relative_to(self.store.path)), "rows": n} for p, n in moved
+        ]
+        self.record.scored -= n_moved
+        self.written = []
+        self.end(
+            "server inconsistent",
+            f"{observed} ({n_moved} rows this session scored through it moved to quarantine/)",
+            status="incomplete",
+            rows=int(self.manifest.rows or 0) - n_moved,
+            **changes,
         )
 
     def end(self, outcome: str, failed: str | None = None, **changes: Any) -> None:

@@ -33,6 +33,7 @@ from choiceaudit.scorers._openai_rows import query_strings
 from choiceaudit.scorers._openai_wire import ConformanceError
 from choiceaudit.scorers._probe import ProbeFailed, ProbeResult
 from choiceaudit.scorers._protocol import (
+    InconsistentServerError,
     MissingBackendError,
     PartialScoreError,
     Scorer,
@@ -107,6 +108,7 @@ __all__ = [
     "EngineOptions",
     "FakeScorer",
     "HFScorer",
+    "InconsistentServerError",
     "LMChoiceScorer",
     "LoadedLM",
     "MissingBackendError",

@@ -52,15 +52,8 @@ text, several prompts per request are taken (else the scorer sends one prompt pe
 and refuses a server that fails, naming the check, the server's answer and what to do.
 ``probe=False`` skips it; either way ``describe()["probe"]`` records what happened.
 
-**Order check.** Prompt log-probabilities have been reported to depend on request order on
-vLLM with prefix caching on (vllm issue 42019: cached prefix positions returned stale values).
-For the first ``reorder_check`` queries the scorer scores, the same strings are sent again in
-reversed order and every token's log-probability is compared; the largest difference, the
-number of queries checked and the mismatches (over ``reorder_tolerance``) are recorded in the
-manifest (``describe()["reorder_check"]``), and with ``reorder_action="error"`` (the default)
-a mismatch stops the run: fix the server (``--no-enable-prefix-caching``) or accept the
-recorded noise with ``reorder_action=record``. Strings that come back tokenized differently
-the second time are another fault, and are named as such.
+**Order check** (:mod:`._openai_reorder`): the first ``reorder_check`` queries' strings are
+sent again in reversed order and compared token by token.
 
 Requests carry ``queries_per_request`` queries' strings (default 1: each context of the query,
 its prompt and its neutral prompt, then goes in a request of its own with its options — the one
@@ -79,7 +72,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import httpx
 
@@ -91,6 +84,7 @@ from choiceaudit.scorers._openai_bodies import (
     ServerReport,
     request_body,
 )
+from choiceaudit.scorers._openai_reorder import ReorderCheck
 from choiceaudit.scorers._openai_rows import (
     decision_from_tokens,
     query_strings,
@@ -105,7 +99,7 @@ from choiceaudit.scorers._openai_wire import (
     parse_body,
 )
 from choiceaudit.scorers._probe import ProbeResult, run_probe, skipped_probe
-from choiceaudit.scorers._protocol import PartialScoreError, ScorerError
+from choiceaudit.scorers._protocol import InconsistentServerError, PartialScoreError, ScorerError
 from choiceaudit.types import Decision, Query
 
 __all__ = ["APIS", "OpenAIScorer", "align_tokens"]
@@ -201,8 +195,9 @@ class OpenAIScorer(HTTPBackend):
         self._fingerprints: set[str] = set()
         self._response_models: set[str] = set()
         self._refused_models: dict[str, int] = {}
-        self._reorder = {"queries_checked": 0, "tokens_compared": 0, "mismatches": 0}
-        self._reorder_max = 0.0
+        self._reorder = ReorderCheck(
+            self.base_url, reorder_check, float(reorder_tolerance), reorder_action
+        )
         self._info: ServerReport | None = None
 
     def __repr__(self) -> str:
@@ -287,13 +282,7 @@ class OpenAIScorer(HTTPBackend):
                 "probs": "softmax of sum over the menu",
                 "scored_tokens": "in place: first token ending after the prompt, to the end",
                 "spans_by_method": dict(self._span_methods),
-                "reorder_check": {
-                    "sample": self.reorder_check,
-                    **self._reorder,
-                    "max_abs_diff": self._reorder_max,
-                    "tolerance": self.reorder_tolerance,
-                    "action": self.reorder_action,
-                },
+                "reorder_check": self._reorder.describe(),
                 "queries_per_request": self.queries_per_request,
                 "concurrency": self.concurrency,
                 "max_retries": self.max_retries,
@@ -327,14 +316,29 @@ class OpenAIScorer(HTTPBackend):
             else:
                 decisions.extend(outcome)
         if failures:
-            n_failed = sum(d is None for d in decisions)
-            raise PartialScoreError(
-                f"{failures[0]} ({n_failed} of {len(queries)} queries failed; "
-                f"{len(queries) - n_failed} completed)",
-                decisions,
-                query_id=failures[0].query_id,
-            )
+            return self._partial(queries, decisions, failures)
         return [d for d in decisions if d is not None]
+
+    @staticmethod
+    def _partial(
+        queries: Sequence[Query], decisions: list[Decision | None], failures: list[ScorerError]
+    ) -> NoReturn:
+        """Raise the failure; one that found the server inconsistent keeps no decision."""
+        distrust = next((f for f in failures if isinstance(f, InconsistentServerError)), None)
+        if distrust is not None:
+            raise PartialScoreError(
+                f"{distrust} (no row of this scoring session from this server is kept)",
+                [None] * len(queries),
+                query_id=distrust.query_id,
+                distrust=str(distrust),
+            )
+        n_failed = sum(d is None for d in decisions)
+        raise PartialScoreError(
+            f"{failures[0]} ({n_failed} of {len(queries)} queries failed; "
+            f"{len(queries) - n_failed} completed)",
+            decisions,
+            query_id=failures[0].query_id,
+        )
 
     def _score_batch_safe(self, batch: list[Query]) -> list[Decision] | ScorerError:
         try:
@@ -352,10 +356,10 @@ class OpenAIScorer(HTTPBackend):
         with self._lock:
             self._counts["queries"] += len(batch)
         scored = [tok for texts in requests for tok in self._request(texts)]
-        check = self._take_reorder_sample(len(batch))
+        check = self._reorder.take(len(batch))
         if check:
             sample = requests_by_context(per_query[:check], together=together)
-            self._reorder_compare(batch[0].id, sample, scored)
+            self._reorder.compare(batch[0].id, sample, scored, self._request)
         out: list[Decision] = []
         start = 0
         for query, (strings, n_context, labels) in zip(batch, per_query, strict=True):
@@ -363,54 +367,6 @@ class OpenAIScorer(HTTPBackend):
             start += len(strings)
             out.append(decision_from_tokens(query, n_context, labels, tokens))
         return out
-
-    # -- the order check -----------------------------------------------------------------------
-
-    def _take_reorder_sample(self, n_queries: int) -> int:
-        with self._lock:
-            left = self.reorder_check - self._reorder["queries_checked"]
-            take = max(0, min(left, n_queries))
-            self._reorder["queries_checked"] += take
-            return take
-
-    def _reorder_compare(
-        self, first_id: str, requests: list[list[str]], scored: list[Tokens]
-    ) -> None:
-        """Send each request's strings again in reversed order and compare every token."""
-        texts = [t for chunk in requests for t in chunk]
-        first = scored[: len(texts)]
-        again = [tok for chunk in requests for tok in self._request(chunk[::-1])[::-1]]
-        worst, compared = 0.0, 0
-        for text, a, b in zip(texts, first, again, strict=True):
-            if a.spans != b.spans or [x is None for x in a.logprobs] != [
-                y is None for y in b.logprobs
-            ]:
-                raise ScorerError(
-                    f"openai {self.base_url}: the same string sent again came back tokenized "
-                    f"differently ({len(a.spans)} tokens, then {len(b.spans)}; "
-                    f"{text[:60]!r}, query {first_id}); the server is not deterministic for "
-                    "the same input, so its scores cannot be trusted",
-                    query_id=first_id,
-                )
-            for x, y in zip(a.logprobs, b.logprobs, strict=True):
-                if x is not None and y is not None:
-                    worst = max(worst, abs(x - y))
-                    compared += 1
-        with self._lock:
-            self._reorder["tokens_compared"] += compared
-            self._reorder_max = max(self._reorder_max, worst)
-            mismatch = worst > self.reorder_tolerance
-            if mismatch:
-                self._reorder["mismatches"] += 1
-        if mismatch and self.reorder_action == "error":
-            raise ScorerError(
-                f"openai {self.base_url}: the same strings sent in reversed order got "
-                f"log-probabilities up to {worst:.3g} apart (tolerance {self.reorder_tolerance}) "
-                f"at query {first_id}; the server's scores depend on request order (vLLM with "
-                "prefix caching: vllm issue 42019; run it with --no-enable-prefix-caching), or "
-                "pass -o reorder_action=record to keep going and record the difference",
-                query_id=first_id,
-            )
 
     # -- the wire ------------------------------------------------------------------------------
 
@@ -459,7 +415,7 @@ class OpenAIScorer(HTTPBackend):
                 self._response_models.add(answered)
                 return
             self._refused_models[answered] = self._refused_models.get(answered, 0) + 1
-        raise ScorerError(
+        raise InconsistentServerError(
             f"openai {self.base_url}: asked for model {self.model!r}, the server answered as "
             f"{answered!r}; no row of that request is kept (is base_url a proxy or balancer "
             "over servers of different models?)"

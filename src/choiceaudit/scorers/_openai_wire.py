@@ -32,7 +32,7 @@ from choiceaudit.scorers._openai_bodies import (
     PromptLogprobsChoice,
     SGLangResult,
 )
-from choiceaudit.scorers._protocol import ScorerError
+from choiceaudit.scorers._protocol import InconsistentServerError
 
 __all__ = [
     "APIS",
@@ -70,10 +70,10 @@ NO_GENERATION = "nothing generated after the echo"
 COUNTED = "one log-probability per prompt token"
 
 
-class ConformanceError(ScorerError):
+class ConformanceError(InconsistentServerError):
     """The server answered in format, with an answer that cannot be right: ``check`` names
-    the property it broke. Not retried (the server is consistent, and wrong); no row of the
-    request is kept."""
+    the property it broke. Not retried; no row of the request is kept, nor (the server having
+    answered wrongly once) any row it gave earlier in the scoring session."""
 
     def __init__(self, check: str, message: str) -> None:
         super().__init__(message)

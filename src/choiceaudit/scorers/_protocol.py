@@ -8,7 +8,14 @@ from typing import Any, Protocol, runtime_checkable
 from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.types import Decision, Query
 
-__all__ = ["MissingBackendError", "PartialScoreError", "Scorer", "ScorerError", "ScorerOptionError"]
+__all__ = [
+    "InconsistentServerError",
+    "MissingBackendError",
+    "PartialScoreError",
+    "Scorer",
+    "ScorerError",
+    "ScorerOptionError",
+]
 
 
 class MissingBackendError(ScorerError):
@@ -25,16 +32,32 @@ class ScorerOptionError(InputError, TypeError):
         self.accepted = accepted
 
 
+class InconsistentServerError(ScorerError):
+    """A check made while scoring found the server answering what cannot be right or what
+    contradicts its own earlier answers (the same strings scored differently in another order,
+    a token missing or repeated, an impossible log-probability, another model answering). The
+    rows it gave earlier in the same scoring session are no longer trusted: the run loop moves
+    them aside (``quarantine/``) so a resume scores them again."""
+
+
 class PartialScoreError(ScorerError):
     """Some queries of a batch failed for good (e.g. after an API's retries). ``completed`` holds,
     in query order, the decisions that did come back (``None`` for the failed ones), so the run
-    store keeps them and a resumed run scores only the rest."""
+    store keeps them and a resumed run scores only the rest. ``distrust`` (what was observed),
+    set when a failure was an :class:`InconsistentServerError`, says that neither these
+    decisions nor the session's earlier ones from that server are to be kept."""
 
     def __init__(
-        self, message: str, completed: list[Decision | None], *, query_id: str | None = None
+        self,
+        message: str,
+        completed: list[Decision | None],
+        *,
+        query_id: str | None = None,
+        distrust: str | None = None,
     ) -> None:
         super().__init__(message, query_id=query_id)
         self.completed = completed
+        self.distrust = distrust
 
 
 @runtime_checkable

@@ -29,25 +29,13 @@ from choiceaudit.store._run import MANIFEST, QUARANTINE, PartStamp, RepairReport
 __all__ = ["repair_run_dir"]
 
 
-def _aside(store: RunStore, path: Path) -> Path:
-    """Move ``path`` into the run's quarantine under a name not yet taken; return the target."""
-    folder = store.path / QUARANTINE
-    folder.mkdir(parents=True, exist_ok=True)
-    target, n = folder / path.name, 0
-    while target.exists():
-        n += 1
-        target = folder / f"{path.stem}.{n}{path.suffix}"
-    path.replace(target)
-    return target
-
-
 def _quarantine_unreadable_parts(store: RunStore) -> list[tuple[str, str]]:
     moved: list[tuple[str, str]] = []
     for part in store.part_paths():
         try:
             pq.read_table(part)
         except (pa.ArrowInvalid, OSError) as exc:
-            target = _aside(store, part)
+            target = store.move_aside(part)
             moved.append((str(target.relative_to(store.path)), str(exc)))
     return moved
 
@@ -121,7 +109,7 @@ def _rebuild(store: RunStore, stamps: dict[Path, PartStamp | None], problem: str
     assert stamp.config_json is not None
     previous = None
     if store.manifest_path.exists():
-        previous = str(_aside(store, store.manifest_path).relative_to(store.path))
+        previous = str(store.move_aside(store.manifest_path).relative_to(store.path))
     rows = len(store.done_ids())
     manifest: RebuiltManifest = {
         "config": json.loads(stamp.config_json),

@@ -264,6 +264,18 @@ class RunStore:
                 stamps[part] = None
         return stamps
 
+    def move_aside(self, path: Path) -> Path:
+        """Move ``path`` into ``quarantine/`` under a name not yet taken there; return where
+        it went. Never deletes: what was set aside can be read, compared or restored."""
+        folder = self.path / QUARANTINE
+        folder.mkdir(parents=True, exist_ok=True)
+        target, n = folder / path.name, 0
+        while target.exists():
+            n += 1
+            target = folder / f"{path.stem}.{n}{path.suffix}"
+        path.replace(target)
+        return target
+
     def repair(self, *, rebuild_manifest: bool = False) -> RepairReport:
         """Move every part that cannot be read whole into ``quarantine/`` (recorded in the
         manifest's ``repairs``), so a resume re-scores its queries; with ``rebuild_manifest``,
