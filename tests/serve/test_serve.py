@@ -149,3 +149,12 @@ def test_add_special_tokens_false_scores_the_text_without_the_bos(tiny_url: str)
     refused = complete(tiny_url, prompt="the cat", add_special_tokens="no")
     assert refused.status_code == 400
     assert "add_special_tokens must be true or false" in refused.json()["error"]["message"]
+
+
+def test_a_non_finite_log_probability_is_a_named_server_error_not_a_crash() -> None:
+    from choiceaudit.serve._app import _non_finite
+
+    choice: Any = {"index": 1, "logprobs": {"token_logprobs": [None, -1.5, float("nan")]}}
+    assert _non_finite([choice]) == "the model computed log-probability nan for token 2 of prompt 1"
+    choice["logprobs"]["token_logprobs"][2] = -0.25
+    assert _non_finite([choice]) is None

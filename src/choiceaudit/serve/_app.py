@@ -27,6 +27,7 @@ tell the engine's time from the HTTP round trips'.
 from __future__ import annotations
 
 import hmac
+import math
 import threading
 import time
 import uuid
@@ -120,6 +121,25 @@ class CompletionRequest:
     texts: tuple[str, ...]
     echo: bool
     add_special_tokens: bool
+
+
+_OVERFLOW_HINT = (
+    "the model's activations leave the range of this precision (Gemma models overflow in "
+    "float16); serve it in float32 or bfloat16"
+)
+
+
+def _non_finite(choices: list[CompletionChoice]) -> str | None:
+    """Where the engine computed a log-probability that is not a finite number, in words: such
+    a number cannot be written as JSON, and is never a score."""
+    for choice in choices:
+        for j, value in enumerate(choice["logprobs"]["token_logprobs"]):
+            if value is not None and not math.isfinite(value):
+                return (
+                    f"the model computed log-probability {value} for token {j} of prompt "
+                    f"{choice['index']}"
+                )
+    return None
 
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -226,6 +246,10 @@ def create_app(
                 n_tokens, n_generated = sum(len(r.ids) for r in results), 0
         except ScorerError as exc:
             return _error(400, str(exc))
+        broken = _non_finite(choices)
+        if broken is not None:
+            message = f"{broken} in {identity['dtype']}; {_OVERFLOW_HINT}"
+            return _error(500, message, "server_error")
         return JSONResponse(_completion(name, fingerprint, choices, n_tokens, n_generated))
 
     routes = [
