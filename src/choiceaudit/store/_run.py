@@ -152,12 +152,26 @@ class Run:
         return ["probs", *sorted(common)]
 
 
+def part_index(path: Path) -> int:
+    """The number of the part at ``path`` (``part-00042.parquet`` → 42)."""
+    digits = path.name[len("part-") : -len(".parquet")]
+    named = path.name.startswith("part-") and path.name.endswith(".parquet")
+    if not (named and digits.isascii() and digits.isdigit()):
+        raise StoreError(
+            f"{path}: a file named like a part whose number cannot be read; the run's parts are "
+            "inconsistent — move it out of decisions/"
+        )
+    return int(digits)
+
+
 class RunStore:
     """A run directory: read it with :meth:`load`; writers hold :meth:`lock`."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.parts_dir = self.path / PARTS
+        #: the next part's index while this object holds the lock (read once per lock)
+        self._next_part: int | None = None
 
     # -- manifest -------------------------------------------------------------------------
     @property
@@ -206,16 +220,31 @@ class RunStore:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 raise StoreError(f"{self.path} is being written by another process") from None
+            self._next_part = None  # another process may have written since
             try:
                 yield
             finally:
+                self._next_part = None
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     # -- parts ----------------------------------------------------------------------------
     def part_paths(self) -> list[Path]:
+        """The parts in the order they were written: by their number, read as a number (a
+        text sort puts ``part-100000`` before ``part-99999``). A file named like a part whose
+        number cannot be read, or two files with one number, make the run inconsistent."""
         if not self.parts_dir.exists():
             return []
-        return sorted(self.parts_dir.glob("part-*.parquet"))
+        numbered: dict[int, Path] = {}
+        for path in self.parts_dir.glob("part-*.parquet"):
+            index = part_index(path)
+            if index in numbered:
+                raise StoreError(
+                    f"{self.path}: parts {numbered[index].name} and {path.name} carry the same "
+                    "number; the run's parts are inconsistent (was a part copied in by hand?) — "
+                    "move the one that does not belong out of decisions/"
+                )
+            numbered[index] = path
+        return [numbered[i] for i in sorted(numbered)]
 
     def clean_partial(self) -> int:
         """Remove temporary files a killed writer left behind (part and manifest temporaries);
@@ -300,12 +329,19 @@ class RunStore:
                 metadata[PART_CONFIG_JSON_KEY] = stamp.config_json.encode("utf-8")
             table = table.replace_schema_metadata(metadata)
         self.parts_dir.mkdir(parents=True, exist_ok=True)
-        existing = self.part_paths()
-        index = int(existing[-1].stem.split("-")[1]) + 1 if existing else 0
-        target = self.parts_dir / f"part-{index:05d}.parquet"
+        if self._next_part is None:  # once per lock: no listing of the parts per write
+            existing = self.part_paths()
+            self._next_part = part_index(existing[-1]) + 1 if existing else 0
+        target = self.parts_dir / f"part-{self._next_part:05d}.parquet"
+        if target.exists():
+            raise StoreError(
+                f"{target} exists already; a part is never written over (another writer "
+                "without the run's lock?)"
+            )
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")
         atomic_write_bytes(target, sink.getvalue().to_pybytes())
+        self._next_part += 1
         return target
 
     def read_table(self) -> pa.Table:
