@@ -517,3 +517,32 @@ def test_descriptives_table_lays_out_the_analysis(report: dict[str, Any]) -> Non
     # every bagdhara literal gloss here carries "(literal plain sense …)": longer than the gold
     assert construction.share_literal_longer_than_gold == 1.0
     assert ("share hook (literal shares a content word with the state)", "matrix bn") in cells
+
+
+def test_a_family_sharing_no_item_with_d_rand_is_left_out_and_the_report_written(
+    report: dict[str, Any], tmp_path: Path
+) -> None:
+    """Runs of different plans can leave a ladder family with no item in common with d-rand:
+    that one contrast is left out with its reason (and not counted in the Bonferroni
+    correction); every other figure and table is still written."""
+    import dataclasses
+
+    arm = load_run(report["runs"][0]).arm()
+    e1 = [q for q, _ in arm.rows if q.meta.get("experiment") == "e1"]
+    items = sorted({q.meta["item_id"] for q in e1})
+    keep = {"d-rand": set(items[::2]), "d-lit": set(items[1::2])}  # disjoint halves
+
+    def kept(q: Any) -> bool:
+        family = q.meta.get("family")
+        return q.meta.get("experiment") != "e1" or q.meta["item_id"] in keep.get(family, items)
+
+    cut = dataclasses.replace(arm, rows=tuple((q, d) for q, d in arm.rows if kept(q)))
+    analysis = analyse_meaning_runs([cut], n_resamples=20)
+    e1_result = analysis.arms[0].analysis.e1  # type: ignore[union-attr]
+    assert e1_result is not None and "d-lit" not in e1_result.contrast_vs_d_rand
+    assert e1_result.not_contrasted == {"d-lit": "the two cells share no item"}
+    assert [s.reason for s in analysis.skipped if "d-rand − d-lit" in s.analysis] == [
+        "the two cells share no item"
+    ]
+    out = build_report([analysis], tmp_path / "report")
+    assert (tmp_path / "report" / "index.html").exists() and out is not None

@@ -262,6 +262,15 @@ def _analyse_arm(
                 analysis = dataclasses.replace(
                     analysis, e4=dataclasses.replace(e4, built_from=swap[1])
                 )
+        if analysis.e1 is not None:
+            skipped.extend(
+                Skipped(f"{display}: {EXPERIMENT_NAMES['e1']} d-rand − {family}", reason)
+                for family, reason in analysis.e1.not_contrasted.items()
+            )
+        for key, part in (("e4", analysis.e4), ("matrix", analysis.matrix)):
+            if part is not None and part.not_contrasted is not None:
+                what = f"{display}: {EXPERIMENT_NAMES[key]} contrast"
+                skipped.append(Skipped(what, part.not_contrasted))
         if analysis.e3 is not None:
             skipped.extend(
                 Skipped(f"{display}: {EXPERIMENT_NAMES['e3']} {variant} − v0", reason)

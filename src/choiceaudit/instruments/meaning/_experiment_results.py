@@ -61,6 +61,9 @@ class LadderAnalysis:
     #: risk–coverage curves of the two families Figure 4 compares (d-rand, d-lit), where present
     risk_coverage: Mapping[str, metrics.RiskCoveragePoints]
     lar_by_length_d_lit: Mapping[str, Interval] = field(default_factory=dict)
+    #: families with no d-rand − family contrast, and why (no item shared with d-rand); the
+    #: Bonferroni count is over the contrasts made
+    not_contrasted: Mapping[str, str] = field(default_factory=dict)
     cue_strata_d_lit: Mapping[str, CueStratum] = field(default_factory=dict)
     #: Table 1: mean returned p(gold) per family and mean p(literal) per literal-bearing family
     mean_p_gold: Mapping[str, float] = field(default_factory=dict)
@@ -152,6 +155,8 @@ class LanguageAnalysis:
     calibration: Mapping[str, Calibration]
     contrast_languages: tuple[str, str] | None = None
     contrast: PairedContrast | None = None
+    #: why there is no contrast though there are two languages (no item asked in both)
+    not_contrasted: str | None = None
     hook: HookSplit | None = None
     #: for an E4 read from two ladder blocks (the commercial arm's Bengali control and English
     #: ceiling, d-rand on shared items): the two blocks; empty for an E4 asked as its own block

@@ -193,15 +193,17 @@ def _ladder(rows: MeaningRows, opts: _Opts) -> LadderAnalysis:
     pooled_rows = rows.select(np.isin(rows.family, ["d-lit", "d-hard"]))
     has_choice = bool(rows.has_reported_choice.any())
     contrasts: dict[str, PairedContrast] = {}
+    not_contrasted: dict[str, str] = {}
     if "d-rand" in families:
         base = rows.where(family="d-rand")
-        contrasts = _bonferroni(
-            {
-                f: paired_contrast(base, rows.where(family=f), n_resamples=n, seed=seed)
-                for f in families
-                if f != "d-rand"
-            }
-        )
+        for f in families:
+            if f == "d-rand":
+                continue
+            try:
+                contrasts[f] = paired_contrast(base, rows.where(family=f), n_resamples=n, seed=seed)
+            except AnalysisError as exc:  # e.g. no item shared: runs of different plans
+                not_contrasted[f] = str(exc)
+        contrasts = _bonferroni(contrasts)
     by_length, by_frequency, cues, free = _d_lit_strata(rows, opts)
     return LadderAnalysis(
         accuracy=accuracy,
@@ -213,6 +215,7 @@ def _ladder(rows: MeaningRows, opts: _Opts) -> LadderAnalysis:
         calibration={f: calibration(rows.where(family=f)) for f in families},
         output_distribution={f: output_distribution(rows.where(family=f)) for f in families},
         contrast_vs_d_rand=contrasts,
+        not_contrasted=not_contrasted,
         slot_shares=tuple(stats.slot_shares(rows.probs).tolist()),
         risk_coverage={
             f: metrics.risk_coverage(part.peak, part.correct, max_points=MAX_CURVE_POINTS)
@@ -384,6 +387,7 @@ def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnaly
         }
     pair: tuple[str, str] | None = None
     contrast = None
+    not_contrasted: str | None = None
     if len(languages) == 2:
         # the paper's signs: E4 is the gain from asking in the other language (§5.7, English
         # minus Bengali: +0.246, +0.380, +0.230), the matrix the capture the corpus language
@@ -392,13 +396,16 @@ def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnaly
         other = languages[1] if languages[0] == home else languages[0]
         a, b = (other, home) if outcome == "correct" else (home, other)
         pair = (a, b)
-        contrast = paired_contrast(
-            rows.where(condition=a),
-            rows.where(condition=b),
-            outcome=outcome,
-            n_resamples=opts.n_resamples,
-            seed=opts.seed,
-        )
+        try:
+            contrast = paired_contrast(
+                rows.where(condition=a),
+                rows.where(condition=b),
+                outcome=outcome,
+                n_resamples=opts.n_resamples,
+                seed=opts.seed,
+            )
+        except AnalysisError as exc:  # e.g. no item asked in both languages
+            not_contrasted = str(exc)
     hook = (
         _hook_split(rows, languages, opts)
         if outcome == "captured" and len(languages) == 2
@@ -411,4 +418,5 @@ def _languages(rows: MeaningRows, opts: _Opts, *, outcome: str) -> LanguageAnaly
         calibration={lang: calibration(rows.where(condition=lang)) for lang in languages},
         contrast_languages=pair,
         contrast=contrast,
+        not_contrasted=not_contrasted,
     )
