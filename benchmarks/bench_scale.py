@@ -19,7 +19,9 @@ process, i.e. HTTP + JSON + parsing) and one *assumed* number, a GPU's prefill t
 the audited model, printed with the estimate and settable with ``--gpu-tokens-per-s``.
 
 Run: ``HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_scale.py`` (about 3 minutes on two
-cores). The machine is shared: read ratios within one run, not absolute numbers across runs.
+cores). With ``--sizes 10000 100000 1000000`` it measures instead the toolkit's own costs
+(scoring with the model-free scorer, resume, report, imports, dry-run planning) against run size
+(:mod:`scale_sizes`). The machine is shared: read ratios within one run, not absolute numbers across runs.
 """
 
 from __future__ import annotations
@@ -153,7 +155,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--concurrency", type=int, default=16, help="openai requests in flight")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=None,
+        help="instead: the toolkit's own costs at these run sizes (scale_sizes.py)",
+    )  # fmt: skip
+    parser.add_argument("--step-timeout", type=float, default=3600.0)
     args = parser.parse_args(argv)
+    if args.sizes:
+        from scale_sizes import markdown, run_sizes
+
+        size_rows = run_sizes(args.sizes, args.step_timeout)
+        print(markdown(size_rows, args.sizes))
+        if args.json:
+            args.json.write_text(json.dumps(size_rows, indent=1))
+        return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import ray
