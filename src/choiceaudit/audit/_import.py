@@ -39,11 +39,25 @@ from choiceaudit.audit._scoring import RunSummary, run_scoring
 from choiceaudit.errors import InputError
 from choiceaudit.files import sha256_file
 from choiceaudit.instruments.scoring import ScoreConfig
+from choiceaudit.store import REFUSED, RunStore
 from choiceaudit.types import Decision, Query, RunConfig
 
-__all__ = ["FileRecord", "ImportResult", "MetaValue", "RefusedRow", "ReplayDescription"]
+__all__ = [
+    "FileRecord",
+    "ImportResult",
+    "MetaValue",
+    "RefusedRow",
+    "ReplayDescription",
+    "capped_reasons",
+]
 
-MAX_LISTED = 500
+#: refused rows the configuration lists for a reader of the manifest; every one is in the
+#: run's ``refused.jsonl``
+SHOWN_REFUSED = 20
+#: distinct refusal reasons the configuration and the manifest count by name; the rest are
+#: counted together, so neither grows with the input (a reason can quote a row's value)
+MAX_REASONS = 50
+OTHER_REASONS = "(other reasons)"
 #: Scalar fields of a document / sample metadata lifted into the query meta (longer text is not).
 MAX_META_TEXT = 200
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -145,8 +159,22 @@ class _Collector:
 
     def refuse(self, file: str, row: int | str, reason: str) -> None:
         self.refused[reason] = self.refused.get(reason, 0) + 1
-        if len(self.listed) < MAX_LISTED:
-            self.listed.append({"file": file, "row": row, "reason": reason})
+        self.listed.append({"file": file, "row": row, "reason": reason})
+
+    def refusals(self) -> tuple[dict[str, object], bytes]:
+        """The configuration's record of the refused rows (counted by reason, the first few
+        listed, all of them counted and digested) and the ``refused.jsonl`` that holds them."""
+        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.listed).encode()
+        record: dict[str, object] = {
+            "unmappable_rows": capped_reasons(self.refused),
+            "unmappable_listed": list(self.listed[:SHOWN_REFUSED]),
+            "refused_rows": {
+                "file": REFUSED,
+                "count": len(self.listed),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            },
+        }
+        return record, data
 
     def unmapped_field(self, name: str) -> None:
         self.unmapped[name] = self.unmapped.get(name, 0) + 1
@@ -253,6 +281,7 @@ def _write(
             + (f" ({reasons})" if reasons else " (the files hold no rows)")
         )
     decisions = {q.id: d for q, d in collector.rows}
+    refusals, refused_data = collector.refusals()
     description: ReplayDescription = {
         "backend": f"import:{collector.source}",
         "model": model,
@@ -266,8 +295,7 @@ def _write(
         "files": [FileRecord(name=f.name, sha256=sha256_file(f)) for f in files],
         "mapping": dict(mapping),
         "unmapped_fields": dict(sorted(collector.unmapped.items())),
-        "unmappable_rows": dict(sorted(collector.refused.items())),
-        "unmappable_listed": list(collector.listed),
+        **refusals,
         "notes": dict(sorted(collector.notes.items())),
         "warnings": list(collector.warnings),
         **dict(extra),
@@ -279,7 +307,8 @@ def _write(
         chunk_size=1000,
         command=command,
         config=config_type.from_json(config),
-        skipped=dict(collector.refused),
+        skipped=capped_reasons(collector.refused),
+        on_accepted=lambda directory: RunStore(directory).write_refused(refused_data),
     )
     return ImportResult(
         summary=summary,
@@ -292,6 +321,17 @@ def _write(
         warnings=tuple(collector.warnings),
         identical_duplicates=collector.identical_duplicates,
     )
+
+
+def capped_reasons(counts: Mapping[str, int]) -> dict[str, int]:
+    """``counts`` (reason → rows) with at most :data:`MAX_REASONS` reasons by name, the most
+    frequent, and the rest summed under :data:`OTHER_REASONS`."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    out = dict(sorted(ranked[:MAX_REASONS]))
+    rest = sum(n for _, n in ranked[MAX_REASONS:])
+    if rest:
+        out[OTHER_REASONS] = rest
+    return out
 
 
 def _expand(paths: Iterable[Path | str], patterns: Sequence[str]) -> list[Path]:

@@ -7,8 +7,8 @@ replay scorer hands back the decisions). ``instrument="meaning"`` makes a meanin
 gives it every analysis its rows support and pairs it, by item, with runs the tool produced;
 ``instrument="scoring"`` a plain scoring run (accuracy, calibration, order audit).
 
-Validation, per row (a row that fails is not imported; its file, row and reason are recorded in
-the manifest, ``unmappable_listed``, every one of them, and counted by reason):
+Validation, per row (a row that fails is not imported; its file, row and reason are written
+once to the run's ``refused.jsonl``, counted by reason and digested in the configuration):
 
 * the vector: one finite value in [0, 1] per option, summing to 1 within ``sum_tolerance``
   (default 0.02: four options rounded to two decimals). It is kept **as returned**
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -49,7 +48,6 @@ from choiceaudit.audit._decision_rows import (
 from choiceaudit.audit._import import (
     FileRecord,
     ImportResult,
-    RefusedRow,
     _Collector,
     _expand,
     _Unmappable,
@@ -68,17 +66,6 @@ __all__ = ["DECISION_INSTRUMENTS", "import_decisions"]
 
 #: what ``--instrument`` accepts
 DECISION_INSTRUMENTS = ("meaning", "scoring", "signalling")
-
-
-@dataclass
-class _Every(_Collector):
-    """The import collector, keeping every refused row (the manifest lists them all)."""
-
-    all_refused: list[RefusedRow] = field(default_factory=list)
-
-    def refuse(self, file: str, row: int | str, reason: str) -> None:
-        super().refuse(file, row, reason)
-        self.all_refused.append({"file": file, "row": row, "reason": reason})
 
 
 class Canonicaliser:
@@ -189,7 +176,7 @@ def _check_meaning_cell(
 def _read_one(
     row: Mapping[str, object] | str,
     read: Callable[[Mapping[str, object]], DecisionRow],
-    collector: _Every,
+    collector: _Collector,
     canon: Canonicaliser,
     cells: dict[tuple[str, ...], tuple[str, int]],
     *,
@@ -266,7 +253,7 @@ def import_decisions(
     columns, values = load_mapping(mapping, mapping_file)
     fixed = parse_constants(constants, columns)
     paths = _expand(files, ["*.csv", "*.jsonl", "*.parquet"])
-    collector = _Every(f"decisions:{instrument}")
+    collector = _Collector(f"decisions:{instrument}")
     canon = Canonicaliser()
     seen: set[str] = set()
     cells: dict[tuple[str, ...], tuple[str, int]] = {}
@@ -295,7 +282,6 @@ def import_decisions(
         "set_fields": fixed,
         "sum_tolerance": sum_tolerance,
         "position_base": position_base,
-        "unmappable_listed": [dict(r) for r in collector.all_refused],
         "files": [{"path": str(p), **f} for p, f in zip(paths, _file_records(paths), strict=True)],
     }
     if instrument == "meaning":

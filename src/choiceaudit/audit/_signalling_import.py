@@ -51,11 +51,12 @@ from choiceaudit.audit._decision_files import (
 from choiceaudit.audit._import import (
     ImportResult,
     ReplayDescription,
+    _Collector,
     _expand,
     _Replay,
     _Unmappable,
+    capped_reasons,
 )
-from choiceaudit.audit._import_decisions import _Every
 from choiceaudit.audit._scoring import run_scoring
 from choiceaudit.audit._signalling import CHOOSERS
 from choiceaudit.errors import InputError
@@ -67,6 +68,7 @@ from choiceaudit.instruments.signalling import (
     load_instrument,
 )
 from choiceaudit.instruments.signalling.choosers import chooser_condition
+from choiceaudit.store import RunStore
 from choiceaudit.types import Decision, FloatArray, Item, Query, parse_perm
 
 __all__ = ["SIGNALLING_FIELDS", "import_signalling_decisions"]
@@ -340,7 +342,7 @@ def import_signalling_decisions(
     columns, values = load_mapping(mapping, mapping_file, fields=SIGNALLING_FIELDS)
     paths = _expand(files, ["*.csv", "*.jsonl", "*.parquet"])
     sets = _Renderings.of(load_instrument(items))
-    collector = _Every("decisions:signalling")
+    collector = _Collector("decisions:signalling")
     seen_fields: set[str] = set()
     for path in paths:
         for number, row in iter_rows(path):
@@ -369,7 +371,7 @@ def import_signalling_decisions(
     return _write(collector, out, config, sets.frozen, label, command)
 
 
-def _config(frozen: FrozenInstrument, collector: _Every, label: str, chooser: str | None,
+def _config(frozen: FrozenInstrument, collector: _Collector, label: str, chooser: str | None,
             paths: Sequence[Path], columns: DecisionMapping, values: Mapping[str, Any],
             sum_tolerance: float) -> SignallingConfig:  # fmt: skip
     metas = [q.meta for q, _ in collector.rows]
@@ -393,12 +395,16 @@ def _config(frozen: FrozenInstrument, collector: _Every, label: str, chooser: st
         "value_renames": dict(values), "decision_fields": dict(SIGNALLING_FIELDS),
         "sum_tolerance": sum_tolerance,
         "unmapped_fields": dict(sorted(collector.unmapped.items())),
-        "unmappable_rows": dict(sorted(collector.refused.items())),
-        "unmappable_listed": [dict(r) for r in collector.all_refused],
+        **collector.refusals()[0],
     })  # fmt: skip
 
 
-def _write(collector: _Every, out: Path | str, config: SignallingConfig, frozen: FrozenInstrument,
+def _accepted(directory: Path, frozen: FrozenInstrument, collector: _Collector) -> None:
+    frozen.copy_to(directory / "instrument")
+    RunStore(directory).write_refused(collector.refusals()[1])
+
+
+def _write(collector: _Collector, out: Path | str, config: SignallingConfig, frozen: FrozenInstrument,
            label: str, command: Sequence[str] | None) -> ImportResult:  # fmt: skip
     if not collector.rows:
         reasons = "; ".join(f"{n} × {r}" for r, n in sorted(collector.refused.items()))
@@ -416,8 +422,8 @@ def _write(collector: _Every, out: Path | str, config: SignallingConfig, frozen:
         chunk_size=1000,
         command=command,
         config=config,
-        skipped=dict(collector.refused),
-        on_accepted=lambda directory: frozen.copy_to(directory / "instrument"),
+        skipped=capped_reasons(collector.refused),
+        on_accepted=lambda directory: _accepted(directory, frozen, collector),
     )
     return ImportResult(
         summary=summary, source=collector.source, version=None, model=label,

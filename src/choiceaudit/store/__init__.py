@@ -14,6 +14,7 @@ from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
 from choiceaudit.store._run import (
     MANIFEST,
     QUERIES,
+    REFUSED,
     Manifest,
     PartStamp,
     RepairReport,
@@ -26,6 +27,7 @@ from choiceaudit.store._run import (
 __all__ = [
     "MANIFEST",
     "QUERIES",
+    "REFUSED",
     "SCORE_PREFIX",
     "Manifest",
     "PartStamp",

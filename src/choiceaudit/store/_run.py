@@ -32,6 +32,7 @@ from choiceaudit.types import Arm, Decision, Manifest, Query, parse_perm
 __all__ = [
     "MANIFEST",
     "QUERIES",
+    "REFUSED",
     "Manifest",
     "PartStamp",
     "RepairReport",
@@ -48,6 +49,8 @@ QUERIES = "queries.jsonl"
 PARTS = "decisions"
 #: Where :meth:`RunStore.repair` moves parts it cannot read.
 QUARANTINE = "quarantine"
+#: every input row an import refused, one JSON object per line (file, row, reason)
+REFUSED = "refused.jsonl"
 #: Parquet schema metadata every part carries: who wrote it and under which configuration.
 PART_IDENTITY_KEY = b"choiceaudit.scorer_identity"
 PART_CONFIG_KEY = b"choiceaudit.config_hash"
@@ -292,6 +295,13 @@ class RunStore:
             else:
                 stamps[part] = None
         return stamps
+
+    def write_refused(self, data: bytes) -> None:
+        """Write the input rows an import refused (JSON lines: file, row, reason), once, beside
+        the parts (``refused.jsonl``): the configuration counts and digests them, never copies
+        them into every part or the manifest."""
+        make_dir(self.path)
+        atomic_write_bytes(self.path / REFUSED, data)
 
     def move_aside(self, path: Path) -> Path:
         """Move ``path`` into ``quarantine/`` under a name not yet taken there; return where
