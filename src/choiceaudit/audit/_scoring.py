@@ -140,7 +140,7 @@ def _stamp(description: Mapping[str, object], config: Mapping[str, object]) -> P
 def _check_parts(store: RunStore, stamp: PartStamp) -> None:
     """Every existing part must have been written by this scorer under this configuration,
     whether or not the manifest survived."""
-    for part, found in store.part_stamps().items():
+    for part, found in store.part_writers().items():
         if found is None:
             if not store.exists():
                 raise StoreError(
@@ -148,14 +148,15 @@ def _check_parts(store: RunStore, stamp: PartStamp) -> None:
                     "cannot tell which model made it. Use a new --out directory."
                 )
             continue  # a part from before stamps: the manifest's identity check covers it
-        if found.scorer_identity != stamp.scorer_identity:
+        identity, config_hash = found
+        if identity != stamp.scorer_identity:
             raise StoreError(
-                f"{part} was written by scorer {found.scorer_identity}; this scorer is "
+                f"{part} was written by scorer {identity}; this scorer is "
                 f"{stamp.scorer_identity}. Resume with the same model, or use a new --out."
             )
-        if found.config_hash != stamp.config_hash:
+        if config_hash != stamp.config_hash:
             raise StoreError(
-                f"{part} was written under another configuration (hash {found.config_hash[:12]}, "
+                f"{part} was written under another configuration (hash {config_hash[:12]}, "
                 f"now {stamp.config_hash[:12]}); use a new --out"
             )
 

@@ -7,6 +7,10 @@ lock file keeps two processes from writing one run at once. :meth:`RunStore.load
 typed :class:`Run`: the manifest as a :class:`Manifest` and the rows as :class:`RunRow`
 ``(index, Query, Decision)`` records rebuilt from the Parquet columns, each query's id checked
 against its content hash.
+
+Beside the parts: ``decisions/index.jsonl``, a cache of each part's writer and query ids that a
+resume reads instead of every part (:mod:`._index`), and, in an imported run, ``refused.jsonl``,
+every input row the import refused. Parts are numbered and read in the order of their number.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import pyarrow.parquet as pq
 
 from choiceaudit.errors import StoreError
 from choiceaudit.files import atomic_write_bytes, make_dir
+from choiceaudit.store._index import IndexEntry, append_entry, entry_of, read_part, reconcile
 from choiceaudit.store._queries import read_queries, write_queries
 from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
 from choiceaudit.types import Arm, Decision, Manifest, Query, parse_perm
@@ -268,14 +273,28 @@ class RunStore:
         )
 
     def done_ids(self) -> set[str]:
+        """The query ids of every part (from the part index, :mod:`._index`)."""
         done: set[str] = set()
-        for part in self.part_paths():
+        for entry in self._indexed():
+            done.update(entry.ids)
+        return done
+
+    def part_writers(self) -> dict[Path, tuple[str, str] | None]:
+        """Each part's writer (scorer identity, configuration hash), from the part index;
+        ``None`` for a part written before parts carried their writer."""
+        return {
+            self.parts_dir / e.part: None if e.identity is None else (e.identity, e.config_hash or "")
+            for e in self._indexed()
+        }
+
+    def _indexed(self) -> list[IndexEntry]:
+        def read(part: Path) -> IndexEntry:
             try:
-                ids = pq.read_table(part, columns=["query_id"]).column("query_id").to_pylist()
+                return read_part(part, PART_IDENTITY_KEY, PART_CONFIG_KEY)
             except (pa.ArrowInvalid, OSError) as exc:
                 raise self._unreadable(part, exc) from None
-            done.update(ids)
-        return done
+
+        return reconcile(self.parts_dir, self.part_paths(), read)
 
     def part_stamps(self) -> dict[Path, PartStamp | None]:
         """Each part's writer stamp (``None`` for parts written before stamps existed)."""
@@ -352,6 +371,9 @@ class RunStore:
         pq.write_table(table, sink, compression="zstd")
         atomic_write_bytes(target, sink.getvalue().to_pybytes())
         self._next_part += 1
+        ids = table.column("query_id").to_pylist()
+        writer = (None, None) if stamp is None else (stamp.scorer_identity, stamp.config_hash)
+        append_entry(self.parts_dir, entry_of(target, ids, *writer))
         return target
 
     def read_table(self) -> pa.Table:
