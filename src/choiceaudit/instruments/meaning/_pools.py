@@ -19,7 +19,7 @@ cells of the capture matrix (Appendix R, "the two languages share one distractor
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Literal
 
 import numpy as np
@@ -29,6 +29,7 @@ from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning._contract import K
 from choiceaudit.instruments.meaning._corpus import Corpus, IdiomEntry
 from choiceaudit.instruments.meaning._text import STOPWORDS, content_words, option_key
+from choiceaudit.instruments.meaning._union import Postings
 from choiceaudit.scorers import Embedder
 
 __all__ = ["Pools", "Taken", "View", "gold_text", "literal_text", "nearest_neighbours"]
@@ -105,8 +106,9 @@ class Pools:
         self._gold_words: dict[View, list[set[str]]] = {
             "own": [content_words(e.gold, corpus.language, stopwords) for e in self.entries]
         }
-        self._postings: dict[View, dict[str, list[int]]] = {
-            "own": _postings(self._gold_words["own"])
+        n = len(self.entries)
+        self._postings: dict[View, Postings] = {
+            "own": Postings(_postings(self._gold_words["own"]), n)
         }
         if corpus.other_language is not None:
             other = [
@@ -114,12 +116,9 @@ class Pools:
                 for e in self.entries
             ]
             self._gold_words["other"] = other
-            self._postings["other"] = _postings(other)
+            self._postings["other"] = Postings(_postings(other), n)
         self._tags = [frozenset(t.casefold() for t in e.tags) for e in self.entries]
-        self._tag_postings: dict[str, list[int]] = {}
-        for i, tags in enumerate(self._tags):
-            for t in tags:
-                self._tag_postings.setdefault(t, []).append(i)
+        self._tag_postings = Postings(_postings(self._tags), n)
         self._neighbours: npt.NDArray[np.int64] | None = None
         if corpus.has_tags:
             self.sem_source = "tags"
@@ -135,24 +134,16 @@ class Pools:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def surface(self, i: int, view: View = "own") -> list[int]:
+    def surface(self, i: int, view: View = "own") -> Sequence[int]:
         """Entries whose gold gloss shares a content word with entry ``i``'s gold (sorted), in
-        the language of ``view`` (the corpus language, or the other language's glosses)."""
-        out: set[int] = set()
-        postings = self._postings[view]
-        for w in self._gold_words[view][i]:
-            out.update(postings[w])
-        out.discard(i)
-        return sorted(out)
+        the language of ``view`` (the corpus language, or the other language's glosses). A
+        large union is a :class:`~._union.SortedUnion`, so a plan stays linear in the corpus."""
+        return self._postings[view].union(self._gold_words[view][i], without=i)
 
-    def semantic(self, i: int) -> list[int]:
+    def semantic(self, i: int) -> Sequence[int]:
         """Entries sharing a tag with entry ``i`` (or its embedding neighbours), sorted."""
         if self.sem_source == "tags":
-            out: set[int] = set()
-            for t in self._tags[i]:
-                out.update(self._tag_postings[t])
-            out.discard(i)
-            return sorted(out)
+            return self._tag_postings.union(self._tags[i], without=i)
         if self._neighbours is not None:
             return sorted(int(j) for j in self._neighbours[i] if j != i)
         raise ValueError(
@@ -191,7 +182,7 @@ class Pools:
         return picked
 
 
-def _postings(word_sets: Sequence[set[str]]) -> dict[str, list[int]]:
+def _postings(word_sets: Sequence[Set[str]]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for i, ws in enumerate(word_sets):
         for w in ws:
