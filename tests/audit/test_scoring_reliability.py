@@ -146,3 +146,23 @@ def test_skip_invalid_records_every_line_and_reason(tmp_path: Path) -> None:
     assert [entry["line"] for entry in lines] == [3, 4]
     assert lines[0]["field"] == "json" and lines[1]["field"] == "options"
     assert session["skipped_input"] == {"invalid_input_line": 2}
+    record = session["skipped_input_file"]
+    written = (tmp_path / "r" / record["file"]).read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in written] == lines and record["count"] == 2
+
+
+def test_skipped_lines_are_written_once_and_the_manifest_lists_twenty(tmp_path: Path) -> None:
+    qfile = tmp_path / "q.jsonl"
+    write_queries(qfile, _queries(2))
+    with qfile.open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n" * 500)
+    result = CliRunner().invoke(
+        app,
+        ["score", str(qfile), "--model", "fake", "--out", str(tmp_path / "r"), "--skip-invalid"],
+    )
+    assert result.exit_code == 0, result.output
+    session = RunStore(tmp_path / "r").read_manifest()["sessions"][0]
+    assert len(session["skipped_input_lines"]) == 20
+    record = session["skipped_input_file"]
+    assert record["count"] == 500 and record["file"] == "skipped-input-0.jsonl"
+    assert len((tmp_path / "r" / record["file"]).read_text(encoding="utf-8").splitlines()) == 500

@@ -9,6 +9,7 @@ after every part; :class:`~._session.Session` holds what one session changes in 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import subprocess
@@ -20,7 +21,7 @@ from typing import Any
 
 from choiceaudit.audit._session import Session, SessionRecord, now, skipped_line_records
 from choiceaudit.errors import InputError, ScorerError, StoreError
-from choiceaudit.files import canonical_hash, canonical_json
+from choiceaudit.files import atomic_write_bytes, canonical_hash, canonical_json
 from choiceaudit.scorers import PartialScoreError, Scorer, resume_identity
 from choiceaudit.store import Manifest, PartStamp, RunStore
 from choiceaudit.types import Decision, Query, RunConfig
@@ -279,6 +280,32 @@ def _score_chunks(
             close()
 
 
+#: skipped input lines the session record lists; every one is in the session's own file
+SHOWN_LINES = 20
+
+
+def _skipped_file(
+    store: RunStore, session: int, lines: Sequence[tuple[int, str, str]]
+) -> dict[str, object]:
+    """Write every skipped input line of this session once, to ``skipped-input-<session>.jsonl``
+    in the run directory, and say where: the manifest, rewritten after every part, lists only
+    the first :data:`SHOWN_LINES`."""
+    if not lines:
+        return {}
+    name = f"skipped-input-{session}.jsonl"
+    data = "".join(
+        json.dumps(r, ensure_ascii=False) + "\n" for r in skipped_line_records(lines)
+    ).encode("utf-8")
+    atomic_write_bytes(store.path / name, data)
+    return {
+        "skipped_input_file": {
+            "file": name,
+            "count": len(lines),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+    }
+
+
 def check_chunk_size(chunk_size: int) -> None:
     """Refuse a part size below one query (an InputError naming the option)."""
     if chunk_size < 1:
@@ -346,9 +373,12 @@ def run_scoring(
             duplicates_in_input=duplicates,
             stale_partial_files_removed=stale,
             skipped_input=dict(skipped or {}),
-            skipped_input_lines=skipped_line_records(skipped_lines),
+            skipped_input_lines=skipped_line_records(skipped_lines)[:SHOWN_LINES],
             rows_at_start=len(done),
-            notes=dict(session_notes or {}),
+            notes={
+                **_skipped_file(store, len(manifest.sessions), skipped_lines),
+                **dict(session_notes or {}),
+            },
         )
         session.begin(record, len(done))
         progress = [total - len(pending)]
