@@ -51,9 +51,11 @@ bench-engine: $(STAMP)
 	bash benchmarks/setup_bench_env.sh
 	HF_HUB_OFFLINE=1 .venv-bench/bin/python benchmarks/bench_engine.py --threads 2
 
-# Workers against queries/s (fake, SmolLM2, openai over serve-model, Ray) and the plan estimate.
+# Workers against queries/s (fake, SmolLM2, openai over serve-model, Ray) and the plan estimate;
+# then the toolkit's own costs at 10k, 100k and 1M rows (docs/benchmarks.md; tens of minutes).
 bench-scale: $(STAMP)
 	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) benchmarks/bench_scale.py
+	HF_HUB_OFFLINE=1 $(PY) benchmarks/bench_scale.py --sizes 10000 100000 1000000
 
 clean-venv:
 	rm -rf $(VENV)
