@@ -256,3 +256,19 @@ def test_the_gate_runs_on_imported_rows(tmp_path: Path) -> None:
         s.value in ("geography", "arithmetic") for g in result.analysis.gates for s in g.slices
     )
     assert not math.isnan(result.analysis.gates[0].fit.coverage.estimate)
+
+
+def test_samples_are_read_line_by_line_and_located(tmp_path: Path) -> None:
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    lines = _samples().read_text("utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["doc"]["note"] = "a\u2028b"  # JSON allows a raw line separator inside a string
+    text = json.dumps(first, ensure_ascii=False) + "\n" + "\n".join(lines[1:]) + "\n"
+    (folder / _samples().name).write_text(text, encoding="utf-8")
+    result = import_lm_eval([folder], tmp_path / "run")
+    assert result.mapped == 8 and result.unmappable == {}
+    # a byte that is not UTF-8 is named with its file and line
+    (folder / _samples().name).write_bytes(text.encode("utf-8").replace(b"\n", b"\n\xff", 1))
+    with pytest.raises(InputError, match=r"samples_.*\.jsonl:2: not UTF-8"):
+        import_lm_eval([folder], tmp_path / "run2")

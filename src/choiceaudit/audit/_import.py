@@ -353,13 +353,17 @@ def _expand(paths: Iterable[Path | str], patterns: Sequence[str]) -> list[Path]:
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 ({exc})") from None
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if raw.strip():
+    """Each non-blank line of a JSON-lines file, parsed, read one line at a time (a samples file
+    is not held in memory whole). Lines end at newlines only: a U+2028 inside a JSON string,
+    which JSON allows, does not split its line; a line that is not UTF-8 is named."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
             try:
-                yield number, json.loads(raw)
-            except json.JSONDecodeError as exc:
-                yield number, _Unmappable(f"invalid JSON ({exc.msg})")
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 ({exc})", source=str(path), row=number) from None
+            if text.strip():
+                try:
+                    yield number, json.loads(text)
+                except json.JSONDecodeError as exc:
+                    yield number, _Unmappable(f"invalid JSON ({exc.msg})")
