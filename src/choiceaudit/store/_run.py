@@ -400,9 +400,16 @@ class RunStore:
         manifest = self.manifest()
         if allow_empty and not self.part_paths():
             return Run(self.path, manifest, ())
-        records = self.read_table().to_pylist()
-        return Run(self.path, manifest, tuple(_row(self.path, r) for r in records))
+        table = self.read_table()
+        rows: list[RunRow] = []
+        # converted a batch at a time: the rows as Python dicts never all exist at once
+        for batch in table.to_batches(max_chunksize=_LOAD_BATCH):
+            rows.extend(_row(self.path, r) for r in batch.to_pylist())
+        return Run(self.path, manifest, tuple(rows))
 
+
+#: rows converted from Arrow to Python per step of :meth:`RunStore.load`
+_LOAD_BATCH = 8192
 
 #: What to do about a manifest that cannot be read: parts written since they carry the
 #: configuration can rebuild it; older ones carry only its hash, so it is restored instead.
