@@ -76,3 +76,19 @@ def test_a_resume_by_another_scorer_is_refused_from_the_index(tmp_path: Path) ->
     with pytest.raises(Exception, match="was written by scorer"):
         run_scoring(FakeScorer(name="other", temperature=2.0), _queries(8),
                     RunStore(tmp_path / "run"), chunk_size=2)  # fmt: skip
+
+
+def test_a_read_only_run_is_read_from_its_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import choiceaudit.store._index as index
+
+    store = _run(tmp_path)
+    (store.path / INDEX).unlink()
+
+    def refuse(*args: Any) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(index, "atomic_write_bytes", refuse)
+    assert store.done_ids() == _from_parts(store)
+    assert not (store.path / INDEX).exists()

@@ -13,6 +13,7 @@ used again after it all read right, and the index is rewritten whenever it was s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -111,5 +112,7 @@ def reconcile(
             stale.add(part.name)
         out.append(entry)
     if stale or (parts and not path.exists()):
-        atomic_write_bytes(path, "".join(e.to_line() for e in out).encode("utf-8"))
+        # a cache: a run on read-only storage is read from its parts each time
+        with contextlib.suppress(OSError):
+            atomic_write_bytes(path, "".join(e.to_line() for e in out).encode("utf-8"))
     return out
