@@ -74,22 +74,28 @@ class _Text:
     def __init__(self, text: str) -> None:
         self.text = text
         self.data = text.encode("utf-8")
+        n = len(self.data)
         self.char_of: list[int] = []
+        #: the first byte of the character each byte belongs to
+        self.start_of: list[int] = []
         for k, ch in enumerate(text):
-            self.char_of.extend([k] * len(ch.encode("utf-8")))
+            width = len(ch.encode("utf-8"))
+            self.char_of.extend([k] * width)
+            self.start_of.extend([len(self.start_of)] * width)
         self.char_of.append(len(text))
-        self.starts = {0, len(self.data)} | {
-            b for b in range(1, len(self.data)) if self.char_of[b] != self.char_of[b - 1]
-        }
+        self.start_of.append(n)
+        self.is_start = [self.start_of[b] == b for b in range(n + 1)]
+        #: the first character start at or after each byte
+        self.next_start = list(range(n + 1))
+        for b in range(n - 1, -1, -1):
+            if not self.is_start[b]:
+                self.next_start[b] = self.next_start[b + 1]
 
     def owner(self, p: int, q: int, r: int) -> int:
         """The ``r`` of the token after bytes ``[p, q)`` of a token whose ``r`` is ``r``."""
-        if q in self.starts:
+        if self.is_start[q]:
             return q
-        begins = q - 1
-        while begins not in self.starts:
-            begins -= 1
-        return p if begins >= p else r
+        return p if self.start_of[q - 1] >= p else r
 
     def span(self, p: int, q: int) -> Span:
         """The characters the bytes ``[p, q)`` touch; zero-width where ``p == q``."""
@@ -105,26 +111,36 @@ def _moves(text: _Text, token: str | None, state: _State, rule: str) -> list[tup
     if token is None:  # unknown text (the first token of vLLM's prompt_logprobs)
         return [(q, q) for q in range(p, n + 1)]
     moves: list[tuple[int, int]] = []
-    leading = p == 0
     encoded = token.encode("utf-8")
     special = REPLACEMENT not in token and (
         (p == n and (token == "" or not data.endswith(encoded)))
-        or (leading and (token == "" or not data.startswith(encoded, p)))
+        or (p == 0 and (token == "" or not data.startswith(encoded, p)))
     )
     if special:  # a special token before the text or after it (never a piece of a character)
         moves.append((p, p))
-    top = min(n, p + (_MAX_EMPTY_BYTES if token == "" else len(encoded)))
-    for q in range(p + 1, top + 1):
-        if rule == ALONE:
-            ok = _lossy(data[p:q]) == token
-        elif q not in text.starts:  # ends inside a character: vLLM writes ""
-            ok = token == ""
-        elif any(b in text.starts for b in range(p, q)):  # holds a character's first byte
-            ok = _lossy(data[p:q]) == token
-        else:  # completes a character begun in earlier tokens: written from that token on
-            ok = _lossy(data[r:q]) == token
-        if ok:
-            moves.append((q, text.owner(p, q, r)))
+    if token == "":
+        if rule == EMPTY_THEN_WHOLE:  # ends inside a character (decoded alone, bytes are never "")
+            top = min(n, p + _MAX_EMPTY_BYTES)
+            moves.extend((q, text.owner(p, q, r)) for q in range(p + 1, top + 1)
+                         if not text.is_start[q])  # fmt: skip
+        return moves
+    # the text before the first U+FFFD is the decoding of the bytes the string starts at
+    head = token.split(REPLACEMENT, 1)[0].encode("utf-8")
+    top = min(n, p + len(encoded))
+    if rule == ALONE:
+        if not head or data.startswith(head, p):
+            moves.extend((q, text.owner(p, q, r)) for q in range(p + 1, top + 1)
+                         if _lossy(data[p:q]) == token)  # fmt: skip
+        return moves
+    first = text.next_start[p]
+    # completes the character begun in earlier tokens: written from that token on
+    completes = p < first <= min(n, r + len(encoded))
+    if completes and (not head or data.startswith(head, r)) and _lossy(data[r:first]) == token:
+        moves.append((first, first))
+    if not head or data.startswith(head, p):
+        # holds a character's first byte, and ends where a character ends
+        moves.extend((q, q) for q in range(max(p, first) + 1, top + 1)
+                     if text.is_start[q] and _lossy(data[p:q]) == token)  # fmt: skip
     return moves
 
 
