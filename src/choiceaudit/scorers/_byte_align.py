@@ -24,7 +24,9 @@ bytes of the text, and its string is what that server's rule writes for those by
 every assignment of byte runs to tokens that reproduces all the strings under the rules above
 (a small dynamic programme over token index and byte position) and reports, for each token,
 every character span it can have — the characters its bytes touch, which is what a fast
-tokenizer's offset mapping gives the ``hf`` scorer in process. Where a token can have more than
+tokenizer's offset mapping gives the ``hf`` scorer in process (in linear time where the strings
+hold no ``U+FFFD``: each run of ``""`` tokens is read on the bytes of the token that completes it,
+:func:`_whole_texts`). Where a token can have more than
 one span, the caller decides whether that changes which tokens are scored and refuses if it
 does (:func:`._tokenize._locate`).
 """
@@ -104,17 +106,24 @@ class _Text:
         return (self.char_of[p], self.char_of[q - 1] + 1)
 
 
-def _moves(text: _Text, token: str | None, state: _State, rule: str) -> list[tuple[int, int]]:
-    """``(q, r)``: where the token can end under ``rule``, and the next state's ``r``."""
+def _moves(
+    text: _Text, token: str | None, state: _State, rule: str, specials: bool = True
+) -> list[tuple[int, int]]:
+    """``(q, r)``: where the token can end under ``rule``, and the next state's ``r``
+    (``specials``: whether the text's ends are the string's, where special tokens may stand)."""
     _i, p, r = state
     data, n = text.data, len(text.data)
     if token is None:  # unknown text (the first token of vLLM's prompt_logprobs)
         return [(q, q) for q in range(p, n + 1)]
     moves: list[tuple[int, int]] = []
     encoded = token.encode("utf-8")
-    special = REPLACEMENT not in token and (
-        (p == n and (token == "" or not data.endswith(encoded)))
-        or (p == 0 and (token == "" or not data.startswith(encoded, p)))
+    special = (
+        specials
+        and REPLACEMENT not in token
+        and (
+            (p == n and (token == "" or not data.endswith(encoded)))
+            or (p == 0 and (token == "" or not data.startswith(encoded, p)))
+        )
     )
     if special:  # a special token before the text or after it (never a piece of a character)
         moves.append((p, p))
@@ -144,7 +153,9 @@ def _moves(text: _Text, token: str | None, state: _State, rule: str) -> list[tup
     return moves
 
 
-def _align(t: _Text, tokens: Sequence[str | None], rule: str) -> list[set[Span]] | str:
+def _align(
+    t: _Text, tokens: Sequence[str | None], rule: str, specials: bool = True
+) -> list[set[Span]] | str:
     """Per token the spans it can have under ``rule``, or why no reading exists."""
     n_tok, n = len(tokens), len(t.data)
     edges: dict[_State, list[tuple[_State, Span]]] = {}
@@ -155,7 +166,7 @@ def _align(t: _Text, tokens: Sequence[str | None], rule: str) -> list[set[Span]]
         if state[0] == n_tok:
             continue
         out = []
-        for q, r in _moves(t, tokens[state[0]], state, rule):
+        for q, r in _moves(t, tokens[state[0]], state, rule, specials):
             nxt = (state[0] + 1, q, r)
             out.append((nxt, (state[1], q)))
             if nxt not in seen:
@@ -180,6 +191,9 @@ def align_partial_tokens(
     """Every character span each of ``tokens`` can have, read under each server rule of this
     module that reproduces ``text`` (the union where both do), and the names of those rules;
     raises ``ValueError`` when neither does."""
+    fast = _whole_texts(text, tokens)
+    if fast is not None:
+        return tuple(tuple(sorted(o)) for o in fast), (EMPTY_THEN_WHOLE,)
     t = _Text(text)
     found: dict[str, list[set[Span]]] = {}
     why = ""
@@ -193,6 +207,45 @@ def align_partial_tokens(
         raise ValueError(why)
     merged = [set().union(*(o[k] for o in found.values())) for k in range(len(tokens))]
     return tuple(tuple(sorted(o)) for o in merged), tuple(found)
+
+
+def _whole_texts(text: str, tokens: Sequence[str | None]) -> list[set[Span]] | None:
+    """The common case in linear time: no ``U+FFFD`` and no unknown token, so the non-empty
+    strings tile the text (current vLLM writes each completed character whole, with every byte
+    since the last clean token). Each run of ``""`` tokens is then placed, with the token that
+    completes it, inside that token's characters, by the reading above on those few bytes only.
+    ``None`` where the strings do not tile the text that way (the full reading decides)."""
+    if any(tok is None or REPLACEMENT in tok for tok in tokens):
+        return None
+    options: list[set[Span]] = [set() for _ in tokens]
+    c, pending = 0, []
+    for i, tok in enumerate(tokens):
+        assert tok is not None
+        if tok == "":
+            pending.append(i)
+            continue
+        if not text.startswith(tok, c):
+            if c == len(text) or (c == 0 and not pending):  # a special token at an end
+                options[i].add((c, c))
+                continue
+            return None
+        end = c + len(tok)
+        if pending:
+            local = _align(_Text(text[c:end]), [*(tokens[k] for k in pending), tok],
+                           EMPTY_THEN_WHOLE, specials=c == 0)  # fmt: skip
+            if isinstance(local, str):
+                return None
+            for k, spans in zip([*pending, i], local, strict=True):
+                options[k] = {(s + c, e + c) for s, e in spans}
+            pending = []
+        else:
+            options[i].add((c, end))
+        c = end
+    if c != len(text):
+        return None
+    for k in pending:  # after the text: special tokens
+        options[k].add((c, c))
+    return options
 
 
 def _live(
