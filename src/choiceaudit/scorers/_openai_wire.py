@@ -226,8 +226,6 @@ def _choice_index(choice: object) -> int:
 def _spans(
     base_url: str, text: str, tokens: Sequence[str | None], offsets: Sequence[int] | None
 ) -> tuple[tuple[tuple[int, int], ...], str]:
-    if has_partial_tokens(tokens):
-        raise _Partial
     if offsets is not None and all(t is not None for t in tokens):
         spans = _offset_spans(text, [t or "" for t in tokens], offsets)
         if spans is not None:
@@ -369,15 +367,10 @@ def _finish(
                 f"(tolerance {LOGPROB_TOLERANCE}), so this server's numbers are wrong and no "
                 "row of this request is kept",
             )
-    try:
-        spans, method = _spans(base_url, text, tokens, offsets)
-    except _Partial:
+    if has_partial_tokens(tokens):  # neither offsets nor whole strings place these
         return _partial(base_url, text, tokens, tuple(logprobs))
+    spans, method = _spans(base_url, text, tokens, offsets)
     return Tokens(spans, tuple(logprobs), method)
-
-
-class _Partial(Exception):
-    """Some tokens hold only part of a character: neither offsets nor whole strings place them."""
 
 
 def _partial(
