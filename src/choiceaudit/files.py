@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ __all__ = [
     "atomic_write_text",
     "canonical_hash",
     "canonical_json",
+    "json_lines",
     "make_dir",
     "sha256_bytes",
     "sha256_file",
@@ -85,6 +86,12 @@ def sha256_file(path: Path | str, *, chunk: int = 1 << 20) -> str:
         while block := handle.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+def json_lines(rows: Iterable[Mapping[str, Any]]) -> bytes:
+    """One JSON object per line, UTF-8 with non-ASCII text kept: how a run lists the input rows
+    it left out (beside its parts, counted and digested in its manifest)."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -37,7 +37,7 @@ from typing_extensions import TypedDict
 
 from choiceaudit.audit._scoring import RunSummary, run_scoring
 from choiceaudit.errors import InputError
-from choiceaudit.files import sha256_file
+from choiceaudit.files import json_lines, sha256_bytes, sha256_file
 from choiceaudit.instruments.scoring import ScoreConfig
 from choiceaudit.store import REFUSED, RunStore
 from choiceaudit.types import Decision, Query, RunConfig
@@ -164,14 +164,14 @@ class _Collector:
     def refusals(self) -> tuple[dict[str, object], bytes]:
         """The configuration's record of the refused rows (counted by reason, the first few
         listed, all of them counted and digested) and the ``refused.jsonl`` that holds them."""
-        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.listed).encode()
+        data = json_lines(self.listed)
         record: dict[str, object] = {
             "unmappable_rows": capped_reasons(self.refused),
             "unmappable_listed": list(self.listed[:SHOWN_REFUSED]),
             "refused_rows": {
                 "file": REFUSED,
                 "count": len(self.listed),
-                "sha256": hashlib.sha256(data).hexdigest(),
+                "sha256": sha256_bytes(data),
             },
         }
         return record, data

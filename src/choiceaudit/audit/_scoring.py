@@ -9,7 +9,6 @@ after every part; :class:`~._session.Session` holds what one session changes in 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import subprocess
@@ -21,7 +20,13 @@ from typing import Any
 
 from choiceaudit.audit._session import Session, SessionRecord, now, skipped_line_records
 from choiceaudit.errors import InputError, ScorerError, StoreError
-from choiceaudit.files import atomic_write_bytes, canonical_hash, canonical_json
+from choiceaudit.files import (
+    atomic_write_bytes,
+    canonical_hash,
+    canonical_json,
+    json_lines,
+    sha256_bytes,
+)
 from choiceaudit.scorers import PartialScoreError, Scorer, resume_identity
 from choiceaudit.store import Manifest, PartStamp, RunStore
 from choiceaudit.types import Decision, Query, RunConfig
@@ -293,17 +298,9 @@ def _skipped_file(
     if not lines:
         return {}
     name = f"skipped-input-{session}.jsonl"
-    data = "".join(
-        json.dumps(r, ensure_ascii=False) + "\n" for r in skipped_line_records(lines)
-    ).encode("utf-8")
+    data = json_lines(skipped_line_records(lines))
     atomic_write_bytes(store.path / name, data)
-    return {
-        "skipped_input_file": {
-            "file": name,
-            "count": len(lines),
-            "sha256": hashlib.sha256(data).hexdigest(),
-        }
-    }
+    return {"skipped_input_file": {"file": name, "count": len(lines), "sha256": sha256_bytes(data)}}
 
 
 def check_chunk_size(chunk_size: int) -> None:
