@@ -18,7 +18,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from choiceaudit.audit._session import Session, SessionRecord, now, skipped_line_records
+from choiceaudit.audit._session import (
+    Session,
+    SessionRecord,
+    SkippedLine,
+    now,
+    skipped_line_records,
+)
 from choiceaudit.errors import InputError, ScorerError, StoreError
 from choiceaudit.files import (
     atomic_write_bytes,
@@ -289,16 +295,14 @@ def _score_chunks(
 SHOWN_LINES = 20
 
 
-def _skipped_file(
-    store: RunStore, session: int, lines: Sequence[tuple[int, str, str]]
-) -> dict[str, object]:
+def _skipped_file(store: RunStore, session: int, lines: Sequence[SkippedLine]) -> dict[str, object]:
     """Write every skipped input line of this session once, to ``skipped-input-<session>.jsonl``
     in the run directory, and say where: the manifest, rewritten after every part, lists only
     the first :data:`SHOWN_LINES`."""
     if not lines:
         return {}
     name = f"skipped-input-{session}.jsonl"
-    data = json_lines(skipped_line_records(lines))
+    data = json_lines(lines)
     atomic_write_bytes(store.path / name, data)
     return {"skipped_input_file": {"file": name, "count": len(lines), "sha256": sha256_bytes(data)}}
 
@@ -363,6 +367,7 @@ def run_scoring(
         if on_accepted is not None:
             on_accepted(store.path)
         total, duplicates, pending = _pending(queries, done)
+        skipped_records = skipped_line_records(skipped_lines)
         record = SessionRecord(
             started=now(),
             requested=len(queries),
@@ -370,10 +375,10 @@ def run_scoring(
             duplicates_in_input=duplicates,
             stale_partial_files_removed=stale,
             skipped_input=dict(skipped or {}),
-            skipped_input_lines=skipped_line_records(skipped_lines)[:SHOWN_LINES],
+            skipped_input_lines=skipped_records[:SHOWN_LINES],
             rows_at_start=len(done),
             notes={
-                **_skipped_file(store, len(manifest.sessions), skipped_lines),
+                **_skipped_file(store, len(manifest.sessions), skipped_records),
                 **dict(session_notes or {}),
             },
         )

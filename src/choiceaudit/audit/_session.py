@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 from choiceaudit.store import Manifest, PartStamp, RunStore
 from choiceaudit.types import Decision, Query
 
-__all__ = ["Session", "SessionRecord", "now", "skipped_line_records"]
+__all__ = ["Session", "SessionRecord", "SkippedLine", "now", "skipped_line_records"]
 
 
 def now() -> str:
