@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tiny_llama import save_tiny_llama
+
 CONTEXT = 48
 
 
@@ -33,24 +35,14 @@ def tiny_tokenizer() -> Any:
 
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
     pytest.importorskip("starlette")
     pytest.importorskip("uvicorn")
 
-    tokenizer = tiny_tokenizer()
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=CONTEXT,
-        initializer_range=0.3, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-    )  # fmt: skip
-    torch.manual_seed(7)
-    model = transformers.LlamaForCausalLM(config)
-    directory = tmp_path_factory.mktemp("serve") / "tiny"
-    model.save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return save_tiny_llama(
+        tmp_path_factory.mktemp("serve") / "tiny", tiny_tokenizer(), seed=7, context=CONTEXT
+    )
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,7 @@ from bagdhara_synthetic import write_bagdhara
 from choiceaudit.audit import run_meaning, run_signalling, score_file
 from choiceaudit.store import RunStore, write_queries
 from choiceaudit.types import Query
+from tiny_llama import save_tiny_llama
 
 TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
@@ -105,7 +106,7 @@ def wire(url: str) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def chat_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     pytest.importorskip("starlette")
     from tokenizers import Tokenizer, models, processors
@@ -122,17 +123,8 @@ def chat_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         tokenizer_object=bpe, unk_token="<unk>", pad_token="<pad>", bos_token="<s>"
     )
     tokenizer.chat_template = TEMPLATE
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
-        initializer_range=0.3, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-    )  # fmt: skip
-    torch.manual_seed(11)
     directory = tmp_path_factory.mktemp("wire") / "tiny-instruct"
-    transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return save_tiny_llama(directory, tokenizer, seed=11, context=2048)
 
 
 @pytest.fixture(scope="module")

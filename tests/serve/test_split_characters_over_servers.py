@@ -24,6 +24,7 @@ from echo_rules import RULES, decoded_alone, proxy_app, vllm_current
 from choiceaudit.audit import score_file
 from choiceaudit.store import RunStore, write_queries
 from choiceaudit.types import Query
+from tiny_llama import save_tiny_llama
 
 CORPUS = [
     "ঘোড়া রোগ মানে অসম্ভব ইচ্ছা। কথাটার মানে কী? উত্তর: ভয় আনন্দ রাগ",
@@ -45,7 +46,7 @@ QUERIES = [
 
 @pytest.fixture(scope="module")
 def bytes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
@@ -60,16 +61,8 @@ def bytes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bpe.train_from_iterator(CORPUS * 3, trainer)
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>",
                                                      bos_token="<s>")  # fmt: skip
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-        initializer_range=0.3, pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(5)
     directory = tmp_path_factory.mktemp("bytes") / "tiny-bytes"
-    transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return save_tiny_llama(directory, tokenizer, seed=5, context=256)
 
 
 @pytest.fixture(scope="module")

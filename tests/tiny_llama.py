@@ -1,0 +1,25 @@
+"""A tiny random Llama saved beside its tokenizer, as a user's local model directory is: the
+model the serving tests score through ``serve-model`` and in process alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def save_tiny_llama(directory: Path, tokenizer: Any, *, seed: int, context: int) -> Path:
+    """Two layers of width 32 over ``tokenizer``'s vocabulary, weights drawn with ``seed``,
+    saved (safetensors) with the tokenizer into ``directory``."""
+    import torch
+    import transformers
+
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=context,
+        initializer_range=0.3, pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return directory
