@@ -160,11 +160,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="instead: the toolkit's own costs at these run sizes (scale_sizes.py)",
     )  # fmt: skip
     parser.add_argument("--step-timeout", type=float, default=3600.0)
+    parser.add_argument(
+        "--steps", nargs="+", default=None,
+        help="with --sizes: only these steps (e.g. 'import decisions' 'import lm-eval')",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.sizes:
         from scale_sizes import markdown, run_sizes
 
-        size_rows = run_sizes(args.sizes, args.step_timeout)
+        size_rows = run_sizes(args.sizes, args.step_timeout, args.steps)
         print(markdown(size_rows, args.sizes))
         if args.json:
             args.json.write_text(json.dumps(size_rows, indent=1))

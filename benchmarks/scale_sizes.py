@@ -15,7 +15,8 @@ Every step is the command a user runs, in a child process timed and measured the
   whose glosses share common words and tags (the plan of the design's full item set).
 
 Run: ``python benchmarks/bench_scale.py --sizes 10000 100000 1000000`` (``make bench-scale``
-runs the worker benchmark; the sizes are slow at 1M: tens of minutes on two cores).
+runs the worker benchmark; the sizes are slow at 1M: tens of minutes on two cores); add
+``--steps 'import decisions' 'import lm-eval'`` to time only some steps.
 """
 
 from __future__ import annotations
@@ -187,11 +188,17 @@ def slope(rows: Sequence[dict[str, Any]], step: str) -> float | None:
     return math.log(t2 / t1) / math.log(n2 / n1) if t1 > 0 and t2 > 0 else None
 
 
-def run_sizes(sizes: Sequence[int], timeout: float) -> list[dict[str, Any]]:
+def run_sizes(
+    sizes: Sequence[int], timeout: float, only: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Each step (``only``: those named; ``resume`` and ``report`` need ``score`` before them)
+    at each size, one after another."""
     rows: list[dict[str, Any]] = []
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             for step, args in steps(Path(tmp), n).items():
+                if only is not None and step not in only:
+                    continue
                 rows.append({"step": step, "n": n, **measure(args, timeout)})
                 print(json.dumps(rows[-1]), flush=True)
     return rows

@@ -56,15 +56,17 @@ def make_dir(path: Path | str) -> Path:
     return path
 
 
-def atomic_write_bytes(path: Path | str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory, fsync, then
-    rename: at any instant ``path`` holds the old content or the new, never a torn file. The
-    temporary (``.<name>.*.tmp``) is removed if anything fails before the rename."""
+def atomic_write_bytes(path: Path | str, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (bytes, or blocks of bytes written one after another) to ``path``
+    through a temporary file in the same directory, fsync, then rename: at any instant
+    ``path`` holds the old content or the new, never a torn file. The temporary
+    (``.<name>.*.tmp``) is removed if anything fails before the rename."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for block in [data] if isinstance(data, bytes) else data:
+                handle.write(block)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

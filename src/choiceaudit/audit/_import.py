@@ -7,7 +7,8 @@ standard library only (``json``, ``zipfile``), turn every multiple-choice row in
 the ordinary scoring loop (a replay scorer hands back the decisions), so every generic analysis
 applies: accuracy with intervals, calibration, risk–coverage, the gate, and the order audit where
 an item appears under several orderings. This module holds what both (and ``import decisions``)
-share: the collector of rows, refusals and warnings, and the writer of the run.
+share: the mapped row, the collector of refusals, unmapped fields and warnings, and the reading
+helpers; ``_import_write`` checks the rows and writes the run in bounded memory.
 
 What the manifest records (``config``): the source and its version, each file's name and
 sha256, every field of the harness's rows that was *not* mapped (with the number of rows that
@@ -27,28 +28,30 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 from typing_extensions import TypedDict
 
-from choiceaudit.audit._scoring import RunSummary, run_scoring
+from choiceaudit.audit._scoring import RunSummary
 from choiceaudit.errors import InputError
-from choiceaudit.files import json_lines, sha256_bytes, sha256_file
-from choiceaudit.instruments.scoring import ScoreConfig
-from choiceaudit.store import REFUSED, RunStore
-from choiceaudit.types import Decision, Query, RunConfig
+from choiceaudit.files import json_lines
+from choiceaudit.store import REFUSED
+from choiceaudit.types import Decision, Query
 
 __all__ = [
     "FileRecord",
     "ImportResult",
+    "Mapped",
     "MetaValue",
     "RefusedRow",
     "ReplayDescription",
     "capped_reasons",
+    "text_digest",
 ]
 
 #: refused rows the configuration lists for a reader of the manifest; every one is in the
@@ -113,68 +116,78 @@ class _Unmappable(Exception):
     """A row that cannot become a query and decision; the message is the reason."""
 
 
+class Mapped(NamedTuple):
+    """One row of a harness's file mapped to a query and its decision, where it was read, and
+    for rows that must be unique by something besides their query (a meaning row's
+    experiment, block, language, condition and item) that key."""
+
+    file: str
+    row: int | str
+    query: Query
+    decision: Decision
+    cell: tuple[str, ...] | None = None
+
+
 @dataclass
 class _Collector:
-    """Rows mapped so far, rows refused, fields seen but not mapped, notes on the mapping."""
+    """What reading the files found besides the mapped rows: rows refused (counted by reason,
+    the first few kept, every one spooled to a temporary file when ``spool`` is set), fields
+    seen but not mapped, notes on the mapping, warnings about the files, and each item's
+    canonical option order. Holds nothing per mapped row beyond that order (the rows
+    themselves go to the ledger and are read again when written)."""
 
     source: str
-    rows: list[tuple[Query, Decision]] = field(default_factory=list)
+    spool: bool = False
     refused: dict[str, int] = field(default_factory=dict)
     listed: list[RefusedRow] = field(default_factory=list)
+    n_refused: int = 0
     unmapped: dict[str, int] = field(default_factory=dict)
     notes: dict[str, int] = field(default_factory=dict)
-    canonical: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: sha256 of (task, state, sorted options) -> the item's options' digests in its
+    #: canonical order (16 bytes each: what a rendering's permutation is read from)
+    canonical: dict[bytes, bytes] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    #: query id -> (file, row, index in ``rows``) of the row that gave it first
-    origins: dict[str, tuple[str, int | str, int]] = field(default_factory=dict)
-    identical_duplicates: int = 0
-
-    def add(self, file: str, row: int | str, query: Query, decision: Decision) -> None:
-        """Keep one mapped row. A second row for the same query (same item, condition and
-        rendering) that says the same is dropped and counted; one that says something else
-        is refused by name, since keeping either would choose for the user which one is true
-        (nothing is written: the import stops with both rows named)."""
-        first = self.origins.get(query.id)
-        if first is None:
-            self.origins[query.id] = (file, row, len(self.rows))
-            self.rows.append((query, decision))
-            return
-        first_file, first_row, index = first
-        differs = _first_difference(self.rows[index][1], decision)
-        if differs is None:
-            self.identical_duplicates += 1
-            self.note("identical duplicate rows dropped (same item, condition and values)")
-            return
-        item = query.meta.get("item_id", query.meta.get("doc_id", query.id))
-        condition = query.meta.get("condition")
-        what = f"item {item}" + (f" condition {condition}" if condition is not None else "")
-        where = first_row if first_file == file else f"{first_row} of {first_file}"
-        raise InputError(
-            f"a second row for {what} (same rendering) with another {differs} than row "
-            f"{where}; keep one of the two rows, or give them different conditions",
-            source=file,
-            row=row,
-            field=differs,
-        )
+    _file: IO[bytes] | None = None
+    _digest: Any = field(default_factory=hashlib.sha256)
 
     def refuse(self, file: str, row: int | str, reason: str) -> None:
         self.refused[reason] = self.refused.get(reason, 0) + 1
-        self.listed.append({"file": file, "row": row, "reason": reason})
+        self.n_refused += 1
+        entry: RefusedRow = {"file": file, "row": row, "reason": reason}
+        if len(self.listed) < SHOWN_REFUSED:
+            self.listed.append(entry)
+        if self.spool:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+            line = json_lines([entry])
+            self._file.write(line)
+            self._digest.update(line)
 
-    def refusals(self) -> tuple[dict[str, object], bytes]:
-        """The configuration's record of the refused rows (counted by reason, the first few
-        listed, all of them counted and digested) and the ``refused.jsonl`` that holds them."""
-        data = json_lines(self.listed)
-        record: dict[str, object] = {
+    def refusals(self) -> dict[str, object]:
+        """The configuration's record of the refused rows: counted by reason, the first few
+        listed, all of them counted and digested (they are in :meth:`refused_lines`)."""
+        return {
             "unmappable_rows": capped_reasons(self.refused),
-            "unmappable_listed": list(self.listed[:SHOWN_REFUSED]),
+            "unmappable_listed": list(self.listed),
             "refused_rows": {
                 "file": REFUSED,
-                "count": len(self.listed),
-                "sha256": sha256_bytes(data),
+                "count": self.n_refused,
+                "sha256": self._digest.hexdigest(),
             },
         }
-        return record, data
+
+    def refused_lines(self) -> Iterator[bytes]:
+        """The refused rows as ``refused.jsonl`` holds them, read back from the spool."""
+        if self._file is None:
+            return
+        self._file.seek(0)
+        while block := self._file.read(1 << 20):
+            yield block
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def unmapped_field(self, name: str) -> None:
         self.unmapped[name] = self.unmapped.get(name, 0) + 1
@@ -185,32 +198,24 @@ class _Collector:
         if text not in self.warnings:
             self.warnings.append(text)
 
-    def note(self, text: str) -> None:
-        self.notes[text] = self.notes.get(text, 0) + 1
+    def note(self, text: str, count: int = 1) -> None:
+        self.notes[text] = self.notes.get(text, 0) + count
 
     def item(self, task: str, state: str, options: Sequence[str]) -> tuple[str, tuple[int, ...]]:
         """The item id of (task, state, option set) and this rendering's permutation of the
         item's canonical order (the order first read)."""
         key = json.dumps([task, state, sorted(options)], ensure_ascii=False)
-        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
-        item_id = f"{task}:{digest}"
-        canonical = self.canonical.setdefault(item_id, tuple(options))
-        return item_id, tuple(canonical.index(o) for o in options)
+        digest = hashlib.sha256(key.encode("utf-8")).digest()
+        item_id = f"{task}:{digest.hex()[:12]}"
+        mine = [text_digest(o) for o in options]
+        canonical = self.canonical.setdefault(digest, b"".join(mine))
+        order = [canonical[i : i + 16] for i in range(0, len(canonical), 16)]
+        return item_id, tuple(order.index(o) for o in mine)
 
 
-def _first_difference(a: Decision, b: Decision) -> str | None:
-    """The first field in which two decisions for one query differ (``None``: none does)."""
-    if not np.array_equal(a.probs, b.probs):
-        return "probs"
-    if sorted(a.scores) != sorted(b.scores) or any(
-        not np.array_equal(a.scores[k], b.scores[k]) for k in a.scores
-    ):
-        return "scores"
-    if a.n_tokens != b.n_tokens:
-        return "n_tokens"
-    if dict(a.aux) != dict(b.aux):
-        return "aux"
-    return None
+def text_digest(text: str) -> bytes:
+    """A 16-byte digest of a text: what the importers keep of an option in place of its text."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
 def _scalar_meta(
@@ -242,85 +247,6 @@ def _softmax(values: Sequence[float]) -> np.ndarray:
 def _dict(value: object) -> Mapping[str, object]:
     """``value`` when it is a JSON object, else an empty one (harness files vary by version)."""
     return value if isinstance(value, dict) else {}
-
-
-class _Replay:
-    """A scorer that returns the imported decisions (so imports use the one scoring loop)."""
-
-    def __init__(self, decisions: Mapping[str, Decision], description: ReplayDescription) -> None:
-        self._decisions = decisions
-        self._description = description
-        self.name = description["model"]
-
-    def score(self, queries: Sequence[Query]) -> list[Decision]:
-        return [self._decisions[q.id] for q in queries]
-
-    def describe(self) -> dict[str, Any]:
-        return dict(self._description)
-
-
-def _write(
-    collector: _Collector,
-    out: Path | str,
-    *,
-    model: str,
-    version: str | None,
-    files: Sequence[Path],
-    mapping: Mapping[str, str],
-    extra: Mapping[str, object],
-    command: Sequence[str] | None,
-    config_type: type[RunConfig] = ScoreConfig,
-) -> ImportResult:
-    """Store the collected rows as the run ``out`` (through the scoring loop, a replay scorer
-    handing back the decisions), its configuration what the import did plus ``extra``, read
-    as ``config_type`` (a plain scoring run's, or an instrument's)."""
-    if not collector.rows:
-        reasons = "; ".join(f"{n} × {r}" for r, n in sorted(collector.refused.items()))
-        raise InputError(
-            f"no row of {', '.join(str(f) for f in files)} could be imported"
-            + (f" ({reasons})" if reasons else " (the files hold no rows)")
-        )
-    decisions = {q.id: d for q, d in collector.rows}
-    refusals, refused_data = collector.refusals()
-    description: ReplayDescription = {
-        "backend": f"import:{collector.source}",
-        "model": model,
-        "source": collector.source,
-        "source_version": version,
-    }
-    config: dict[str, object] = {
-        "kind": "import",
-        "source": collector.source,
-        "source_version": version,
-        "files": [FileRecord(name=f.name, sha256=sha256_file(f)) for f in files],
-        "mapping": dict(mapping),
-        "unmapped_fields": dict(sorted(collector.unmapped.items())),
-        **refusals,
-        "notes": dict(sorted(collector.notes.items())),
-        "warnings": list(collector.warnings),
-        **dict(extra),
-    }
-    summary = run_scoring(
-        _Replay(decisions, description),
-        [q for q, _ in collector.rows],
-        out,
-        chunk_size=1000,
-        command=command,
-        config=config_type.from_json(config),
-        skipped=capped_reasons(collector.refused),
-        on_accepted=lambda directory: RunStore(directory).write_refused(refused_data),
-    )
-    return ImportResult(
-        summary=summary,
-        source=collector.source,
-        version=version,
-        model=model,
-        mapped=len(decisions),
-        unmappable=dict(collector.refused),
-        unmapped_fields=dict(collector.unmapped),
-        warnings=tuple(collector.warnings),
-        identical_duplicates=collector.identical_duplicates,
-    )
 
 
 def capped_reasons(counts: Mapping[str, int]) -> dict[str, int]:

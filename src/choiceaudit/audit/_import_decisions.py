@@ -34,8 +34,9 @@ set is shown several times) or the display order is the canonical order (one ren
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -48,11 +49,13 @@ from choiceaudit.audit._decision_rows import (
 from choiceaudit.audit._import import (
     FileRecord,
     ImportResult,
+    Mapped,
     _Collector,
     _expand,
     _Unmappable,
-    _write,
+    text_digest,
 )
+from choiceaudit.audit._import_write import Reader, check_rows, write_rows
 from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import MeaningConfig, condition_problem
 from choiceaudit.instruments.scoring import ScoreConfig
@@ -70,33 +73,37 @@ DECISION_INSTRUMENTS = ("meaning", "scoring", "signalling")
 
 class Canonicaliser:
     """Each option set's canonical order, fixed by its first rendering read, and the relabelling
-    that puts gold at 0 and the literal at 1 (see the module docstring)."""
+    that puts gold at 0 and the literal at 1 (see the module docstring). What it keeps of an
+    option set is compact (a million sets fit in a bounded import): the gold and literal's
+    canonical indices and a 16-byte digest of each option's text in canonical order."""
 
     def __init__(self) -> None:
-        self._first: dict[tuple[str, ...], tuple[int, int | None, tuple[str, ...] | None]] = {}
+        self._first: dict[bytes, tuple[int, int | None, bytes | None]] = {}
 
     def perm_of(self, row: DecisionRow) -> tuple[int, ...]:
         """The row's display order in the relabelled canonical order."""
         k = row.raw.size
         perm = row.perm
         texts = None
-        first = self._first.get(row.group)
-        if perm is None and row.options is not None and first is not None and first[2]:
-            canonical = first[2]
-            if sorted(canonical) != sorted(row.options):
+        group = text_digest(json.dumps(row.group, ensure_ascii=False))
+        first = self._first.get(group)
+        shown = None if row.options is None else tuple(text_digest(o) for o in row.options)
+        if perm is None and shown is not None and first is not None and first[2]:
+            canonical = [first[2][i : i + 16] for i in range(0, len(first[2]), 16)]
+            if sorted(canonical) != sorted(shown):
                 raise _Unmappable(
                     f"item {row.item_id}: its options differ from its first rendering"
                 )
-            perm = tuple(canonical.index(o) for o in row.options)
+            perm = tuple(canonical.index(o) for o in shown)
         perm = perm or tuple(range(k))
-        if row.options is not None:
+        if shown is not None:
             inverse = sorted(range(k), key=lambda s: perm[s])
-            texts = tuple(row.options[s] for s in inverse)  # canonical order
+            texts = b"".join(shown[s] for s in inverse)  # canonical order
         gold, literal = perm[row.gold_slot], None
         if row.literal_slot is not None:
             literal = perm[row.literal_slot]
         if first is None:
-            self._first[row.group] = (gold, literal, texts)
+            self._first[group] = (gold, literal, texts)
         else:
             if (gold, literal) != first[:2]:
                 raise _Unmappable(
@@ -152,48 +159,68 @@ def _decision(query: Query, row: DecisionRow) -> Decision:
     return Decision(query_id=query.id, probs=probs, scores={"prob": row.raw.copy()}, aux=aux)
 
 
-def _check_meaning_cell(
-    row: DecisionRow, cells: dict[tuple[str, ...], tuple[str, int]], file: str, number: int
-) -> None:
-    """No other meaning row has this one's (experiment, block, language, condition, item): the
+def _cell_clash(mapped: Mapped, first: str | int) -> InputError:
+    """A second meaning row of one (experiment, block, language, condition, item): the
     analyses pair rows by that key, so a second row would make the report fail or pair the
-    wrong rows; the import stops naming both. (A row repeating another exactly is the
-    collector's to drop; a misnamed condition is refused before, with the names expected.)"""
-    key = (row.experiment, row.block, row.language, row.condition, row.item_id)
-    first = cells.setdefault(key, (file, number))
-    if first != (file, number):
-        where = first[1] if first[0] == file else f"{first[1]} of {first[0]}"
-        raise InputError(
-            f"a second row for item {row.item_id} of {row.experiment} condition "
-            f"{row.condition} (block {row.block}, language {row.language}) besides row {where}; "
-            "each item has one row per condition: check the condition column (or its mapping)",
-            source=file,
-            row=number,
-            field="condition",
-        )
+    wrong rows; the import stops naming both. (A row repeating another exactly is dropped; a
+    misnamed condition is refused before, with the names expected.)"""
+    experiment, block, language, condition, item = mapped.cell or ("",) * 5
+    return InputError(
+        f"a second row for item {item} of {experiment} condition {condition} (block {block}, "
+        f"language {language}) besides row {first}; each item has one row per condition: "
+        "check the condition column (or its mapping)",
+        source=mapped.file,
+        row=mapped.row,
+        field="condition",
+    )
 
 
 def _read_one(
     row: Mapping[str, object] | str,
     read: Callable[[Mapping[str, object]], DecisionRow],
-    collector: _Collector,
+    source: str,
     canon: Canonicaliser,
-    cells: dict[tuple[str, ...], tuple[str, int]],
-    *,
     where: tuple[str, int],
-) -> None:
-    """Read one file row into the collector (``_Unmappable``: the row is refused)."""
+) -> Mapped:
+    """One file row mapped (``_Unmappable``: the row is refused)."""
     if isinstance(row, str):
         raise _Unmappable(row)
     parsed = read(row)
-    meaning = collector.source == "decisions:meaning"
+    meaning = source == "decisions:meaning"
     if meaning and (problem := condition_problem(parsed.experiment, parsed.condition)):
         raise _Unmappable(problem)
     pair = _meaning_pair if meaning else _scoring_pair
     query, decision = pair(parsed, canon.perm_of(parsed))
-    if meaning and query.id not in collector.origins:
-        _check_meaning_cell(parsed, cells, *where)
-    collector.add(*where, query, decision)
+    fields = (parsed.experiment, parsed.block, parsed.language, parsed.condition, parsed.item_id)
+    return Mapped(*where, query, decision, tuple(str(v) for v in fields) if meaning else None)
+
+
+def _reader(
+    paths: Sequence[Path], source: str, seen: set[str], read: Callable[..., DecisionRow]
+) -> Reader:
+    """The files' rows, mapped, for :func:`check_rows` and the writer (``read(row, typed=)``
+    parses one row; ``seen`` gathers the columns met)."""
+
+    def read_files(collector: _Collector) -> Iterator[Mapped]:
+        canon = Canonicaliser()
+        for path in paths:
+            parse = partial(read, typed=path.suffix.lower() != ".csv")
+            for number, row in iter_rows(path):
+                if not isinstance(row, str):
+                    seen.update(row)
+                try:
+                    mapped = _read_one(row, parse, source, canon, (str(path), number))
+                except _Unmappable as exc:
+                    collector.refuse(str(path), number, str(exc))
+                    continue
+                except InputError:  # a refusal of the whole import, not of this row
+                    raise
+                except ValueError as exc:  # a Query or Decision refused the mapped values
+                    collector.refuse(str(path), number, f"not a valid query ({exc})")
+                    continue
+                yield mapped
+
+    return read_files
 
 
 def check_sum_tolerance(tolerance: float) -> None:
@@ -253,25 +280,14 @@ def import_decisions(
     columns, values = load_mapping(mapping, mapping_file)
     fixed = parse_constants(constants, columns)
     paths = _expand(files, ["*.csv", "*.jsonl", "*.parquet"])
-    collector = _Collector(f"decisions:{instrument}")
-    canon = Canonicaliser()
     seen: set[str] = set()
-    cells: dict[tuple[str, ...], tuple[str, int]] = {}
-    for path in paths:
-        read = partial(read_row, mapping=columns, values=values, language=language,
-                       position_base=position_base, sum_tolerance=sum_tolerance,
-                       typed=path.suffix.lower() != ".csv", constants=fixed)  # fmt: skip
-        for number, row in iter_rows(path):
-            if not isinstance(row, str):
-                seen.update(row)
-            try:
-                _read_one(row, read, collector, canon, cells, where=(str(path), number))
-            except _Unmappable as exc:
-                collector.refuse(str(path), number, str(exc))
-            except InputError:  # a refusal of the whole import, not of this row
-                raise
-            except ValueError as exc:  # a Query or Decision refused the mapped values
-                collector.refuse(str(path), number, f"not a valid query ({exc})")
+    source = f"decisions:{instrument}"
+    read_files = _reader(paths, source, seen, partial(
+        read_row, mapping=columns, values=values, language=language, position_base=position_base,
+        sum_tolerance=sum_tolerance, constants=fixed,
+    ))  # fmt: skip
+    collector = _Collector(source, spool=True)
+    ledger = check_rows(read_files, collector, cell_clash=_cell_clash)
     used = {c for v in columns.values() for c in (v if isinstance(v, list) else [v])}
     used |= {f for f in FIELDS if f not in columns and f not in fixed}
     for name in sorted(seen - used):
@@ -286,10 +302,12 @@ def import_decisions(
     }
     if instrument == "meaning":
         extra.update({"instrument": "meaning", "design": None, "corpus_language": corpus_language,
-                      "n_queries": len(collector.rows)})  # fmt: skip
+                      "n_queries": ledger.n_kept})  # fmt: skip
     recorded = {**{f: f for f in FIELDS}, **columns}
-    return _write(
+    return write_rows(
+        read_files,
         collector,
+        ledger,
         out,
         model=model or paths[0].stem,
         version=None,

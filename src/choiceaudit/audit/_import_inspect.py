@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from choiceaudit.audit._import import (
     _LETTERS,
     MAX_META_TEXT,
     ImportResult,
+    Mapped,
     MetaValue,
     _Collector,
     _dict,
@@ -30,8 +31,8 @@ from choiceaudit.audit._import import (
     _scalar_meta,
     _softmax,
     _Unmappable,
-    _write,
 )
+from choiceaudit.audit._import_write import check_rows, write_rows
 from choiceaudit.errors import InputError
 from choiceaudit.types import Decision, Query
 
@@ -316,50 +317,59 @@ def import_inspect(
     read; directories are searched for both) of multiple-choice tasks into the run directory
     ``out``."""
     paths = _expand(files, ["*.eval", "*.json"])
-    collector = _Collector("inspect")
     versions: set[str] = set()
     models: set[str] = set()
     tasks: dict[str, _InspectTask] = {}
-    for path in paths:
-        log = _inspect_log(path)
-        if log.version:
-            versions.add(log.version)
-        if log.model:
-            models.add(log.model)
-        task = log.task or path.stem
-        shuffled = log.shuffled
-        tasks[task] = {
-            "status": log.status,
-            "log_format_version": log.log_format_version,
-            "solver_shuffled_choices": shuffled,
-            "samples": len(log.samples),
-        }
-        for key in log.unmapped:
-            collector.unmapped_field(f"log.{key}")
-        for number, sample in enumerate(log.samples, start=1):
-            where = (
-                f"sample {sample.get('id')} epoch {sample.get('epoch')}"
-                if isinstance(sample, dict)
-                else number
-            )
-            try:
-                if not isinstance(sample, dict):
-                    raise _Unmappable("the sample is not a JSON object")
-                collector.add(path.name, where, *_inspect_row(sample, task, shuffled, collector))
-            except _Unmappable as exc:
-                collector.refuse(path.name, where, str(exc))
-            except InputError:  # a refusal of the whole import, not of this row
-                raise
-            except ValueError as exc:
-                collector.refuse(path.name, where, f"not a valid query ({exc})")
+
+    def read(collector: _Collector) -> Iterator[Mapped]:
+        for path in paths:
+            log = _inspect_log(path)
+            if log.version:
+                versions.add(log.version)
+            if log.model:
+                models.add(log.model)
+            task = log.task or path.stem
+            shuffled = log.shuffled
+            tasks[task] = {
+                "status": log.status,
+                "log_format_version": log.log_format_version,
+                "solver_shuffled_choices": shuffled,
+                "samples": len(log.samples),
+            }
+            for key in log.unmapped:
+                collector.unmapped_field(f"log.{key}")
+            for number, sample in enumerate(log.samples, start=1):
+                where = (
+                    f"sample {sample.get('id')} epoch {sample.get('epoch')}"
+                    if isinstance(sample, dict)
+                    else number
+                )
+                try:
+                    if not isinstance(sample, dict):
+                        raise _Unmappable("the sample is not a JSON object")
+                    pair = _inspect_row(sample, task, shuffled, collector)
+                except _Unmappable as exc:
+                    collector.refuse(path.name, where, str(exc))
+                    continue
+                except InputError:  # a refusal of the whole import, not of this row
+                    raise
+                except ValueError as exc:
+                    collector.refuse(path.name, where, f"not a valid query ({exc})")
+                    continue
+                yield Mapped(path.name, where, *pair)
+
+    collector = _Collector("inspect", spool=True)
+    ledger = check_rows(read, collector)
     if len(models) > 1 and model is None:
         raise InputError(
             f"the logs come from several models ({', '.join(sorted(models))}); import each "
             "model into its own run, or name one with --model-name"
         )
     version = ",".join(sorted(versions)) or None
-    return _write(
+    return write_rows(
+        read,
         collector,
+        ledger,
         out,
         model=model or (models.pop() if models else "inspect"),
         version=version,

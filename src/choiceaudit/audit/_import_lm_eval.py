@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from typing_extensions import TypedDict
 from choiceaudit.audit._import import (
     MAX_META_TEXT,
     ImportResult,
+    Mapped,
     MetaValue,
     _Collector,
     _dict,
@@ -30,8 +31,8 @@ from choiceaudit.audit._import import (
     _scalar_meta,
     _softmax,
     _Unmappable,
-    _write,
 )
+from choiceaudit.audit._import_write import check_rows, write_rows
 from choiceaudit.errors import InputError
 from choiceaudit.types import Decision, Query
 
@@ -266,39 +267,46 @@ def import_lm_eval(
     or directories holding them) into the run directory ``out``. The version, model and task
     configuration come from the ``results_<time>.json`` beside each file when it is there."""
     paths = _expand(files, ["samples_*.jsonl"])
-    collector = _Collector("lm-eval")
     versions: set[str] = set()
     models: set[str] = set()
     tasks: dict[str, _TaskRecord] = {}
-    for path in paths:
-        results = _lm_eval_results(path, collector)
-        if results.version:
-            versions.add(results.version)
-        if results.model:
-            models.add(results.model)
-        match = _LM_EVAL_NAME.match(path.name)
-        task = match.group("task") if match else path.stem
-        config = results.configs.get(task, {})
-        output_type = config.get("output_type")
-        tasks[task] = {
-            "output_type": output_type,
-            "num_fewshot": config.get("num_fewshot"),
-            "version": results.versions.get(task),
-            "results_file": results.found,
-        }
-        for number, line in _jsonl(path):
-            try:
-                if isinstance(line, _Unmappable):
-                    raise line
-                if not isinstance(line, dict):
-                    raise _Unmappable("the line is not a JSON object")
-                collector.add(path.name, number, *_lm_eval_row(line, task, output_type, collector))
-            except _Unmappable as exc:
-                collector.refuse(path.name, number, str(exc))
-            except InputError:  # a refusal of the whole import, not of this row
-                raise
-            except ValueError as exc:  # a Query or Decision refused the mapped values
-                collector.refuse(path.name, number, f"not a valid query ({exc})")
+
+    def read(collector: _Collector) -> Iterator[Mapped]:
+        for path in paths:
+            results = _lm_eval_results(path, collector)
+            if results.version:
+                versions.add(results.version)
+            if results.model:
+                models.add(results.model)
+            match = _LM_EVAL_NAME.match(path.name)
+            task = match.group("task") if match else path.stem
+            config = results.configs.get(task, {})
+            output_type = config.get("output_type")
+            tasks[task] = {
+                "output_type": output_type,
+                "num_fewshot": config.get("num_fewshot"),
+                "version": results.versions.get(task),
+                "results_file": results.found,
+            }
+            for number, line in _jsonl(path):
+                try:
+                    if isinstance(line, _Unmappable):
+                        raise line
+                    if not isinstance(line, dict):
+                        raise _Unmappable("the line is not a JSON object")
+                    pair = _lm_eval_row(line, task, output_type, collector)
+                except _Unmappable as exc:
+                    collector.refuse(path.name, number, str(exc))
+                    continue
+                except InputError:  # a refusal of the whole import, not of this row
+                    raise
+                except ValueError as exc:  # a Query or Decision refused the mapped values
+                    collector.refuse(path.name, number, f"not a valid query ({exc})")
+                    continue
+                yield Mapped(path.name, number, *pair)
+
+    collector = _Collector("lm-eval", spool=True)
+    ledger = check_rows(read, collector)
     if len(models) > 1 and model is None:
         raise InputError(
             f"the files come from several models ({', '.join(sorted(models))}); import each "
@@ -307,8 +315,10 @@ def import_lm_eval(
     version = ",".join(sorted(versions)) or None
     if version is None:
         collector.note("no results_<timestamp>.json beside the samples: lm-eval version unknown")
-    return _write(
+    return write_rows(
+        read,
         collector,
+        ledger,
         out,
         model=model or (models.pop() if models else "lm-eval"),
         version=version,

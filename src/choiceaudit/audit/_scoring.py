@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.audit._pending import STREAM_WINDOW, QueryStream, plan
 from choiceaudit.audit._session import (
     Session,
     SessionRecord,
@@ -37,7 +38,14 @@ from choiceaudit.scorers import PartialScoreError, Scorer, resume_identity
 from choiceaudit.store import Manifest, PartStamp, RunStore
 from choiceaudit.types import Decision, Query, RunConfig
 
-__all__ = ["ChunkExecutor", "ProgressCallback", "RunSummary", "check_chunk_size", "run_scoring"]
+__all__ = [
+    "ChunkExecutor",
+    "ProgressCallback",
+    "QueryStream",
+    "RunSummary",
+    "check_chunk_size",
+    "run_scoring",
+]
 
 #: ``on_progress(done, total)`` after each committed part (and once before the first).
 ProgressCallback = Callable[[int, int], None]
@@ -228,19 +236,6 @@ def _close_killed_session(manifest: Manifest, rows_now: int) -> Manifest:
     return replace(manifest, sessions=(*sessions[:-1], last))
 
 
-def _pending(queries: Sequence[Query], done: set[str]) -> tuple[int, int, list[tuple[int, Query]]]:
-    """``(unique queries, duplicates, the (input index, query) pairs not yet done)``."""
-    unique: dict[str, tuple[int, Query]] = {}
-    duplicates = 0
-    for index, query in enumerate(queries):
-        if query.id in unique:
-            duplicates += 1
-            continue
-        unique[query.id] = (index, query)
-    pending = [(i, q) for qid, (i, q) in unique.items() if qid not in done]
-    return len(unique), duplicates, pending
-
-
 def _score_chunks(
     session: Session,
     scorer: Scorer,
@@ -319,7 +314,7 @@ def check_chunk_size(chunk_size: int) -> None:
 
 def run_scoring(
     scorer: Scorer,
-    queries: Sequence[Query],
+    queries: Sequence[Query] | QueryStream,
     run: RunStore | Path | str,
     *,
     chunk_size: int = 32,
@@ -349,6 +344,7 @@ def run_scoring(
     :class:`~choiceaudit.scorers.PartialScoreError` keeps the decisions that came back, records
     the failure and is re-raised; a resume scores only the rest. ``executor`` scores the chunks
     elsewhere (Ray actors: :class:`choiceaudit.audit.RayFanout`); parts are still written here.
+    ``queries`` may be a :class:`QueryStream`, read a chunk at a time as it is scored.
     """
     check_chunk_size(chunk_size)
     store = run if isinstance(run, RunStore) else RunStore(run)
@@ -366,12 +362,14 @@ def run_scoring(
         session = Session(store, _close_killed_session(manifest, len(done)), stamp)
         if on_accepted is not None:
             on_accepted(store.path)
-        total, duplicates, pending = _pending(queries, done)
+        total, duplicates, requested, already, windows = plan(
+            queries, done, chunk_size, streamed_window=1 if executor is None else STREAM_WINDOW
+        )
         skipped_records = skipped_line_records(skipped_lines)
         record = SessionRecord(
             started=now(),
-            requested=len(queries),
-            already_done=total - len(pending),
+            requested=requested,
+            already_done=already,
             duplicates_in_input=duplicates,
             stale_partial_files_removed=stale,
             skipped_input=dict(skipped or {}),
@@ -383,7 +381,7 @@ def run_scoring(
             },
         )
         session.begin(record, len(done))
-        progress = [total - len(pending)]
+        progress = [already]
 
         def advance(n: int) -> None:
             progress[0] += n
@@ -391,9 +389,10 @@ def run_scoring(
                 on_progress(progress[0], total)
 
         advance(0)
-        chunks = [pending[s : s + chunk_size] for s in range(0, len(pending), chunk_size)]
+        execute = executor or _sequential(scorer)
         try:
-            _score_chunks(session, scorer, chunks, executor or _sequential(scorer), advance)
+            for window in windows:
+                _score_chunks(session, scorer, window, execute, advance)
         except PartialScoreError:
             raise
         except BaseException as exc:
@@ -405,7 +404,7 @@ def run_scoring(
         _finish(session, scorer, total)
         return RunSummary(
             path=store.path,
-            requested=len(queries),
+            requested=requested,
             already_done=record.already_done,
             scored=record.scored,
             duplicates_in_input=duplicates,

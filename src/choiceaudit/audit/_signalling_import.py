@@ -34,7 +34,7 @@ the files' sha256, the mapping, and every refused row with its file, row and rea
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,14 +50,13 @@ from choiceaudit.audit._decision_files import (
 )
 from choiceaudit.audit._import import (
     ImportResult,
+    Mapped,
     ReplayDescription,
     _Collector,
     _expand,
-    _Replay,
     _Unmappable,
-    capped_reasons,
 )
-from choiceaudit.audit._scoring import run_scoring
+from choiceaudit.audit._import_write import Ledger, Reader, check_rows, write_import
 from choiceaudit.audit._signalling import CHOOSERS
 from choiceaudit.errors import InputError
 from choiceaudit.files import sha256_file
@@ -68,7 +67,6 @@ from choiceaudit.instruments.signalling import (
     load_instrument,
 )
 from choiceaudit.instruments.signalling.choosers import chooser_condition
-from choiceaudit.store import RunStore
 from choiceaudit.types import Decision, FloatArray, Item, Query, parse_perm
 
 __all__ = ["SIGNALLING_FIELDS", "import_signalling_decisions"]
@@ -342,44 +340,55 @@ def import_signalling_decisions(
     columns, values = load_mapping(mapping, mapping_file, fields=SIGNALLING_FIELDS)
     paths = _expand(files, ["*.csv", "*.jsonl", "*.parquet"])
     sets = _Renderings.of(load_instrument(items))
-    collector = _Collector("decisions:signalling")
     seen_fields: set[str] = set()
-    for path in paths:
-        for number, row in iter_rows(path):
-            try:
-                if isinstance(row, str):
-                    raise _Unmappable(row)
-                seen_fields.update(row)
-                item, query = _rendering(row, columns, values, sets)
-                decision = _decision(row, columns, values, item, query, sum_tolerance)
+    grid: dict[str, set[str]] = {"conditions": set(), "formats": set(), "label_forms": set()}
+
+    def read(collector: _Collector) -> Iterator[Mapped]:
+        for path in paths:
+            for number, row in iter_rows(path):
+                try:
+                    if isinstance(row, str):
+                        raise _Unmappable(row)
+                    seen_fields.update(row)
+                    item, query = _rendering(row, columns, values, sets)
+                    decision = _decision(row, columns, values, item, query, sum_tolerance)
+                except _Unmappable as exc:
+                    collector.refuse(str(path), number, str(exc))
+                    continue
+                except InputError:
+                    raise
+                except ValueError as exc:  # a Decision refused the mapped values
+                    collector.refuse(str(path), number, f"not a valid decision ({exc})")
+                    continue
+                meta = query.meta
+                grid["conditions"].add(str(meta["condition"]))
+                grid["formats"].add(str(meta["format"]))
+                if "label_form" in meta:
+                    grid["label_forms"].add(str(meta["label_form"]))
                 # one row per rendering: a repeat is dropped and counted, a contradiction
                 # stops the import naming both rows
-                collector.add(str(path), number, query, decision)
-            except _Unmappable as exc:
-                collector.refuse(str(path), number, str(exc))
-            except InputError:
-                raise
-            except ValueError as exc:  # a Decision refused the mapped values
-                collector.refuse(str(path), number, f"not a valid decision ({exc})")
+                yield Mapped(str(path), number, query, decision)
+
+    collector = _Collector("decisions:signalling", spool=True)
+    # the run keeps the frozen rendering order, whatever order the file has
+    ledger = check_rows(read, collector, order=lambda query: sets.order[query.id])
     used = {c for v in columns.values() for c in (v if isinstance(v, list) else [v])}
     used |= {f for f in SIGNALLING_FIELDS if f not in columns}
     for name in sorted(seen_fields - used):
         collector.unmapped_field(name)
-    collector.rows.sort(key=lambda pair: sets.order[pair[0].id])  # the frozen rendering order
     label = chooser or model or paths[0].stem
-    config = _config(sets.frozen, collector, label, chooser, paths, columns, values, sum_tolerance)
-    return _write(collector, out, config, sets.frozen, label, command)
+    config = _config(sets.frozen, collector, grid, label, chooser, paths, columns, values,
+                     sum_tolerance)  # fmt: skip
+    return _write(read, collector, ledger, out, config, sets.frozen, label, command)
 
 
-def _config(frozen: FrozenInstrument, collector: _Collector, label: str, chooser: str | None,
-            paths: Sequence[Path], columns: DecisionMapping, values: Mapping[str, Any],
-            sum_tolerance: float) -> SignallingConfig:  # fmt: skip
-    metas = [q.meta for q, _ in collector.rows]
+def _config(frozen: FrozenInstrument, collector: _Collector, seen: Mapping[str, set[str]],
+            label: str, chooser: str | None, paths: Sequence[Path], columns: DecisionMapping,
+            values: Mapping[str, Any], sum_tolerance: float) -> SignallingConfig:  # fmt: skip
     grid = {
-        "conditions": sorted({str(m["condition"]) for m in metas}),
-        "formats": sorted({str(m["format"]) for m in metas}),
-        "label_forms": sorted({str(m["label_form"]) for m in metas if "label_form" in m})
-        or ["bare"],
+        "conditions": sorted(seen["conditions"]),
+        "formats": sorted(seen["formats"]),
+        "label_forms": sorted(seen["label_forms"]) or ["bare"],
     }
     who: dict[str, str] = {"model": label}
     if chooser is not None:
@@ -395,39 +404,27 @@ def _config(frozen: FrozenInstrument, collector: _Collector, label: str, chooser
         "value_renames": dict(values), "decision_fields": dict(SIGNALLING_FIELDS),
         "sum_tolerance": sum_tolerance,
         "unmapped_fields": dict(sorted(collector.unmapped.items())),
-        **collector.refusals()[0],
+        **collector.refusals(),
     })  # fmt: skip
 
 
-def _accepted(directory: Path, frozen: FrozenInstrument, collector: _Collector) -> None:
-    frozen.copy_to(directory / "instrument")
-    RunStore(directory).write_refused(collector.refusals()[1])
-
-
-def _write(collector: _Collector, out: Path | str, config: SignallingConfig, frozen: FrozenInstrument,
-           label: str, command: Sequence[str] | None) -> ImportResult:  # fmt: skip
-    if not collector.rows:
+def _write(read: Reader, collector: _Collector, ledger: Ledger, out: Path | str,
+           config: SignallingConfig, frozen: FrozenInstrument, label: str,
+           command: Sequence[str] | None) -> ImportResult:  # fmt: skip
+    if not ledger.n_kept:
         reasons = "; ".join(f"{n} × {r}" for r, n in sorted(collector.refused.items()))
         raise InputError(
             "no row could be imported as a rendering of the frozen item set"
             + (f" ({reasons})" if reasons else " (the files hold no rows)")
         )
-    decisions = {q.id: d for q, d in collector.rows}
     description: ReplayDescription = {"backend": f"import:{collector.source}", "model": label,
                    "source": collector.source, "source_version": None}  # fmt: skip
-    summary = run_scoring(
-        _Replay(decisions, description),
-        [q for q, _ in collector.rows],
-        out,
-        chunk_size=1000,
-        command=command,
-        config=config,
-        skipped=capped_reasons(collector.refused),
-        on_accepted=lambda directory: _accepted(directory, frozen, collector),
-    )
+    summary = write_import(
+        read, collector, ledger, out, description=description, config=config, command=command,
+        on_accepted=lambda directory: frozen.copy_to(directory / "instrument"),
+    )  # fmt: skip
     return ImportResult(
         summary=summary, source=collector.source, version=None, model=label,
-        mapped=len(decisions), unmappable=dict(collector.refused),
-        unmapped_fields=dict(collector.unmapped),
-        identical_duplicates=collector.identical_duplicates,
+        mapped=ledger.n_kept, unmappable=dict(collector.refused),
+        unmapped_fields=dict(collector.unmapped), identical_duplicates=ledger.identical,
     )  # fmt: skip

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -315,7 +315,7 @@ class RunStore:
                 stamps[part] = None
         return stamps
 
-    def write_refused(self, data: bytes) -> None:
+    def write_refused(self, data: bytes | Iterable[bytes]) -> None:
         """Write the input rows an import refused (JSON lines: file, row, reason), once, beside
         the parts (``refused.jsonl``): the configuration counts and digests them, never copies
         them into every part or the manifest."""
