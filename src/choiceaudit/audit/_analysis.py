@@ -1,6 +1,6 @@
 """Run directories → the instruments' typed analysis results (what the report lays out).
 
-:func:`analyse_runs` opens each run, groups the runs by the instrument that made them (in the
+:func:`analyse_runs` opens each run (its rows read only when an analysis asks for them), groups the runs by the instrument that made them (in the
 order first seen) and hands them, as :class:`~choiceaudit.types.Arm` objects with their
 configuration read as the instrument's type, to that instrument's declared analysis
 (:data:`~choiceaudit.audit.INSTRUMENTS`). The CLI's ``report`` command is this function followed
@@ -17,7 +17,8 @@ from choiceaudit.errors import InputError
 from choiceaudit.instruments.meaning import MeaningAnalysis
 from choiceaudit.instruments.scoring import ScoringAnalysis
 from choiceaudit.instruments.signalling import HumanAnalysis, SignallingAnalysis
-from choiceaudit.store import Run, open_run
+from choiceaudit.store import stored_arm
+from choiceaudit.types import Arm
 
 __all__ = ["AnalysisResult", "analyse_runs"]
 
@@ -31,12 +32,13 @@ def analyse_runs(run_dirs: Sequence[Path | str]) -> tuple[AnalysisResult, ...]:
     gives one per frozen item set, then one per imported human study)."""
     if not run_dirs:
         raise InputError("give at least one run directory")
-    by_instrument: dict[str, list[Run]] = {}
+    by_instrument: dict[str, list[Arm]] = {}
     for path in run_dirs:
-        run = open_run(path)
-        by_instrument.setdefault(run.instrument, []).append(run)
+        # rows are read when an analysis asks: the scoring analysis reads columns only
+        arm = stored_arm(path)
+        by_instrument.setdefault(arm.manifest.instrument, []).append(arm)
     results: list[AnalysisResult] = []
-    for name, runs in by_instrument.items():
-        instrument = instrument_named(name, source=str(runs[0].path))
-        results.extend(instrument.analyse_arms([run.arm() for run in runs]))  # type: ignore[arg-type]
+    for name, arms in by_instrument.items():
+        instrument = instrument_named(name, source=arms[0].source)
+        results.extend(instrument.analyse_arms(arms))  # type: ignore[arg-type]
     return tuple(results)

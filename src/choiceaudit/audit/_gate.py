@@ -24,7 +24,7 @@ from choiceaudit.gate import (
     analyse_gate,
     thresholds_document,
 )
-from choiceaudit.store import open_run
+from choiceaudit.store import stored_arm
 
 __all__ = ["GateResult", "ThresholdsFile", "gate_runs", "parse_where"]
 
@@ -71,7 +71,7 @@ def gate_runs(
     thresholds file to ``out`` when given (see the module docstring)."""
     if not run_dirs:
         raise InputError("give at least one run directory")
-    arms = [open_run(path).arm() for path in run_dirs]
+    arms = [stored_arm(path) for path in run_dirs]
     analysis = analyse_gate(arms, spec)
     from choiceaudit import __version__
 

@@ -374,7 +374,7 @@ def analyse_gate(arms: Sequence[Arm], spec: GateSpec) -> GateAnalysis:
                 )
                 continue
             gates.append(_gate(rows, labels, key, value, definition, conf, spec))
-    infos = tuple(ArmInfo(a.label, a.source, a.manifest, len(a.rows)) for a in arms)
+    infos = tuple(ArmInfo(a.label, a.source, a.manifest, len(a.columns())) for a in arms)
     return GateAnalysis(
         spec=spec,
         fit_key=key,

@@ -243,7 +243,7 @@ def calibration_cells(
             continue
         for name, rows in _cells(model):
             probs = rows.padded_probs()
-            ks = {p.size for p in rows.probs}
+            ks = set(rows.n_options.tolist())
             scores = calibration_scores(probs, rows.gold_slot, n_bins=n_bins)
             calibration.append(
                 CalibrationCell(

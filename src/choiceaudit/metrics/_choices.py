@@ -10,7 +10,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from choiceaudit import stats
-from choiceaudit.types import Arm, BoolArray, FloatArray, IntArray, Manifest, Skipped
+from choiceaudit.types import (
+    Arm,
+    BoolArray,
+    ChoiceColumns,
+    FloatArray,
+    IntArray,
+    Manifest,
+    Skipped,
+)
 
 __all__ = [
     "N_RESAMPLES",
@@ -61,8 +69,7 @@ RULE_TEXT: dict[str, str] = {
     "prob": "the probability vector exactly as the model returned it, before renormalising",
     "sum": "the option's summed log-probability (a causal LM: the same argmax as probs)",
     "mean": "the option's mean log-probability per token",
-    "pmi": "pointwise mutual information: log p(option | prompt) - log p(option | neutral "
-    "prompt)",
+    "pmi": "pointwise mutual information: log p(option | prompt) - log p(option | neutral prompt)",
     "char_mean": "the option's log-likelihood per character (lm-evaluation-harness's acc_norm)",
 }
 
@@ -177,15 +184,39 @@ def accuracy_cells(arm: Arm, *, n_resamples: int, seed: int) -> list[AccuracyCel
     """:func:`accuracy_cell` under ``probs`` and then under every score rule each gold-bearing
     row stores (sorted by name), so a causal LM's accuracy is shown under PMI, the sum and the
     per-token mean beside its probabilities; empty when no row carries a gold option."""
-    rules: set[str] | None = None
-    for query, decision in arm.rows:
-        if query.meta.get("gold") is not None:
-            rules = set(decision.scores) if rules is None else rules & set(decision.scores)
-    if rules is None:
+    columns = arm.columns()
+    golds = np.array([g is not None for g in columns.meta.values("gold")], dtype=bool)
+    if not golds.any():
         return []
+    rules = {r for r, has in columns.has_score.items() if has[golds].all()}
     cells = [accuracy_cell(arm, n_resamples=n_resamples, seed=seed, rule=r)
              for r in ("probs", *sorted(rules))]  # fmt: skip
     return [c for c in cells if c is not None]
+
+
+def _display_slots(columns: ChoiceColumns, rows: IntArray, canonical: IntArray) -> IntArray:
+    """The display slot of canonical option ``canonical[j]`` in row ``rows[j]`` (itself where the
+    row has no permutation); a canonical index the row does not show is an error."""
+    slots = canonical.copy()
+    permuted = columns.has_perm[rows]
+    if permuted.any():
+        shown = columns.perm[rows[permuted]] == canonical[permuted][:, None]
+        found = shown.any(axis=1)
+        if not found.all():
+            missing = int(canonical[permuted][~found][0])
+            raise ValueError(f"gold {missing} is not among the row's canonical options")
+        slots[permuted] = shown.argmax(axis=1)
+    return slots
+
+
+def _credit(values: FloatArray, n_options: IntArray, slots: IntArray) -> FloatArray:
+    """Per row, the tie credit of ``slots`` in ``values[:, :k]`` (rows grouped by their ``k``
+    options; each row's credit depends on its own values only)."""
+    out = np.empty(values.shape[0], dtype=np.float64)
+    for k in np.unique(n_options):
+        at = np.flatnonzero(n_options == k)
+        out[at] = gold_credit(values[at, : int(k)], slots[at])
+    return out
 
 
 def accuracy_cell(
@@ -195,27 +226,23 @@ def accuracy_cell(
     among ``t`` tied maxima) of the choice under ``rule`` (``probs`` or a stored score), with
     its item-clustered percentile bootstrap interval; ``None`` when no row carries a gold
     option."""
-    correct: list[float] = []
-    clusters: list[str] = []
-    for query, decision in arm.rows:
-        gold = query.meta.get("gold")
-        if gold is None:
-            continue
-        slot = query.perm.index(int(gold)) if query.perm is not None else int(gold)
-        values = decision.probs if rule == "probs" else decision.scores[rule]
-        # an infinite score (a log-probability of -inf) orders like the largest finite one:
-        # the tied maxima, and so the choice, are the same
-        values = np.nan_to_num(values, nan=np.nan, posinf=_BIG, neginf=-_BIG)
-        correct.append(float(gold_credit(values[None, :], np.array([slot]))[0]))
-        clusters.append(str(query.meta.get("item_id") or query.id))
-    if not correct:
+    columns = arm.columns()
+    golds, items = columns.meta.values("gold"), columns.meta.values("item_id")
+    rows = np.array([i for i, g in enumerate(golds) if g is not None], dtype=np.int64)
+    if not rows.size:
         return None
-    ci = stats.bootstrap_ci(
-        np.array(correct), n_resamples=n_resamples, clusters=clusters, seed=seed
-    )
+    canonical = np.array([int(golds[i]) for i in rows], dtype=np.int64)
+    values = columns.probs if rule == "probs" else columns.scores[rule]
+    # an infinite score (a log-probability of -inf) orders like the largest finite one:
+    # the tied maxima, and so the choice, are the same
+    values = np.nan_to_num(values[rows], nan=np.nan, posinf=_BIG, neginf=-_BIG)
+    slots = _display_slots(columns, rows, canonical)
+    correct = _credit(values, columns.n_options[rows], slots)
+    clusters = [str(items[i] or columns.query_id[i]) for i in rows]
+    ci = stats.bootstrap_ci(correct, n_resamples=n_resamples, clusters=clusters, seed=seed)
     return AccuracyCell(
         model=arm.label,
-        rows=len(correct),
+        rows=int(rows.size),
         items=len(set(clusters)),
         accuracy=ci.estimate,
         ci_low=ci.low,
@@ -226,16 +253,15 @@ def accuracy_cell(
 
 def slot_share_cells(arm: Arm) -> list[SlotShareCell]:
     """The share of choices in each display slot, per menu size ``k >= 2`` (ties split)."""
-    by_k: dict[int, list[np.ndarray]] = {}
-    for _, decision in arm.rows:
-        by_k.setdefault(decision.n_options, []).append(decision.probs)
+    columns = arm.columns()
     cells: list[SlotShareCell] = []
-    for k, probs in sorted(by_k.items()):
+    for k in sorted(int(k) for k in np.unique(columns.n_options)):
         if k < 2:
             continue
-        shares = stats.slot_shares(np.stack(probs))
+        probs = columns.probs[columns.rows_with(k), :k]
+        shares = stats.slot_shares(probs)
         cells.extend(
-            SlotShareCell(arm.label, k, slot, float(share), 1 / k, len(probs))
+            SlotShareCell(arm.label, k, slot, float(share), 1 / k, int(probs.shape[0]))
             for slot, share in enumerate(shares)
         )
     return cells
@@ -248,14 +274,15 @@ def order_audit_cells(arm: Arm) -> tuple[list[OrderAuditCell], list[Skipped]]:
     other items of their own menu size. An item shown with different option counts under its
     orderings has no sweep and is refused by name, with the counts it was shown with; a
     ``Skipped`` also when no item was rendered under two orderings."""
+    columns = arm.columns()
     by_item: dict[str, list[int]] = {}
-    for i, (q, _) in enumerate(arm.rows):
-        if q.meta.get("item_id") is not None and q.perm is not None:
-            by_item.setdefault(str(q.meta["item_id"]), []).append(i)
+    for i, item_id in enumerate(columns.meta.values("item_id")):
+        if item_id is not None and columns.has_perm[i]:
+            by_item.setdefault(str(item_id), []).append(i)
     by_k: dict[int, list[int]] = {}
     skipped: list[Skipped] = []
     for item, idx in by_item.items():
-        counts = sorted({len(arm.rows[i][0].options) for i in idx})
+        counts = sorted({int(columns.n_options[i]) for i in idx})
         if len(counts) > 1:
             skipped.append(
                 Skipped(
@@ -284,16 +311,16 @@ def order_audit_cells(arm: Arm) -> tuple[list[OrderAuditCell], list[Skipped]]:
 
 def _order_audit_k(arm: Arm, k: int, idx: list[int]) -> OrderAuditCell | None:
     """The audit of the items of ``k``-option menus (``idx``: their rows in ``arm``)."""
-    rows = [arm.rows[i] for i in idx]
-    sweeps = stats.permutation_sweeps(
-        [str(q.meta["item_id"]) for q, _ in rows], [q.perm for q, _ in rows], n_orderings="mode"
-    )
+    columns = arm.columns()
+    items, golds = columns.meta.values("item_id"), columns.meta.values("gold")
+    perms_of = [columns.row_perm(i) for i in idx]
+    sweeps = stats.permutation_sweeps([str(items[i]) for i in idx], perms_of, n_orderings="mode")
     if sweeps is None:
         return None
-    probs = np.array([[rows[j][1].probs for j in group] for group in sweeps.index])
-    perms = np.array([[rows[j][0].perm for j in group] for group in sweeps.index])
-    golds = [rows[group[0]][0].meta.get("gold") for group in sweeps.index]
-    gold = np.array(golds, dtype=np.int64) if all(g is not None for g in golds) else None
+    probs = np.array([[columns.row_probs(idx[j]) for j in group] for group in sweeps.index])
+    perms = np.array([[perms_of[j] for j in group] for group in sweeps.index])
+    first = [golds[idx[group[0]]] for group in sweeps.index]
+    gold = np.array(first, dtype=np.int64) if all(g is not None for g in first) else None
     audit = sweep_audit(probs, perms, gold)
     return OrderAuditCell(
         model=arm.label,

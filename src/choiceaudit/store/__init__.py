@@ -3,6 +3,7 @@ JSONL query format. The store only reads and writes; scoring into a run is
 :func:`choiceaudit.audit.run_scoring`. See DESIGN.md, "The run store"."""
 
 from choiceaudit.errors import StoreError
+from choiceaudit.store._columns import read_choice_columns, stored_arm
 from choiceaudit.store._queries import (
     QueryFileError,
     QueryLine,
@@ -40,7 +41,9 @@ __all__ = [
     "RunStore",
     "StoreError",
     "open_run",
+    "read_choice_columns",
     "read_queries",
     "rows_to_table",
+    "stored_arm",
     "write_queries",
 ]

@@ -267,10 +267,7 @@ class RunStore:
         return removed
 
     def _unreadable(self, part: Path, exc: Exception) -> StoreError:
-        return StoreError(
-            f"{part}: unreadable Parquet part ({exc}); run `choiceaudit repair {self.path}` to "
-            "move it aside and re-score its queries on the next resume"
-        )
+        return unreadable_part(self.path, part, exc)
 
     def done_ids(self) -> set[str]:
         """The query ids of every part (from the part index, :mod:`._index`)."""
@@ -452,6 +449,14 @@ def _check_manifest(path: Path, data: Any) -> None:
                 f"{path}: field {key!r}: expected {' or '.join(k.__name__ for k in kinds)}, "
                 f"got {json.dumps(value)[:80]}; {_RECOVER}"
             )
+
+
+def unreadable_part(run: Path, part: Path, exc: Exception) -> StoreError:
+    """The error for a part Parquet cannot read, and what to do about it."""
+    return StoreError(
+        f"{part}: unreadable Parquet part ({exc}); run `choiceaudit repair {run}` to "
+        "move it aside and re-score its queries on the next resume"
+    )
 
 
 def open_run(path: Path | str, *, allow_empty: bool = False) -> Run:

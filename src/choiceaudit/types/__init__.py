@@ -18,10 +18,12 @@ from choiceaudit.types._choice import (
     ItemSet,
     Query,
     QueryRecord,
+    check_query_meta,
     format_perm,
     parse_perm,
     tied_argmax,
 )
+from choiceaudit.types._columns import ChoiceColumns, MetaRows
 from choiceaudit.types._run import Arm, ConfigT, Manifest, OtherConfigT, RunConfig, Skipped
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "AnswerFormat",
     "Arm",
     "BoolArray",
+    "ChoiceColumns",
     "ConfigT",
     "Decision",
     "FloatArray",
@@ -37,11 +40,13 @@ __all__ = [
     "Item",
     "ItemSet",
     "Manifest",
+    "MetaRows",
     "OtherConfigT",
     "Query",
     "QueryRecord",
     "RunConfig",
     "Skipped",
+    "check_query_meta",
     "format_perm",
     "parse_perm",
     "tied_argmax",

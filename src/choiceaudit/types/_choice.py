@@ -32,6 +32,7 @@ __all__ = [
     "ItemSet",
     "Query",
     "QueryRecord",
+    "check_query_meta",
     "format_perm",
     "parse_perm",
     "tied_argmax",
@@ -130,6 +131,14 @@ def _freeze_meta(meta: Mapping[str, Any] | None, *, finite: bool = False) -> dic
                 f"Query.meta.{key} holds a non-finite number ({value!r}); meta must be finite JSON"
             ) from None
     return meta
+
+
+def check_query_meta(meta: Mapping[str, Any], n_options: int) -> None:
+    """What building a :class:`Query` of ``n_options`` options checks of its ``meta``: a gold
+    that is an index of the options, JSON values, no NaN or infinity (``ValueError`` or
+    ``TypeError`` naming the field). For readers that check stored rows without building them."""
+    _check_gold(meta, n_options)
+    _freeze_meta(meta, finite=True)
 
 
 class QueryRecord(TypedDict):

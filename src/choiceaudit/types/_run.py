@@ -8,7 +8,7 @@ that, so the hash of a record read and written again is unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Generic, Self, get_type_hints
 
@@ -17,6 +17,7 @@ from typing_extensions import TypeVar
 
 from choiceaudit.errors import InputError
 from choiceaudit.types._choice import Decision, Query
+from choiceaudit.types._columns import ChoiceColumns
 
 __all__ = ["Arm", "Manifest", "RunConfig", "Skipped"]
 
@@ -156,8 +157,13 @@ class Arm(Generic[ConfigT]):
     label: str
     source: str
     manifest: Manifest
-    rows: tuple[tuple[Query, Decision], ...]
+    rows: Sequence[tuple[Query, Decision]]
     config: ConfigT = field(default=None, kw_only=True)  # type: ignore[assignment]
+    #: reads the rows as columns from where they are stored (``None``: built from ``rows``)
+    read_columns: Callable[[], ChoiceColumns] | None = field(
+        default=None, kw_only=True, compare=False, repr=False
+    )
+    _columns: ChoiceColumns | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.manifest, Manifest):
@@ -177,7 +183,20 @@ class Arm(Generic[ConfigT]):
         if isinstance(self.config, config_type):
             return self  # type: ignore[return-value]
         config = config_type.from_json(self.config.to_json(), source=self._manifest_file)
-        return Arm(self.label, self.source, self.manifest, self.rows, config=config)
+        arm = Arm(self.label, self.source, self.manifest, self.rows, config=config,
+                  read_columns=self.read_columns)  # fmt: skip
+        object.__setattr__(arm, "_columns", self._columns)
+        return arm
+
+    def columns(self) -> ChoiceColumns:
+        """The rows as columns (:class:`~choiceaudit.types.ChoiceColumns`), read once: from
+        the store where the arm was opened from a run directory, else from ``rows``."""
+        if self._columns is None:
+            read = self.read_columns
+            columns = read() if read is not None else ChoiceColumns.from_rows(self.rows)
+            object.__setattr__(self, "_columns", columns)
+        assert self._columns is not None
+        return self._columns
 
     @property
     def status(self) -> str | None:

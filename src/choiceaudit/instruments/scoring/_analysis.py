@@ -74,7 +74,7 @@ def analyse_scoring_runs(
         skipped.extend(refused)
     if not accuracy:
         skipped.insert(0, Skipped("accuracy", "no row carries a gold option in its meta"))
-    infos = tuple(ArmInfo(a.label, a.source, a.manifest, len(a.rows)) for a in arms)
+    infos = tuple(ArmInfo(a.label, a.source, a.manifest, len(a.columns())) for a in arms)
     # Calibration is per arm (one run, one label), as accuracy is; the gate pools by label.
     calibration, selective, reliability, curves = calibration_cells(
         [r for arm in arms for r in gold_rows([arm])]
