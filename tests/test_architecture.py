@@ -498,3 +498,68 @@ def test_no_module_in_src_is_over_500_lines() -> None:
         if (n := len(p.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
     ]
     assert not long, "modules over 500 lines:\n" + "\n".join(long)
+
+
+def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of a module graph: its strongly connected components of more than one
+    module (Tarjan's algorithm, iterative), each sorted, in sorted order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def test_no_import_circle_inside_a_package() -> None:
+    """Within a package no module imports, however indirectly, one that imports it back:
+    every import counts, inside functions and under ``TYPE_CHECKING`` too, since a deferred
+    import hides a circle rather than removing it."""
+    edges: dict[str, set[str]] = {}
+    for module, path in _modules():
+        package = _package(module)
+        edges[module] = {
+            name
+            for _, name in _imports(path, module)
+            if name != module and _is_module(name) and _package(name) == package
+        }
+    assert _circles(edges) == []
+
+
+def test_the_circle_check_finds_circles_and_only_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}, "f": {"g"}, "g": set()}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"x": {"y"}, "y": {"x"}, "z": {"x"}}) == [["x", "y"]]
+    assert _circles({"p": {"q"}, "q": set()}) == []

@@ -11,7 +11,7 @@ from choiceaudit.audit._runs import JobProgress, RunJob, model_scorer, run_jobs
 from choiceaudit.audit._scoring import ProgressCallback, RunSummary, check_chunk_size
 from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.instruments.scoring import ScoreConfig
-from choiceaudit.store import RepairReport, RunStore, read_queries
+from choiceaudit.store import RepairReport, RunStore, read_queries, repair_run_dir
 
 __all__ = ["ScoreFileResult", "repair_run", "score_file"]
 
@@ -98,4 +98,4 @@ def repair_run(path: Path | str, *, rebuild_manifest: bool = False) -> RepairRep
     store = RunStore(path)
     if not store.path.is_dir():
         raise InputError(f"{store.path}: no such run directory")
-    return store.repair(rebuild_manifest=rebuild_manifest)
+    return repair_run_dir(store, rebuild_manifest=rebuild_manifest)

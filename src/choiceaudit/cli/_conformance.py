@@ -8,7 +8,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from choiceaudit.cli import out
+from choiceaudit.cli._app import out
 from choiceaudit.instruments.signalling.conformance import TOLERANCE_SE, SeedConformanceReport
 
 __all__ = ["print_conformance"]

@@ -8,7 +8,7 @@ from typing import Annotated
 import httpx
 import typer
 
-from choiceaudit.cli import _fail, app, out
+from choiceaudit.cli._app import _fail, app, out
 from choiceaudit.errors import InputError
 
 data_app = typer.Typer(help="Fetch norms and corpora to local files.", no_args_is_help=True)

@@ -15,7 +15,7 @@ import typer
 from rich.progress import Progress, TaskID
 
 from choiceaudit.audit import DEMO_SIZES, SIGNALLING_VARIANTS, DemoSize
-from choiceaudit.cli import app, console, guarded, out, progress_bar
+from choiceaudit.cli._app import app, console, guarded, out, progress_bar
 
 __all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoSize", "demo"]
 

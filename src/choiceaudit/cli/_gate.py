@@ -13,7 +13,7 @@ from rich import box
 from rich.table import Table
 
 from choiceaudit.audit import gate_runs, parse_where
-from choiceaudit.cli import app, guarded, out
+from choiceaudit.cli._app import app, guarded, out
 from choiceaudit.errors import InputError
 from choiceaudit.gate import GateAnalysis, GateSpec
 from choiceaudit.metrics import CONFIDENCE_DEFINITIONS, N_RESAMPLES, SEED

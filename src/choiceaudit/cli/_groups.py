@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from choiceaudit.cli import app
+from choiceaudit.cli._app import app
 
 __all__ = ["build_app", "import_app", "run_app"]
 

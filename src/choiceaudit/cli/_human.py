@@ -13,7 +13,7 @@ import typer
 
 from choiceaudit import human
 from choiceaudit.audit import import_human
-from choiceaudit.cli import app, console, guarded, out
+from choiceaudit.cli._app import app, console, guarded, out
 from choiceaudit.cli._groups import import_app
 from choiceaudit.human import ADMIN_TOKEN_ENV, Limits, parse_study_file
 

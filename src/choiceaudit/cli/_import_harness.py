@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from choiceaudit.audit import ImportResult, import_decisions, import_inspect, import_lm_eval
-from choiceaudit.cli import console, guarded, out
+from choiceaudit.cli._app import console, guarded, out
 from choiceaudit.cli._groups import import_app
 
 __all__ = ["print_import"]

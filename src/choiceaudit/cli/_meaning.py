@@ -23,7 +23,7 @@ from choiceaudit.audit import (
     dry_run_meaning,
     run_meaning,
 )
-from choiceaudit.cli import (
+from choiceaudit.cli._app import (
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,

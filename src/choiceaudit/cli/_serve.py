@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from choiceaudit.cli import app, guarded, out, parse_options
+from choiceaudit.cli._app import app, guarded, out, parse_options
 
 
 @app.command("serve-model")

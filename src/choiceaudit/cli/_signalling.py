@@ -23,7 +23,7 @@ from choiceaudit.audit import (
     check_signalling,
     run_signalling,
 )
-from choiceaudit.cli import (
+from choiceaudit.cli._app import (
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,

@@ -13,7 +13,7 @@ participant and keeps only a keyed digest of the panel id, so it is not enrolled
 (``erase=True`` keeps nothing).
 """
 
-from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE, create_app
+from choiceaudit.human._app import create_app
 from choiceaudit.human._assign import Trial, assign, classification_items
 from choiceaudit.human._db import (
     DB_FILE,
@@ -24,7 +24,12 @@ from choiceaudit.human._db import (
     WithdrawnError,
 )
 from choiceaudit.human._panel_id import PANEL_ID_PATTERN, PanelIdError, normalise_panel_id
-from choiceaudit.human._security import RESUME_CODE_LENGTH, resume_digest
+from choiceaudit.human._security import (
+    ADMIN_TOKEN_ENV,
+    RESUME_CODE_LENGTH,
+    SESSION_COOKIE,
+    resume_digest,
+)
 from choiceaudit.human._serve import StudyRecord, allowed_hosts_for, read_study, serve, withdraw
 from choiceaudit.human._study import (
     STUDY_FILE,
@@ -36,9 +41,9 @@ from choiceaudit.human._study import (
     StudySpec,
     StudySpecJSON,
     load_study_items,
-    open_study,
     parse_study_file,
 )
+from choiceaudit.human._study_dir import open_study
 from choiceaudit.human._throttle import KeyedLimiter, Limits, client_key
 
 __all__ = [

@@ -6,7 +6,7 @@ forced-choice question, with progress), ``/done`` (the completion code). Forms p
 ``/consent``, ``/resume``, ``/start`` and ``/answer``; every form carries a CSRF token and every
 field is validated on the server: a choice must be a display slot of the participant's
 *current* trial. ``/admin/export`` returns every trial and response as JSON to a bearer token
-read from the environment variable :data:`ADMIN_TOKEN_ENV` (no variable: no admin route).
+read from the environment variable ``ADMIN_TOKEN_ENV`` of ``_security`` (no variable: no admin route).
 Nothing else is served: no static files, no directory, no other path.
 
 Status codes of a refused submission (nothing is written): 400 malformed field, 403 missing
@@ -33,10 +33,7 @@ from choiceaudit.human._security import security_headers
 from choiceaudit.human._study import StudyItems, StudySpec
 from choiceaudit.human._throttle import Limits, client_key
 
-__all__ = ["ADMIN_TOKEN_ENV", "SESSION_COOKIE", "create_app"]
-
-ADMIN_TOKEN_ENV = "CHOICEAUDIT_HUMAN_ADMIN_TOKEN"
-SESSION_COOKIE = "ca_session"
+__all__ = ["create_app"]
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

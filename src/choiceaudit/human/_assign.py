@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from choiceaudit.human._study import StudyItem, StudyItems, StudySpec, block_pool
+from choiceaudit.human._study import BlockSpec, StudyItem, StudyItems, StudySpec
 
-__all__ = ["Trial", "assign", "classification_items"]
+__all__ = ["Trial", "assign", "block_pool", "classification_items"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,19 @@ class Trial:
 def _rng(*parts: object) -> random.Random:
     digest = hashlib.sha256(":".join(str(p) for p in parts).encode("utf-8")).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def block_pool(spec: BlockSpec, items: StudyItems, taken: Sequence[str]) -> list[StudyItem]:
+    """The items a block draws from, in item order (``taken``: ids another block uses). The
+    classification block draws conflict items of the frozen analysis set (signalling)."""
+    skip = set(taken)
+    if spec.name == "classification" and items.instrument == "signalling":
+        pool = [i for i in items.items if i.in_analysis_set and i.conflict]
+    elif spec.pool == "analysis_set":
+        pool = [i for i in items.items if i.in_analysis_set]
+    else:
+        pool = list(items.items)
+    return [i for i in pool if i.item_id not in skip]
 
 
 def classification_items(spec: StudySpec, items: StudyItems) -> list[StudyItem]:

@@ -33,11 +33,12 @@ from starlette.responses import (
 )
 from typing_extensions import TypedDict
 
-from choiceaudit.human._app import ADMIN_TOKEN_ENV, SESSION_COOKIE
 from choiceaudit.human._assign import Trial, assign
 from choiceaudit.human._db import Participant, ResponsesDB, WithdrawnError
 from choiceaudit.human._panel_id import PanelIdError, normalise_panel_id
 from choiceaudit.human._security import (
+    ADMIN_TOKEN_ENV,
+    SESSION_COOKIE,
     csrf_token,
     csrf_valid,
     new_resume_code,

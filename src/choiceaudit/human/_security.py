@@ -1,5 +1,5 @@
-"""CSRF tokens, the withdrawal digest, resume codes and the response headers every page
-carries."""
+"""CSRF tokens, the withdrawal digest, resume codes, the response headers every page carries,
+and the names of the session cookie and of the admin token's environment variable."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import hmac
 import secrets
 
 __all__ = [
+    "ADMIN_TOKEN_ENV",
     "RESUME_CODE_LENGTH",
+    "SESSION_COOKIE",
     "csrf_token",
     "csrf_valid",
     "new_resume_code",
@@ -17,6 +19,11 @@ __all__ = [
     "security_headers",
     "withdrawal_digest",
 ]
+
+#: the environment variable holding the admin token (no variable: no admin route)
+ADMIN_TOKEN_ENV = "CHOICEAUDIT_HUMAN_ADMIN_TOKEN"
+#: the cookie a participant's session rides on
+SESSION_COOKIE = "ca_session"
 
 # the label deriving the withdrawal key from the study key; it has no ":", so it is never the
 # message of a CSRF token ("purpose:session") and the two uses of the study key stay apart

@@ -19,9 +19,8 @@ from choiceaudit.human._study import (
     StudyItems,
     StudySpec,
     load_study_items,
-    open_study,
-    read_study_record,
 )
+from choiceaudit.human._study_dir import open_study, read_study_record
 from choiceaudit.human._throttle import Limits
 from choiceaudit.net import listening_socket
 from choiceaudit.store import QUERIES

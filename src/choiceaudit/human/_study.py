@@ -1,4 +1,5 @@
-"""A study: the frozen items people see, the study file's blocks, and the study directory.
+"""A study: the frozen items people see and the study file's blocks (the study directory they
+are kept in is ``_study_dir``).
 
 ``serve-human ITEMS --out STUDY`` turns an item source into a *study directory*:
 
@@ -18,8 +19,6 @@ to the frozen rendering's query id, which is what the import writes as the run's
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from typing import Any, NotRequired
 from typing_extensions import TypedDict
 
 from choiceaudit.errors import InputError, unreadable
-from choiceaudit.files import atomic_write_bytes, canonical_hash, make_dir
+from choiceaudit.files import canonical_hash
 from choiceaudit.human._panel_id import PANEL_ID_PATTERN
 from choiceaudit.instruments.signalling import FrozenInstrument, load_instrument
 from choiceaudit.store import QUERIES, RunStore, open_run, read_queries
@@ -37,6 +36,7 @@ from choiceaudit.types import Query
 
 __all__ = [
     "PANEL_ID_PATTERN",
+    "SECRET_FILE",
     "STUDY_FILE",
     "BlockJSON",
     "BlockSpec",
@@ -45,11 +45,8 @@ __all__ = [
     "StudyItems",
     "StudySpec",
     "StudySpecJSON",
-    "block_pool",
     "load_study_items",
-    "open_study",
     "parse_study_file",
-    "read_study_record",
 ]
 
 STUDY_FILE = "study.json"
@@ -303,121 +300,3 @@ def load_study_items(source: Path | str, *, condition: str = "4") -> StudyItems:
     raise InputError(
         "not a frozen signalling item directory or a meaning queries.jsonl", source=str(p)
     )
-
-
-def _write_json(path: Path, data: Any) -> None:
-    blob = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    atomic_write_bytes(path, blob.encode("utf-8"))
-
-
-def read_study_record(path: Path, *, keys: Sequence[str] = ("study", "items_hash")) -> Any:
-    """A JSON object the study (or a run it reads) wrote, with ``keys``; anything else is an
-    InputError naming the file."""
-    fix = "restore the file, or start a new study directory (--out)"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise unreadable(path, exc, what="a study record", fix=fix) from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise InputError(f"not valid JSON ({exc}); {fix}", source=str(path)) from None
-    if not isinstance(data, dict) or any(k not in data for k in keys):
-        raise InputError(
-            f"not a study record (a JSON object with {list(keys)}); {fix}", source=str(path)
-        )
-    return data
-
-
-def open_study(
-    items_source: Path | str, out: Path | str, spec: StudySpec | None = None
-) -> tuple[StudySpec, StudyItems, bytes]:
-    """Create or reopen the study directory ``out``: returns the spec, the items and the CSRF
-    key. A new study copies the items into the directory; reopening needs the same items and
-    the same study file (or none: the recorded one is used)."""
-    root = Path(out)
-    record_path = root / STUDY_FILE
-    if record_path.is_file():
-        record = read_study_record(record_path)
-        recorded = StudySpec.from_dict(record["study"], source=str(record_path))
-        if spec is not None and spec != recorded:
-            raise InputError(
-                "this study directory was started with another study file; use a new --out",
-                source=str(root),
-            )
-        spec = recorded
-        items = load_study_items(items_source, condition=spec.condition)
-        if items.items_hash != record["items_hash"]:
-            raise InputError(
-                f"items hash {items.items_hash[:12]}… differs from the study's "
-                f"{str(record['items_hash'])[:12]}…; serve a study with the items it started with",
-                source=str(root),
-            )
-    else:
-        if spec is None:
-            raise InputError("a new study needs a study file (--study)", source=str(root))
-        items = load_study_items(items_source, condition=spec.condition)
-        _check_feasible(spec, items)
-        make_dir(root)
-        if items.frozen is not None:
-            items.frozen.copy_to(root / "instrument")
-        else:
-            (root / "queries.jsonl").write_bytes(Path(items.source).read_bytes())
-        _write_json(
-            record_path,
-            {
-                "study": spec.to_dict(),
-                "instrument": items.instrument,
-                "items_hash": items.items_hash,
-                "items_source": str(Path(items_source).resolve()),
-                "source_config": dict(items.source_config),
-                "format_version": 1,
-            },
-        )
-    secret_path = root / SECRET_FILE
-    if not secret_path.is_file():
-        fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(secrets.token_bytes(32))
-            fh.flush()
-            os.fsync(fh.fileno())
-    _owner_only(root)
-    return spec, items, secret_path.read_bytes()
-
-
-def _owner_only(root: Path) -> None:
-    """The study directory holds panel ids and the study key: the directory 0700 and every
-    file in it 0600, so no other account on the machine can read them (checked on every
-    open, so a directory copied with looser modes is tightened)."""
-    root.chmod(0o700)
-    for path in root.rglob("*"):
-        if not path.is_symlink():
-            path.chmod(0o700 if path.is_dir() else 0o600)
-
-
-def block_pool(spec: BlockSpec, items: StudyItems, taken: Sequence[str]) -> list[StudyItem]:
-    """The items a block draws from, in item order (``taken``: ids another block uses). The
-    classification block draws conflict items of the frozen analysis set (signalling)."""
-    skip = set(taken)
-    if spec.name == "classification" and items.instrument == "signalling":
-        pool = [i for i in items.items if i.in_analysis_set and i.conflict]
-    elif spec.pool == "analysis_set":
-        pool = [i for i in items.items if i.in_analysis_set]
-    else:
-        pool = list(items.items)
-    return [i for i in pool if i.item_id not in skip]
-
-
-def _check_feasible(spec: StudySpec, items: StudyItems) -> None:
-    # the population block draws on what classification takes (its n_items items, the same
-    # ones ``assign`` uses), not on the rest of the classification pool
-    from choiceaudit.human._assign import classification_items
-
-    taken = [i.item_id for i in classification_items(spec, items)]
-    for b in spec.blocks:
-        pool = block_pool(b, items, [] if b.name == "classification" else taken)
-        what = "conflict items of the analysis set" if b.name == "classification" else "items"
-        if len(pool) < b.n_items:
-            raise InputError(
-                f"the {b.name} block asks for {b.n_items} {what} per participant; its pool has "
-                f"{len(pool)} (an item is never shown twice)",
-                field="blocks",
-            )

@@ -37,20 +37,53 @@ what to do. ``probe=False`` skips the probe, and the manifest records that it wa
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
+from choiceaudit.scorers._client_prompt import ClientPrompt
 from choiceaudit.scorers._openai_wire import (
     COUNTED,
     NO_GENERATION,
     POSSIBLE,
     TILING,
     ConformanceError,
+    Parsed,
 )
 from choiceaudit.scorers._protocol import ScorerError
 
-if TYPE_CHECKING:
-    from choiceaudit.scorers._openai import OpenAIScorer
+_T = TypeVar("_T")
+
+
+class ProbeTarget(Protocol):
+    """What the probe reads and calls of the scorer it checks (the ``openai`` scorer): its
+    server, model and prompt, its request and retry path, and where it records whether the
+    server takes several prompts per request."""
+
+    model: str
+    endpoint: str
+    prompt: ClientPrompt
+    probe: bool
+    probe_tolerance: float
+    several_prompts: bool
+
+    @property
+    def api(self) -> str: ...
+
+    def scored(self, texts: list[str], *, as_list: bool, **retries: int | None) -> Parsed: ...
+
+    def exchange(
+        self,
+        method: str,
+        url: str,
+        body: Mapping[str, object] | None,
+        *,
+        where: str,
+        parse: Callable[[Any], Any] = ...,
+        **retries: int | None,
+    ) -> Any: ...
+
+    def redact(self, value: _T) -> _T: ...
 
 __all__ = [
     "CONDITIONAL",
@@ -61,6 +94,7 @@ __all__ = [
     "TILE_TEXTS",
     "ProbeFailed",
     "ProbeResult",
+    "ProbeTarget",
     "run_probe",
     "skipped_probe",
 ]
@@ -138,7 +172,7 @@ def skipped_probe() -> ProbeResult:
     return ProbeResult(status="skipped (probe=false)")
 
 
-def run_probe(scorer: OpenAIScorer) -> ProbeResult:
+def run_probe(scorer: ProbeTarget) -> ProbeResult:
     """Check ``scorer``'s server (see the module docstring); adapts ``scorer.several_prompts``."""
     answer = _echo_checks(scorer)
     comparisons, inconclusive = _conditional(scorer)
@@ -167,7 +201,7 @@ def _conformance(exc: ConformanceError) -> ProbeFailed:
     return ProbeFailed(exc.check, f"{exc} ({_SKIP_HINT})")
 
 
-def _echo_checks(scorer: OpenAIScorer) -> str | None:
+def _echo_checks(scorer: ProbeTarget) -> str | None:
     """Echo the tiling strings, several per request if the server takes them (else one, and
     the scorer adapts); ``None``, or the server's answer to several prompts."""
     texts = list(TILE_TEXTS)
@@ -225,7 +259,7 @@ def _refuse_without_echo(text: str, answer: str) -> None:
     )
 
 
-def _ignored_echo(scorer: OpenAIScorer, text: str, answer: str) -> None:
+def _ignored_echo(scorer: ProbeTarget, text: str, answer: str) -> None:
     """After an echo answer that could not be read as one: if the server's answer to one echo does not
     start with the prompt, it ignored ``echo`` (llama.cpp's llama-server answers with the
     generated token only, in the chat format's ``content`` log-probabilities), which is the
@@ -251,7 +285,7 @@ def _ignored_echo(scorer: OpenAIScorer, text: str, answer: str) -> None:
     )
 
 
-def _unlimited_generation(scorer: OpenAIScorer, text: str, answer: str) -> None:
+def _unlimited_generation(scorer: ProbeTarget, text: str, answer: str) -> None:
     """After an echo with ``max_tokens: 0`` timed out: if the same echo with ``max_tokens: 1``
     answers, the server is generating without limit after the echo (llama-cpp-python's server
     reads 0 as "no limit" and generates until its context is full), which is the failure to
@@ -280,7 +314,7 @@ def _unlimited_generation(scorer: OpenAIScorer, text: str, answer: str) -> None:
     )
 
 
-def _one_token_body(scorer: OpenAIScorer, prefix: str) -> dict[str, Any]:
+def _one_token_body(scorer: ProbeTarget, prefix: str) -> dict[str, Any]:
     if scorer.api == "sglang":
         return {
             "text": prefix,
@@ -299,7 +333,7 @@ def _one_token_body(scorer: OpenAIScorer, prefix: str) -> dict[str, Any]:
     }
 
 
-def _generated(scorer: OpenAIScorer, data: Any) -> tuple[str, float]:
+def _generated(scorer: ProbeTarget, data: Any) -> tuple[str, float]:
     """The generated token's text and log-probability in a one-token completion."""
     if scorer.api == "sglang":
         item = data[0] if isinstance(data, list) else data
@@ -309,7 +343,7 @@ def _generated(scorer: OpenAIScorer, data: Any) -> tuple[str, float]:
     return str(lp_block["tokens"][0]), float(lp_block["token_logprobs"][0])
 
 
-def _continue(scorer: OpenAIScorer, prefix: str) -> list[tuple[int, str, float]]:
+def _continue(scorer: ProbeTarget, prefix: str) -> list[tuple[int, str, float]]:
     """Greedy one-token continuations of ``prefix``, each appended to the text before the
     next (:data:`CONDITIONAL_STEPS` at most): ``(start, token, log-probability)`` each. Stops
     at a token that is not whole text (an empty or partial character cannot be appended)."""
@@ -339,7 +373,7 @@ def _continue(scorer: OpenAIScorer, prefix: str) -> list[tuple[int, str, float]]
     return steps
 
 
-def _conditional(scorer: OpenAIScorer) -> tuple[list[dict[str, Any]], int]:
+def _conditional(scorer: ProbeTarget) -> tuple[list[dict[str, Any]], int]:
     """Compare every continued position's echoed log-probability with the continuation's."""
     comparisons: list[dict[str, Any]] = []
     inconclusive = 0

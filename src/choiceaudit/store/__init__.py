@@ -11,6 +11,7 @@ from choiceaudit.store._queries import (
     read_queries,
     write_queries,
 )
+from choiceaudit.store._repair import repair_run_dir
 from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
 from choiceaudit.store._run import (
     MANIFEST,
@@ -43,6 +44,7 @@ __all__ = [
     "open_run",
     "read_choice_columns",
     "read_queries",
+    "repair_run_dir",
     "rows_to_table",
     "stored_arm",
     "write_queries",

@@ -52,7 +52,7 @@ MANIFEST = "manifest.json"
 #: whole plan, scored or not), so a study or a resume reads them without the instrument.
 QUERIES = "queries.jsonl"
 PARTS = "decisions"
-#: Where :meth:`RunStore.repair` moves parts it cannot read.
+#: Where :func:`~choiceaudit.store.repair_run_dir` moves parts it cannot read.
 QUARANTINE = "quarantine"
 #: every input row an import refused, one JSON object per line (file, row, reason)
 REFUSED = "refused.jsonl"
@@ -78,7 +78,7 @@ class PartStamp:
 
 @dataclass(frozen=True)
 class RepairReport:
-    """What :meth:`RunStore.repair` did: parts moved aside (with the reason each was
+    """What :func:`~choiceaudit.store.repair_run_dir` did: parts moved aside (with the reason each was
     unreadable) and temporaries removed; why the manifest could not be read (``None``: it
     could), whether it was rebuilt from the parts, and what still blocks the run, each with
     what to do (empty: the run reads back and can be resumed)."""
@@ -330,15 +330,6 @@ class RunStore:
             target = folder / f"{path.stem}.{n}{path.suffix}"
         path.replace(target)
         return target
-
-    def repair(self, *, rebuild_manifest: bool = False) -> RepairReport:
-        """Move every part that cannot be read whole into ``quarantine/`` (recorded in the
-        manifest's ``repairs``), so a resume re-scores its queries; with ``rebuild_manifest``,
-        rebuild an unreadable or missing manifest from the parts where they carry what it
-        needs; then say what still blocks the run. Takes the lock (see ``_repair``)."""
-        from choiceaudit.store._repair import repair_run_dir
-
-        return repair_run_dir(self, rebuild_manifest=rebuild_manifest)
 
     def write_part(
         self, rows: Sequence[tuple[int, Query, Decision]], *, stamp: PartStamp | None = None

@@ -4,15 +4,12 @@ its batched run, as a flip rate per rule and tile, and never as a model cell of 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from choiceaudit.instruments.signalling._analysed_arm import AnalysedArm
 from choiceaudit.instruments.signalling._results import BatchFlip
 from choiceaudit.types import Skipped, tied_argmax
-
-if TYPE_CHECKING:
-    from choiceaudit.instruments.signalling._run_analysis import AnalysedArm
 
 __all__ = ["batch_flip_records", "is_batch_one"]
 

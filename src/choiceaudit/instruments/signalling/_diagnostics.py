@@ -4,12 +4,9 @@ entries (paper §IV-H1) and the parameters that cannot move an argmax (§IV-H5).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from choiceaudit.instruments.signalling._analysed_arm import AnalysedArm
 from choiceaudit.instruments.signalling._results import CosineSign, InertParameter
-
-if TYPE_CHECKING:
-    from choiceaudit.instruments.signalling._run_analysis import AnalysedArm
 
 __all__ = ["cosine_sign_records", "inert_parameters"]
 

@@ -14,13 +14,13 @@ rule, so its choice (``probs``) repeats across the rule facets, as in the paper'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from choiceaudit import stats
-from choiceaudit.instruments.signalling._analysis import CoordinateRow, coordinate_table
+from choiceaudit.instruments.signalling._analysed_arm import AnalysedArm
+from choiceaudit.instruments.signalling._analysis import coordinate_table
 from choiceaudit.instruments.signalling._batch_flips import batch_flip_records, is_batch_one
 from choiceaudit.instruments.signalling._battery import (
     ChooserRows,
@@ -75,16 +75,6 @@ __all__ = [
 REFERENCE_RULE = "probs"
 #: Fewest cells for a bootstrap interval of r (§IV-C has 21).
 MIN_CELLS_CI = 6
-
-
-@dataclass(kw_only=True)
-class AnalysedArm(ChooserRows):
-    """One arm's coordinate rows (primary, exponential decay), with the arm, its verified
-    frozen instrument and the same rows under the Gaussian decay family (§I-A)."""
-
-    arm: Arm[SignallingConfig]
-    frozen: FrozenInstrument
-    rows_gaussian: list[CoordinateRow]
 
 
 def _label(arm: Arm[SignallingConfig]) -> tuple[str, str]:

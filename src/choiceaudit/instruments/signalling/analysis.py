@@ -4,7 +4,8 @@ package's ``analyse_signalling_runs`` analyses every arm of an instrument togeth
 whose rows are ``CoordinateRow`` s).
 """
 
+from choiceaudit.instruments.signalling._analysed_arm import AnalysedArm
 from choiceaudit.instruments.signalling._analysis import CoordinateRow
-from choiceaudit.instruments.signalling._run_analysis import AnalysedArm, analyse_arm
+from choiceaudit.instruments.signalling._run_analysis import analyse_arm
 
 __all__ = ["AnalysedArm", "CoordinateRow", "analyse_arm"]
