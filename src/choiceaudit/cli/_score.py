@@ -26,7 +26,7 @@ from choiceaudit.cli._app import (
     parse_options,
     progress_bar,
 )
-from choiceaudit.scorers import model_status
+from choiceaudit.scorers import model_status, spec_forms
 
 __all__ = ["models", "repair", "score"]
 
@@ -50,10 +50,7 @@ def models(
         )
         table.add_row(row["name"], row["backend"], "yes" if row["installed"] else "no", detail)
     out.print(table)
-    out.print(
-        "Also: hf:<local dir | .gguf | hub id>, lm-choice:<causal LM>, sparrow:<model>, "
-        "systemone:<model> and openai:<model> (with -o base_url=…)."
-    )
+    out.print(f"Also: {', '.join(spec_forms())} (each with the options its backend requires).")
 
 
 @app.command()

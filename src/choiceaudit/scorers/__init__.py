@@ -1,7 +1,8 @@
 """Scorers: the :class:`Scorer` protocol, its backends and model resolution.
 
-Every backend is one row of :data:`BACKENDS` with its :class:`Capabilities`; the layers above
-ask those (:func:`capabilities_of`, :func:`causal_lm_of`, :func:`resume_identity`) instead of
+Every backend is one row of the backend table with its :class:`Capabilities` (the built-in
+:data:`BACKENDS`, and any added by :func:`register_backend` or a ``choiceaudit.backends`` entry
+point: :func:`registered_backends`); the layers above ask those (:func:`capabilities_of`, :func:`causal_lm_of`, :func:`resume_identity`) instead of
 comparing backend names.
 
 Backends are imported lazily by :func:`load_scorer`, so the core imports without torch,
@@ -11,11 +12,14 @@ transformers or sentence-transformers; a missing extra is reported with the pip 
 from typing import TYPE_CHECKING
 
 from choiceaudit.scorers._backends import (
+    BACKEND_ENTRY_POINTS,
     BACKENDS,
     DEFAULT_IDENTITY,
     Backend,
     Capabilities,
     backend_named,
+    register_backend,
+    registered_backends,
     resume_identity,
 )
 from choiceaudit.scorers._cosine import CosineScorer
@@ -54,6 +58,7 @@ from choiceaudit.scorers._registry import (
     model_status,
     parse_model_spec,
     prepare_scorer,
+    spec_forms,
 )
 from choiceaudit.scorers._sparrow import SparrowScorer
 from choiceaudit.scorers._systemone import SystemOneScorer
@@ -97,6 +102,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "BACKENDS",
+    "BACKEND_ENTRY_POINTS",
     "BUILTIN_MODELS",
     "DEFAULT_IDENTITY",
     "EMBEDDERS",
@@ -148,7 +154,10 @@ __all__ = [
     "prepare_scorer",
     "prompt_logprobs",
     "query_strings",
+    "register_backend",
+    "registered_backends",
     "resolve_causal_lm",
     "resume_identity",
     "sequence_logprobs",
+    "spec_forms",
 ]

@@ -4,13 +4,19 @@ Code outside ``scorers`` never compares a backend's name; it asks the backend's
 :class:`Capabilities` instead — what it reads (a keyed menu, or each option as an independent
 continuation), which scoring rules it returns, which option sets its batch size, whether a chat
 template applies, whether it is the in-process causal-LM engine, and which fields of its
-``describe()`` identify it when a run is resumed. Adding a backend is one module (the scorer)
-plus one :class:`Backend` entry in :data:`BACKENDS`; nothing else dispatches on the name.
+``describe()`` identify it when a run is resumed. The built-in backends are :data:`BACKENDS`;
+another is added without editing this project, by :func:`register_backend` or by an entry point
+in the ``choiceaudit.backends`` group of an installed distribution (its object a
+:class:`Backend`, or a callable returning one), read the first time the table is consulted. A
+declaration that is incomplete is refused when it is registered, naming what is missing;
+nothing else dispatches on the name.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -19,12 +25,18 @@ from choiceaudit.scorers._protocol import ScorerError
 
 __all__ = [
     "BACKENDS",
+    "BACKEND_ENTRY_POINTS",
     "DEFAULT_IDENTITY",
     "Backend",
     "Capabilities",
     "backend_named",
+    "register_backend",
+    "registered_backends",
     "resume_identity",
 ]
+
+#: the entry-point group an installed distribution declares its backends in
+BACKEND_ENTRY_POINTS = "choiceaudit.backends"
 
 #: The identity of a scorer that is not a registered backend (the signalling reference
 #: choosers, a human study, an import): those of these fields its description has.
@@ -85,7 +97,9 @@ class Backend:
     itself, its target (``openai:smollm2`` serves ``smollm2``), or nowhere. ``loads_lm`` says
     where the causal LM the backend loads in this process is named (``lm-choice:smollm2`` loads
     ``smollm2``), so its weights can be made ready before it loads. ``target_hint`` is what
-    follows the prefix, as an unknown spec's error lists it."""
+    follows the prefix, as an unknown spec's error lists it. ``example`` is one spec that names
+    the backend (the tests that cover every backend resolve it); ``description`` says in a
+    line what it is (``choiceaudit models`` lists it)."""
 
     name: str
     prefix: str | None
@@ -99,6 +113,8 @@ class Backend:
     causal_lm: Literal["spec", "target"] | None = None
     loads_lm: Literal["spec", "target"] | None = None
     target_hint: str = "<model>"
+    example: str = ""
+    description: str = ""
 
     def load_callable(self) -> Callable[..., Any]:
         """The loader itself (imports the backend's module, not the model)."""
@@ -130,6 +146,8 @@ BACKENDS: tuple[Backend, ...] = (
         causal_lm="spec",
         loads_lm="spec",
         target_hint="<dir|gguf|hub id>",
+        example="hf:/models/x",
+        description="a causal LM in process, scored by option log-probability",
     ),
     Backend(
         "lm-choice",
@@ -148,6 +166,8 @@ BACKENDS: tuple[Backend, ...] = (
         installed="{target}",
         loads_lm="target",
         target_hint="<causal LM>",
+        example="lm-choice:smollm2",
+        description="a causal LM asked for the key of its choice",
     ),
     Backend(
         "sparrow",
@@ -160,6 +180,8 @@ BACKENDS: tuple[Backend, ...] = (
         ),
         installed="sparrow",
         target_hint="<name>",
+        example="sparrow",
+        description="a sparrow decision model",
     ),
     Backend(
         "systemone",
@@ -169,6 +191,8 @@ BACKENDS: tuple[Backend, ...] = (
         "model",
         Capabilities("menu", ("prob",), ("backend", "model")),
         required=(("base_url", "the decision API's address"),),
+        example="systemone:jev",
+        description="a /v1/systemone decision API",
     ),
     Backend(
         "openai",
@@ -186,6 +210,8 @@ BACKENDS: tuple[Backend, ...] = (
         ),
         required=(("base_url", "the server's address"),),
         causal_lm="target",
+        example="openai:smollm2",
+        description="a causal LM behind a completions server with echo (vLLM, SGLang)",
     ),
     Backend(
         "llama-cpp",
@@ -198,6 +224,8 @@ BACKENDS: tuple[Backend, ...] = (
             "continuations", _LOGPROB_RULES, ("backend", "model", "model_id", "weights_sha256")
         ),
         target_hint="<file.gguf>",
+        example="llama-cpp:/models/x.gguf",
+        description="a GGUF run by llama-cpp-python",
     ),
     Backend(
         "cosine",
@@ -209,6 +237,8 @@ BACKENDS: tuple[Backend, ...] = (
             "menu", ("cosine",), ("backend", "model", "model_id", "weights_sha256", "truncate")
         ),
         installed="minilm",
+        example="minilm",
+        description="an embedding model choosing by cosine similarity",
     ),
     Backend(
         "fake",
@@ -217,14 +247,107 @@ BACKENDS: tuple[Backend, ...] = (
         "choiceaudit.scorers._fake:FakeScorer",
         None,
         Capabilities("menu", ("prob", "logit"), ("backend", "name")),
+        example="fake",
+        description="a model-free scorer for tests and benchmarks",
     ),
 )
 
-_BY_NAME = {b.name: b for b in BACKENDS}
+_BY_NAME: dict[str, Backend] = {b.name: b for b in BACKENDS}
+_ENTRY_POINTS_READ = [False]
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def _problems(backend: object, table: Mapping[str, Backend]) -> list[str]:
+    """What keeps ``backend`` from being a complete, unambiguous row of ``table``."""
+    if not isinstance(backend, Backend):
+        return [f"a Backend is needed, got {type(backend).__name__}"]
+    found = []
+    if not _NAME.match(backend.name):
+        found.append(f"name {backend.name!r} (lower-case letters, digits, '.', '_', '-')")
+    if backend.prefix is None and not backend.names:
+        found.append("a prefix or names (a spec must be able to name it)")
+    if backend.prefix is not None and not backend.prefix.endswith(":"):
+        found.append(f"prefix {backend.prefix!r} ending in ':'")
+    if backend.prefix is not None and backend.target_param is None:
+        found.append("target_param (the loader parameter the spec's target fills)")
+    if not re.match(r"^[\w.]+:[\w.]+$", backend.loader):
+        found.append(f"loader {backend.loader!r} as 'module:attribute'")
+    found.extend(_capability_problems(backend.capabilities))
+    named = backend.example in backend.names or (
+        backend.prefix is not None and backend.example.startswith(backend.prefix)
+    )
+    if not backend.example or not named:
+        found.append(f"example {backend.example!r}: a spec that names it")
+    if not backend.description:
+        found.append("description (one line for `choiceaudit models`)")
+    for other in table.values():
+        if other.name == backend.name:
+            continue
+        if backend.prefix is not None and other.prefix == backend.prefix:
+            found.append(f"a prefix of its own ({backend.prefix!r} is {other.name}'s)")
+        for name in set(backend.names) & set(other.names):
+            found.append(f"names of its own ({name!r} is {other.name}'s)")
+    return found
+
+
+def _capability_problems(capabilities: object) -> list[str]:
+    if not isinstance(capabilities, Capabilities):
+        return ["capabilities (a Capabilities)"]
+    found = []
+    if capabilities.reads not in ("menu", "continuations"):
+        found.append(f"capabilities.reads 'menu' or 'continuations', not {capabilities.reads!r}")
+    if not capabilities.rules or not all(isinstance(r, str) for r in capabilities.rules):
+        found.append("capabilities.rules (the keys of Decision.scores it returns)")
+    if "backend" not in capabilities.identity:
+        found.append("capabilities.identity including 'backend' (what a resume must match)")
+    return found
+
+
+def register_backend(backend: Backend, *, replace: bool = False) -> Backend:
+    """Add ``backend`` to the table, so every command and function that takes a model spec
+    resolves its specs. A declaration that is incomplete or ambiguous (no way to name it, no
+    loader, a capability missing, a prefix or name another backend has) is a
+    :class:`ScorerError` naming each problem; a name already registered is refused unless
+    ``replace``."""
+    _read_entry_points()
+    if not replace and isinstance(backend, Backend) and backend.name in _BY_NAME:
+        raise ScorerError(f"a backend named {backend.name!r} is registered already")
+    problems = _problems(backend, _BY_NAME)
+    if problems:
+        name = getattr(backend, "name", "?")
+        raise ScorerError(f"backend {name!r} is incomplete; it needs " + "; ".join(problems))
+    _BY_NAME[backend.name] = backend
+    return backend
+
+
+def _read_entry_points() -> None:
+    """Register the backends installed distributions declare (once, on first use)."""
+    if _ENTRY_POINTS_READ[0]:
+        return
+    _ENTRY_POINTS_READ[0] = True
+    for point in importlib.metadata.entry_points(group=BACKEND_ENTRY_POINTS):
+        where = f"entry point {point.name!r} ({point.value}) of {BACKEND_ENTRY_POINTS}"
+        try:
+            loaded = point.load()
+            declared = loaded() if callable(loaded) and not isinstance(loaded, Backend) else loaded
+        except Exception as exc:  # a plug-in that cannot be imported is named, not hidden
+            raise ScorerError(f"{where}: cannot be loaded ({type(exc).__name__}: {exc})") from None
+        try:
+            register_backend(declared)
+        except ScorerError as exc:
+            raise ScorerError(f"{where}: {exc}") from None
+
+
+def registered_backends() -> tuple[Backend, ...]:
+    """Every backend: the built-in ones, those registered, and those installed distributions
+    declare as entry points."""
+    _read_entry_points()
+    return tuple(_BY_NAME.values())
 
 
 def backend_named(name: str) -> Backend:
     """The table's row for a backend name (a :class:`ScorerError` for an unknown one)."""
+    _read_entry_points()
     try:
         return _BY_NAME[name]
     except KeyError:
@@ -238,6 +361,7 @@ def resume_identity(description: Mapping[str, Any], *, strict: bool = True) -> d
     description is a :class:`ScorerError` (an identity is never silently shortened); with
     ``strict=False`` (a description read back from an older run) it is left out, so the
     comparison with a current identity fails instead."""
+    _read_entry_points()
     backend = _BY_NAME.get(str(description.get("backend")))
     if backend is None:
         return {k: description[k] for k in DEFAULT_IDENTITY if k in description}

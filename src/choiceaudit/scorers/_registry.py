@@ -13,7 +13,13 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from choiceaudit.scorers._backends import BACKENDS, Backend, Capabilities, backend_named
+from choiceaudit.scorers._backends import (
+    BACKENDS,
+    Backend,
+    Capabilities,
+    backend_named,
+    registered_backends,
+)
 from choiceaudit.scorers._protocol import (
     MissingBackendError,
     Scorer,
@@ -34,6 +40,7 @@ __all__ = [
     "load_scorer",
     "model_status",
     "parse_model_spec",
+    "spec_forms",
 ]
 
 _HF = (
@@ -131,7 +138,9 @@ class ModelStatus(TypedDict):
 
 
 def model_status() -> list[ModelStatus]:
-    """One row per built-in model: name, backend, description, installed, pip commands missing."""
+    """One row per built-in model (name, backend, description, installed, pip commands
+    missing), then one per model name a registered backend answers to that is not one of them
+    (a plug-in's, with its backend's description)."""
     rows: list[ModelStatus] = []
     for info in BUILTIN_MODELS.values():
         missing = info.missing()
@@ -144,7 +153,27 @@ def model_status() -> list[ModelStatus]:
                 "missing": missing,
             }
         )
+    for backend in registered_backends():
+        if backend in BACKENDS:
+            continue
+        for name in backend.names:
+            if name not in BUILTIN_MODELS:
+                rows.append(
+                    {
+                        "name": name,
+                        "backend": backend.name,
+                        "description": backend.description,
+                        "installed": True,
+                        "missing": [],
+                    }
+                )
     return rows
+
+
+def spec_forms() -> list[str]:
+    """The spec forms of every backend with a prefix (``hf:<dir|gguf|hub id>``…), in table
+    order: what ``choiceaudit models`` lists besides the model names."""
+    return [f"{b.prefix}{b.target_hint}" for b in registered_backends() if b.prefix is not None]
 
 
 def _check_installed(name: str) -> None:
@@ -173,11 +202,13 @@ def parse_model_spec(spec: str) -> ModelSpec:
     """``smollm2`` → (hf, smollm2); ``hf:/models/x`` → (hf, hf:/models/x);
     ``lm-choice:smollm2`` → (lm-choice, smollm2); ``sparrow[:name]``; ``minilm`` → cosine;
     ``systemone:<alias>``; ``openai:<model>``; ``fake``. The forms are those of the backend
-    table (:data:`BACKENDS`). An unknown spec is a :class:`ScorerError` listing them."""
-    for backend in BACKENDS:
+    table (:func:`~choiceaudit.scorers.registered_backends`: the built-in backends and any
+    registered). An unknown spec is a :class:`ScorerError` listing them."""
+    backends = registered_backends()
+    for backend in backends:
         if spec in backend.names:
             return ModelSpec(spec, backend.name, spec if backend.target_is_spec else "")
-    for backend in BACKENDS:
+    for backend in backends:
         prefix = backend.prefix
         if prefix is not None and spec.startswith(prefix) and spec[len(prefix) :]:
             target = spec if backend.target_is_spec else spec[len(prefix) :]
@@ -185,8 +216,8 @@ def parse_model_spec(spec: str) -> ModelSpec:
     known = ", ".join(
         [
             *BUILTIN_MODELS,
-            *(f"{b.prefix}{b.target_hint}" for b in BACKENDS if b.prefix is not None),
-            *(n for b in BACKENDS for n in b.names if n not in BUILTIN_MODELS),
+            *(f"{b.prefix}{b.target_hint}" for b in backends if b.prefix is not None),
+            *(n for b in backends for n in b.names if n not in BUILTIN_MODELS),
         ]
     )
     raise ScorerError(f"unknown model {spec!r}; known: {known}")
