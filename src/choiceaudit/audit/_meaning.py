@@ -30,7 +30,6 @@ from choiceaudit.instruments.meaning import (
     MeaningPlan,
     load_bagdhara,
     load_idioms_en,
-    plan_meaning,
 )
 from choiceaudit.scorers import BUILTIN_MODELS, Embedder, capabilities_of, load_embedder
 from choiceaudit.store import QUERIES, RunStore
@@ -154,7 +153,7 @@ def build_meaning_plan(
     loaded = load_meaning_corpus(corpus) if isinstance(corpus, str) else corpus
     embed, embedder_name = resolve_embedder(embedder)
     build = partial(
-        plan_meaning,
+        INSTRUMENT.plan,
         loaded,
         experiments=experiments,
         n_items=n_items,

@@ -18,10 +18,10 @@ from choiceaudit.types import RunConfig
 __all__ = ["INSTRUMENTS", "instrument_named", "read_config"]
 
 #: Every instrument, by the name its runs record (``score``: runs that record none).
-INSTRUMENTS: Mapping[str, Instrument[Any]] = {i.name: i for i in (SCORING, SIGNALLING, MEANING)}
+INSTRUMENTS: Mapping[str, Instrument[Any, Any]] = {i.name: i for i in (SCORING, SIGNALLING, MEANING)}
 
 
-def instrument_named(name: str, *, source: str | None = None) -> Instrument[Any]:
+def instrument_named(name: str, *, source: str | None = None) -> Instrument[Any, Any]:
     """The declaration of the instrument ``name``; an unknown name is an input error naming
     the run it came from."""
     try:

@@ -10,7 +10,7 @@ from choiceaudit.audit._backend import ProcessSettings, RaySettings
 from choiceaudit.audit._runs import JobProgress, RunJob, model_scorer, run_jobs
 from choiceaudit.audit._scoring import ProgressCallback, RunSummary, check_chunk_size
 from choiceaudit.errors import InputError, ScorerError
-from choiceaudit.instruments.scoring import ScoreConfig
+from choiceaudit.instruments.scoring import INSTRUMENT, ScoreConfig
 from choiceaudit.store import RepairReport, RunStore, read_queries, repair_run_dir
 
 __all__ = ["ScoreFileResult", "repair_run", "score_file"]
@@ -64,7 +64,7 @@ def score_file(
         path=Path(out),
         label=model,
         config=ScoreConfig(kind="score"),
-        queries=result.queries,
+        queries=INSTRUMENT.plan(result.queries),
         scorer=model_scorer(
             model,
             dict(scorer_options or {}),

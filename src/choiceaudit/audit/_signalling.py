@@ -389,7 +389,9 @@ def run_signalling(
         label_forms=tuple(label_forms),
         stored_keys=frozenset(_BASE_KEYS),
     )
-    queries = frozen.render(conditions=conditions, formats=formats, label_forms=label_forms)
+    queries = INSTRUMENT.plan(
+        frozen, conditions=conditions, formats=formats, label_forms=label_forms
+    )
     checked = _coverage_checks(
         choosers, frozen, queries, swow, conceptnet, allow=allow_partial_coverage
     )

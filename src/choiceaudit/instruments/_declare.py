@@ -18,6 +18,8 @@ from choiceaudit.types import Arm, RunConfig
 __all__ = ["Instrument", "run_dir_name"]
 
 ConfigT = TypeVar("ConfigT", bound=RunConfig)
+#: an instrument's planning function, with its own signature (what the run loop calls)
+PlanT = TypeVar("PlanT", bound=Callable[..., object])
 
 #: Characters kept in a run directory's name; every other run of characters becomes one ``-``.
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -34,20 +36,21 @@ def run_dir_name(label: str, prefix: str = "") -> str:
 
 
 @dataclass(frozen=True)
-class Instrument(Generic[ConfigT]):
+class Instrument(Generic[ConfigT, PlanT]):
     """One instrument's declaration.
 
     ``name`` is what its runs record as ``config.instrument`` (``score`` for plain scoring
     runs, which record none); ``config_type`` reads and writes that configuration exactly;
-    ``plan`` is its planning entry point (its own signature: items or a corpus in, a plan of
-    queries out); ``run_prefix`` starts the name of each run directory it makes under an output
-    root (:meth:`run_dir`); ``analyse`` turns its arms into the typed results the report lays
-    out (one or several)."""
+    ``plan`` is its planning entry point, the one the run loop calls (its own signature, kept
+    in the declaration's type so a call type-checks: items or a corpus in, a plan of queries
+    out); ``run_prefix`` starts the name of each run directory it makes under an output root
+    (:meth:`run_dir`); ``analyse`` turns its arms into the typed results the report lays out
+    (one or several)."""
 
     name: str
     config_type: type[ConfigT]
     analyse: Callable[[Sequence[Arm[ConfigT]]], Sequence[object]]
-    plan: Callable[..., object]
+    plan: PlanT
     run_prefix: str = ""
 
     def run_dir(self, out_root: Path | str, label: str) -> Path:
