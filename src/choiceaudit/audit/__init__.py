@@ -37,6 +37,7 @@ from choiceaudit.audit._meaning import (
     run_meaning,
 )
 from choiceaudit.audit._meaning_dry import BlockVolume, MeaningDryRun, dry_run_meaning
+from choiceaudit.audit._plugin_run import run_instrument
 from choiceaudit.audit._processes import ProcessFanout, start_worker_server, worker_cpu_seconds
 from choiceaudit.audit._registry import INSTRUMENTS, instrument_named, read_config
 from choiceaudit.audit._runs import (
@@ -119,6 +120,7 @@ __all__ = [
     "repair_run",
     "resolve_embedder",
     "run_demo",
+    "run_instrument",
     "run_jobs",
     "run_meaning",
     "run_scoring",

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from choiceaudit.errors import InputError
-from choiceaudit.instruments import Instrument
+from choiceaudit.instruments import Instrument, plugin_instruments
 from choiceaudit.instruments.meaning import INSTRUMENT as MEANING
 from choiceaudit.instruments.scoring import INSTRUMENT as SCORING
 from choiceaudit.instruments.signalling import INSTRUMENT as SIGNALLING
@@ -18,20 +18,24 @@ from choiceaudit.types import RunConfig
 __all__ = ["INSTRUMENTS", "instrument_named", "read_config"]
 
 #: Every instrument, by the name its runs record (``score``: runs that record none).
-INSTRUMENTS: Mapping[str, Instrument[Any, Any]] = {i.name: i for i in (SCORING, SIGNALLING, MEANING)}
+INSTRUMENTS: Mapping[str, Instrument[Any, Any]] = {
+    i.name: i for i in (SCORING, SIGNALLING, MEANING)
+}
 
 
 def instrument_named(name: str, *, source: str | None = None) -> Instrument[Any, Any]:
-    """The declaration of the instrument ``name``; an unknown name is an input error naming
-    the run it came from."""
-    try:
-        return INSTRUMENTS[name]
-    except KeyError:
+    """The declaration of the instrument ``name`` (built in, or a plug-in:
+    :func:`~choiceaudit.instruments.register_instrument`); an unknown name is an input error
+    naming the run it came from."""
+    plugins = plugin_instruments()
+    found = INSTRUMENTS.get(name) or plugins.get(name)
+    if found is None:
         raise InputError(
-            f"no analysis for instrument {name!r} (known: {', '.join(INSTRUMENTS)})",
+            f"no analysis for instrument {name!r} (known: {', '.join([*INSTRUMENTS, *plugins])})",
             source=source,
             field="config.instrument",
-        ) from None
+        )
+    return found
 
 
 def read_config(config: RunConfig | Mapping[str, Any] | None) -> RunConfig:

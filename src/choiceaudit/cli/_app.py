@@ -19,6 +19,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    TaskID,
     TextColumn,
     TimeRemainingColumn,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "app",
     "console",
     "guarded",
+    "labelled_progress",
     "out",
     "parse_options",
     "progress_bar",
@@ -90,6 +92,19 @@ def progress_bar() -> Progress:
         console=console,
         transient=False,
     )
+
+
+def labelled_progress(bar: Progress, prefix: str) -> Callable[[str, int, int], None]:
+    """``progress(label, done, total)`` drawing one task of ``bar`` per label (``prefix ·
+    label``), added when the label is first reported."""
+    tasks: dict[str, TaskID] = {}
+
+    def advance(name: str, done: int, total: int) -> None:
+        if name not in tasks:
+            tasks[name] = bar.add_task(f"{prefix} · {name}", total=total)
+        bar.update(tasks[name], completed=done, total=total)
+
+    return advance
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:

@@ -7,15 +7,14 @@ prints each instrument's summary as soon as that instrument is analysed, and wri
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import Progress, TaskID
 
 from choiceaudit.audit import DEMO_SIZES, SIGNALLING_VARIANTS, DemoSize
-from choiceaudit.cli._app import app, console, guarded, out, progress_bar
+from choiceaudit.cli._app import app, console, guarded, labelled_progress, out, progress_bar
 
 __all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoSize", "demo"]
 
@@ -29,16 +28,6 @@ DemoWorkersOpt = Annotated[
     ),
 ]
 
-
-def _advance_factory(bar: Progress, prefix: str) -> Callable[[str, int, int], None]:
-    tasks: dict[str, TaskID] = {}
-
-    def advance(name: str, done: int, total: int) -> None:
-        if name not in tasks:
-            tasks[name] = bar.add_task(f"{prefix} · {name}", total=total)
-        bar.update(tasks[name], completed=done, total=total)
-
-    return advance
 
 
 @app.command()
@@ -127,7 +116,7 @@ def demo(
             norms=norms,
             data=data,
             command=["choiceaudit", *sys.argv[1:]],
-            progress=lambda prefix: _advance_factory(bar, prefix),
+            progress=lambda prefix: labelled_progress(bar, prefix),
             on_phase=summary,
         )
     index = build_report(

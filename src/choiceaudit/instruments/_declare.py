@@ -8,10 +8,10 @@ analysed. Each instrument package exports one :class:`Instrument` as ``INSTRUMEN
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from choiceaudit.types import Arm, RunConfig
 
@@ -45,13 +45,19 @@ class Instrument(Generic[ConfigT, PlanT]):
     in the declaration's type so a call type-checks: items or a corpus in, a plan of queries
     out); ``run_prefix`` starts the name of each run directory it makes under an output root
     (:meth:`run_dir`); ``analyse`` turns its arms into the typed results the report lays out
-    (one or several)."""
+    (one or several). ``layouts`` gives, per result type its analysis returns, the function
+    laying out every result of that type as report sections (``choiceaudit.report.Section``);
+    the built-in instruments' layouts are the report package's own, a plug-in declares its
+    own here."""
 
     name: str
     config_type: type[ConfigT]
     analyse: Callable[[Sequence[Arm[ConfigT]]], Sequence[object]]
     plan: PlanT
     run_prefix: str = ""
+    layouts: Mapping[type, Callable[[Sequence[Any]], Sequence[object]]] = field(
+        default_factory=dict
+    )
 
     def run_dir(self, out_root: Path | str, label: str) -> Path:
         """``out_root / (run_prefix + run_dir_name(label))``."""

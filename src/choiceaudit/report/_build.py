@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.errors import InputError
+from choiceaudit.instruments import plugin_instruments
 from choiceaudit.instruments.meaning import MeaningAnalysis
 from choiceaudit.instruments.scoring import ScoringAnalysis
 from choiceaudit.instruments.signalling import HumanAnalysis, SignallingAnalysis
@@ -34,14 +35,35 @@ LAYOUTS: dict[type, Callable[[Sequence[Any]], Sequence[Section]]] = {
 def build_report(
     results: Sequence[object], out_dir: Path | str, *, title: str = "choiceaudit report"
 ) -> Path:
-    """Write the report of ``results`` (analysis results of any type in :data:`LAYOUTS`) into
-    ``out_dir``; return the path of ``index.html``."""
+    """Write the report of ``results`` (analysis results of any type in :data:`LAYOUTS`, or of
+    a type a plug-in instrument declares a layout for) into ``out_dir``; return the path of
+    ``index.html``. A result no layout knows is an :class:`~choiceaudit.errors.InputError`."""
     if not results:
         raise InputError("build_report needs at least one analysis result")
+    layouts = _layouts()
     by_type: dict[type, list[object]] = {}
     for result in results:
-        if type(result) not in LAYOUTS:
-            raise TypeError(f"build_report cannot lay out {type(result).__name__}")
+        if type(result) not in layouts:
+            raise InputError(
+                f"no report layout for {type(result).__name__}: an instrument declares the "
+                "layout of each result type its analysis returns (Instrument.layouts)"
+            )
         by_type.setdefault(type(result), []).append(result)
-    sections = [s for kind, group in by_type.items() for s in LAYOUTS[kind](group)]
+    sections: list[Section] = []
+    for kind, group in by_type.items():
+        for section in layouts[kind](group):
+            if not isinstance(section, Section):
+                raise InputError(
+                    f"the report layout of {kind.__name__} returned a {type(section).__name__}, "
+                    "not a choiceaudit.report.Section"
+                )
+            sections.append(section)
     return write_report(sections, Path(out_dir), title=title)
+
+
+def _layouts() -> dict[type, Callable[[Sequence[Any]], Sequence[object]]]:
+    """The built-in layouts, and those plug-in instruments declare for their result types."""
+    layouts: dict[type, Callable[[Sequence[Any]], Sequence[object]]] = dict(LAYOUTS)
+    for instrument in plugin_instruments().values():
+        layouts.update(instrument.layouts)
+    return layouts
