@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from choiceaudit.audit import (
+    RaySettings,
     build_instrument,
     check_signalling,
     dry_run_meaning,
@@ -76,21 +77,66 @@ def _compare(cli: Mapping[str, Any], lib: Mapping[str, Any], *, at_least: set[st
 @pytest.mark.parametrize(
     ("command", "function", "at_least"),
     [
-        (run_command, run_meaning, {"corpus", "experiments", "n_items", "n_order_items",
-                                    "design", "languages", "matrix_items", "e7_keys",
-                                    "embedder", "chunk_size", "split_seed"}),
-        (run_command, dry_run_meaning, {"experiments", "n_items", "n_order_items", "design",
-                                        "matrix_items", "e7_keys", "embedder"}),
-        (run_signalling_command, run_signalling, {"norms", "seed", "n_items", "n_candidates",
-                                                  "allow_loss", "chunk_size",
-                                                  "allow_partial_coverage", "batch_one"}),
-        (check_signalling_command, check_signalling, {"norms", "seed", "n_candidates",
-                                                      "n_items", "seeds", "allow_loss"}),
-        (build_signalling, build_instrument, {"seed", "n_items", "n_candidates", "allow_loss",
-                                              "override_tile_screen"}),
-        (decisions, import_decisions, {"instrument", "position_base", "sum_tolerance",
-                                       "mapping", "constants"}),
-        (score, score_file, {"chunk_size", "skip_invalid", "workers", "ray_gpus_per_worker"}),
+        (
+            run_command,
+            run_meaning,
+            {
+                "corpus",
+                "experiments",
+                "n_items",
+                "n_order_items",
+                "design",
+                "languages",
+                "matrix_items",
+                "e7_keys",
+                "embedder",
+                "chunk_size",
+                "split_seed",
+            },
+        ),
+        (
+            run_command,
+            dry_run_meaning,
+            {
+                "experiments",
+                "n_items",
+                "n_order_items",
+                "design",
+                "matrix_items",
+                "e7_keys",
+                "embedder",
+            },
+        ),
+        (
+            run_signalling_command,
+            run_signalling,
+            {
+                "norms",
+                "seed",
+                "n_items",
+                "n_candidates",
+                "allow_loss",
+                "chunk_size",
+                "allow_partial_coverage",
+                "batch_one",
+            },
+        ),
+        (
+            check_signalling_command,
+            check_signalling,
+            {"norms", "seed", "n_candidates", "n_items", "seeds", "allow_loss"},
+        ),
+        (
+            build_signalling,
+            build_instrument,
+            {"seed", "n_items", "n_candidates", "allow_loss", "override_tile_screen"},
+        ),
+        (
+            decisions,
+            import_decisions,
+            {"instrument", "position_base", "sum_tolerance", "mapping", "constants"},
+        ),
+        (score, score_file, {"chunk_size", "skip_invalid", "workers"}),
     ],
     ids=lambda x: getattr(x, "__name__", ""),
 )
@@ -98,6 +144,14 @@ def test_a_command_and_its_function_share_their_defaults(
     command: Callable[..., Any], function: Callable[..., Any], at_least: set[str]
 ) -> None:
     _compare(_defaults(command), _defaults(function), at_least=at_least)
+
+
+def test_the_ray_options_share_the_ray_settings_defaults() -> None:
+    """Every command with ``--ray`` builds :class:`RaySettings` from its options, so its
+    defaults are the settings' own."""
+    settings = {f"ray_{f.name}": f.default for f in dataclasses.fields(RaySettings)}
+    for command in (score, run_command, run_signalling_command):
+        _compare(_defaults(command), settings, at_least={"ray_workers", "ray_gpus_per_worker"})
 
 
 def test_gate_shares_the_gate_specs_defaults() -> None:

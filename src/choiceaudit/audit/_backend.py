@@ -55,8 +55,12 @@ class ProcessSettings:
             )
 
     @staticmethod
-    def of(workers: int) -> ProcessSettings | None:
-        """``--workers N`` as settings: ``None`` for 1 (this process); below 1 is refused."""
+    def of(workers: int | ProcessSettings | None) -> ProcessSettings | None:
+        """What every entry point's ``workers`` argument means: a number of processes (1, or
+        ``None``: this process; below 1 is refused) or the settings themselves (threads per
+        worker given)."""
+        if workers is None or isinstance(workers, ProcessSettings):
+            return workers
         return None if workers == 1 else ProcessSettings(workers)
 
     def threads(self) -> int:

@@ -160,7 +160,7 @@ def run_demo(
             # signalling` scores both label forms by default (§IV-H4)
             label_forms=("bare",),
             progress=timer.progress("signalling", bar("signalling")),
-            processes=processes,
+            workers=processes or 1,
         )
 
     # The first model with the reference choosers first, analysed and shown at once, so a
@@ -190,7 +190,7 @@ def run_demo(
         e7_keys=("slot", "travelling"),
         progress=timer.progress("meaning", bar("meaning")),
         command=command,
-        processes=processes,
+        workers=processes or 1,
     )
     meaning_results = analyse_runs(meaning)
     if on_phase is not None:

@@ -171,7 +171,7 @@ def build_meaning_plan(
 
 def run_meaning(
     models: Sequence[str],
-    out_root: Path | str,
+    out: Path | str,
     *,
     corpus: str | Corpus = "idioms-en",
     experiments: Sequence[str] = DEFAULT_MEANING_EXPERIMENTS,
@@ -188,7 +188,7 @@ def run_meaning(
     e7_keys: Sequence[str] = ("slot",),
     ray: RaySettings | None = None,
     split_seed: int | None = None,
-    processes: ProcessSettings | None = None,
+    workers: int | ProcessSettings = 1,
 ) -> list[Path]:
     """Score the meaning plan with every model; return the run directories, in model order.
 
@@ -203,10 +203,12 @@ def run_meaning(
     ``matrix_items`` is given; E7 asks the slot-bound keys unless ``e7_keys`` says otherwise.
     After scoring, every run's manifest records ``choice_not_argmax_rows``: rows whose returned
     ``choice`` is not the argmax of the returned probabilities. With ``ray`` each model's chunks
-    are scored on Ray actors (:class:`~choiceaudit.audit.RaySettings`), with ``processes`` on
-    worker processes of this machine (:class:`~choiceaudit.audit.ProcessSettings`, for a causal LM
-    run in process); the parts are written here."""
-    out_root = Path(out_root)
+    are scored on Ray actors (:class:`~choiceaudit.audit.RaySettings`), with ``workers`` above
+    one (or :class:`~choiceaudit.audit.ProcessSettings`) on worker processes of this machine
+    (for a causal LM run in process); the parts are written here. Each model's run directory is
+    ``out/meaning-<model>``."""
+    out_root = Path(out)
+    processes = ProcessSettings.of(workers)
     if not models:
         raise InputError("run_meaning needs at least one model")
     check_chunk_size(chunk_size)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from choiceaudit.audit._backend import ProcessSettings, RaySettings
 from choiceaudit.audit._runs import JobProgress, RunJob, model_scorer, run_jobs
-from choiceaudit.audit._scoring import ProgressCallback, RunSummary, check_chunk_size
+from choiceaudit.audit._scoring import RunSummary, check_chunk_size
 from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.instruments.scoring import INSTRUMENT, ScoreConfig
 from choiceaudit.store import RepairReport, RunStore, read_queries, repair_run_dir
@@ -34,20 +34,18 @@ def score_file(
     chunk_size: int = 32,
     skip_invalid: bool = False,
     command: Sequence[str] | None = None,
-    on_progress: ProgressCallback | None = None,
-    ray: str | None = None,
-    ray_workers: int | None = None,
-    ray_gpus_per_worker: float = 0.0,
-    workers: int = 1,
+    progress: JobProgress | None = None,
+    ray: RaySettings | None = None,
+    workers: int | ProcessSettings = 1,
 ) -> ScoreFileResult:
     """Read ``queries`` (invalid lines are an :class:`~choiceaudit.errors.InputError` listing
     every one, unless ``skip_invalid``, which records them in the manifest), load ``model`` and
-    score into the run directory ``out`` (created or resumed). With ``ray`` (``"auto"`` or a
-    cluster address) the chunks are scored on ``ray_workers`` Ray actors, one model each
-    (``ray_gpus_per_worker`` GPUs reserved for each; pass ``-o device=cuda`` to use them), and
-    the parts are written here (:class:`~choiceaudit.audit.RayFanout`). With ``workers`` above
-    one, a causal LM loaded in process is scored by that many processes of this machine, each on
-    its share of the cores (:class:`~choiceaudit.audit.ProcessFanout`)."""
+    score into the run directory ``out`` (created or resumed); ``progress(model, done, total)``
+    is called after each written part. With ``ray`` (:class:`~choiceaudit.audit.RaySettings`:
+    ``"auto"`` or a cluster address, actors, GPUs per actor) the chunks are scored on Ray
+    actors, one model each, and the parts are written here. With ``workers`` above one (or
+    :class:`~choiceaudit.audit.ProcessSettings`), a causal LM loaded in process is scored by
+    that many processes of this machine, each on its share of the cores."""
     check_chunk_size(chunk_size)  # refused before a model is loaded
     result = read_queries(queries, skip_invalid=skip_invalid)
     if not result.queries:  # an empty run would look like a finished one
@@ -57,9 +55,6 @@ def score_file(
             'such as {"state": "…", "options": ["…", "…"]}',
             source=str(queries),
         )
-    settings = None
-    if ray is not None:
-        settings = RaySettings(ray, ray_workers, ray_gpus_per_worker)
     job = RunJob(
         path=Path(out),
         label=model,
@@ -68,26 +63,18 @@ def score_file(
         scorer=model_scorer(
             model,
             dict(scorer_options or {}),
-            settings,
+            ray,
             ProcessSettings.of(workers),
         ),
         skipped={"invalid_input_line": len(result.errors)} if result.errors else {},
         skipped_lines=tuple(result.errors),
     )
     try:
-        (summary,) = run_jobs(
-            [job], chunk_size=chunk_size, command=command, progress=_by_label(on_progress)
-        )
+        (summary,) = run_jobs([job], chunk_size=chunk_size, command=command, progress=progress)
     except ScorerError as exc:
         result.locate(exc)  # name the input line the failing query came from
         raise
     return ScoreFileResult(summary, tuple(result.errors))
-
-
-def _by_label(on_progress: ProgressCallback | None) -> JobProgress | None:
-    if on_progress is None:
-        return None
-    return lambda _label, done, total: on_progress(done, total)
 
 
 def repair_run(path: Path | str, *, rebuild_manifest: bool = False) -> RepairReport:

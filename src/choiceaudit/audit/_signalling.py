@@ -322,7 +322,7 @@ def _jobs(
 def run_signalling(
     models: Sequence[str | Scorer],
     choosers: Sequence[str],
-    out_root: Path | str,
+    out: Path | str,
     *,
     norms: str = "lancaster",
     data: Path | str | None = None,
@@ -343,12 +343,13 @@ def run_signalling(
     ray: RaySettings | None = None,
     batch_one: bool = False,
     allow_partial_coverage: bool = False,
-    processes: ProcessSettings | None = None,
+    workers: int | ProcessSettings = 1,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
-    the order given). A second call resumes each run. With ``ray`` each model spec's chunks are
-    scored on Ray actors, with ``processes`` on worker processes of this machine (a causal LM
+    the order given), each ``out/<model or chooser>``. A second call resumes each run. With
+    ``ray`` each model spec's chunks are scored on Ray actors, with ``workers`` above one (or
+    :class:`~choiceaudit.audit.ProcessSettings`) on worker processes of this machine (a causal LM
     run in process; reference choosers run here: they are exact and cheap). With
     ``batch_one`` every model spec is also scored one query per forward pass
     (its backend's batch option, ``max_batch_rows=1`` for ``hf``) into ``<model>-batch1``; the
@@ -365,7 +366,7 @@ def run_signalling(
     options = dict(scorer_options or {})
     if str(options.get("dtype", "")).lower() in ("bfloat16", "bf16"):
         warnings.warn(BFLOAT16_WARNING, UserWarning, stacklevel=2)
-    root = Path(out_root)
+    root = Path(out)
     frozen = _resolve_items(
         root,
         items,
@@ -404,7 +405,7 @@ def run_signalling(
         choosers,
         options=options,
         ray=ray,
-        processes=processes,
+        processes=ProcessSettings.of(workers),
         batch_one=batch_one,
         swow=swow,
         conceptnet=conceptnet,

@@ -37,7 +37,7 @@ def _n_candidates(n_items: int) -> int:
 
 def build_instrument(
     norms: str,
-    out_dir: Path | str,
+    out: Path | str,
     *,
     data: Path | str | None = None,
     seed: int = DEFAULT_SEED,
@@ -49,7 +49,7 @@ def build_instrument(
     override_tile_screen: bool = False,
     filters: RobustnessConfig | None = None,
 ) -> FrozenInstrument:
-    """Build the item set from the norms and freeze it into ``out_dir``, with every generated
+    """Build the item set from the norms and freeze it into ``out``, with every generated
     candidate (selected or not) in ``candidates.parquet``. A THINGS loader that loses more
     concepts than its threshold refuses unless ``allow_loss``; any loss is warned about and
     recorded in the frozen configuration (``pool.norms_loss``). ``swow`` enters the pool
@@ -59,9 +59,9 @@ def build_instrument(
     if norms not in ("things", "lancaster"):
         raise InputError(f"unknown norms {norms!r}; use things or lancaster")
     check_counts(n_items, n_candidates)
-    if (Path(out_dir) / INSTRUMENT_FILE).exists():  # refuse before spending the build
+    if (Path(out) / INSTRUMENT_FILE).exists():  # refuse before spending the build
         raise InputError(
-            f"{out_dir} already holds a frozen instrument; amend it (--amend) or use a new --out"
+            f"{out} already holds a frozen instrument; amend it (--amend) or use a new --out"
         )
     result = build_signalling_items(
         norms,  # type: ignore[arg-type]
@@ -75,7 +75,7 @@ def build_instrument(
         override_tile_screen=override_tile_screen,
         robustness=filters,
     )
-    return freeze_instrument(result.items, out_dir, candidates=candidate_columns(result.selection))
+    return freeze_instrument(result.items, out, candidates=candidate_columns(result.selection))
 
 
 def check_counts(n_items: int, n_candidates: int | None) -> None:

@@ -18,7 +18,6 @@ from typing_extensions import TypedDict
 from choiceaudit.audit import (
     DEFAULT_MEANING_EXPERIMENTS,
     MeaningDryRun,
-    ProcessSettings,
     analyse_runs,
     dry_run_meaning,
     run_meaning,
@@ -263,7 +262,7 @@ def run_command(
             scorer_options={m: options for m in models},
             chunk_size=chunk_size,
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
-            processes=ProcessSettings.of(workers),
+            workers=workers,
             progress=advance,
             command=["choiceaudit", *sys.argv[1:]],
         )

@@ -25,6 +25,7 @@ from choiceaudit.cli._app import (
     out,
     parse_options,
     progress_bar,
+    ray_settings,
 )
 from choiceaudit.scorers import model_status, spec_forms
 
@@ -82,7 +83,7 @@ def score(
     with progress_bar() as bar:
         task = bar.add_task(f"scoring with {model}", total=None)
 
-        def advance(done: int, total: int) -> None:
+        def advance(_label: str, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
         result = score_file(
@@ -93,10 +94,8 @@ def score(
             chunk_size=chunk_size,
             skip_invalid=skip_invalid,
             command=["choiceaudit", *sys.argv[1:]],
-            on_progress=advance,
-            ray=ray,
-            ray_workers=ray_workers,
-            ray_gpus_per_worker=ray_gpus_per_worker,
+            progress=advance,
+            ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
             workers=workers,
         )
     for line, fld, msg in result.skipped_lines:

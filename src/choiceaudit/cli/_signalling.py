@@ -17,7 +17,6 @@ from rich.table import Table
 
 from choiceaudit.audit import (
     DEFAULT_SEED,
-    ProcessSettings,
     analyse_runs,
     build_instrument,
     check_signalling,
@@ -394,7 +393,7 @@ def run_signalling_command(
             scorer_options=parse_options(option or []),
             command=["choiceaudit", *sys.argv[1:]],
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
-            processes=ProcessSettings.of(workers),
+            workers=workers,
             batch_one=batch_one,
             allow_partial_coverage=allow_partial_coverage,
             progress=advance,
