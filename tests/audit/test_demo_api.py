@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from choiceaudit.audit import DEMO_SIZES, demo_models, run_demo
+from choiceaudit.audit import DEMO_SIZES, run_demo
+from choiceaudit.audit._demo import demo_models
 from choiceaudit.errors import InputError
 
 
@@ -32,7 +33,6 @@ def test_named_models_replace_the_installed_defaults() -> None:
     assert lms == ["fake", "fake-2"] and decision == ["fake"]
     assert choosers[:3] == ["uniform", "salience", "bayes"]
     assert set(choosers) <= {"uniform", "salience", "bayes", "cosine"}
-
 
 
 def test_the_sizes_split_evenly_over_tiles_and_conflict() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from choiceaudit.audit import TIMING_FILE, PhaseTimer
+from choiceaudit.audit import PhaseTimer
+from choiceaudit.audit._demo_timing import TIMING_FILE
 
 
 class Clock:

@@ -18,7 +18,8 @@ import pytest
 
 import fanout_scorers
 from choiceaudit import Query
-from choiceaudit.audit import RayFanout, RestartCounter, run_scoring
+from choiceaudit.audit import RayFanout, run_scoring
+from choiceaudit.audit._fanout import RestartCounter
 from choiceaudit.scorers import FakeScorer
 from choiceaudit.store import RunStore
 from fanout_scorers import DiesOnce

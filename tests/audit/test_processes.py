@@ -12,14 +12,9 @@ from pathlib import Path
 import pytest
 
 from choiceaudit import Query
-from choiceaudit.audit import (
-    ProcessFanout,
-    ProcessSettings,
-    open_scorer,
-    run_scoring,
-    start_worker_server,
-    worker_cpu_seconds,
-)
+from choiceaudit.audit import ProcessFanout, ProcessSettings, run_scoring
+from choiceaudit.audit._backend import open_scorer
+from choiceaudit.audit._processes import start_worker_server, worker_cpu_seconds
 from choiceaudit.errors import InputError
 from choiceaudit.scorers import FakeScorer, MissingBackendError, PartialScoreError, ScorerError
 from choiceaudit.store import RunStore

@@ -8,17 +8,10 @@ function here, so a Python user and a command-line user run the same code.
 """
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
-from choiceaudit.audit._backend import ProcessSettings, RaySettings, available_cores, open_scorer
-from choiceaudit.audit._demo import (
-    DEMO_SIZES,
-    SIGNALLING_VARIANTS,
-    DemoResult,
-    DemoSize,
-    demo_models,
-    run_demo,
-)
-from choiceaudit.audit._demo_timing import TIMING_FILE, Phase, PhaseTimer
-from choiceaudit.audit._fanout import RayFanout, RestartCounter
+from choiceaudit.audit._backend import ProcessSettings, RaySettings, available_cores
+from choiceaudit.audit._demo import DEMO_SIZES, SIGNALLING_VARIANTS, DemoResult, DemoSize, run_demo
+from choiceaudit.audit._demo_timing import PhaseTimer
+from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._gate import GateResult, ThresholdsFile, gate_runs, parse_where
 from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._import import ImportResult
@@ -32,31 +25,17 @@ from choiceaudit.audit._meaning import (
     load_meaning_corpus,
     meaning_run_dir,
     queries_for,
-    record_choice_check,
     resolve_embedder,
     run_meaning,
 )
-from choiceaudit.audit._meaning_dry import BlockVolume, MeaningDryRun, dry_run_meaning
+from choiceaudit.audit._meaning_dry import MeaningDryRun, dry_run_meaning
 from choiceaudit.audit._plugin_run import run_instrument
-from choiceaudit.audit._processes import ProcessFanout, start_worker_server, worker_cpu_seconds
-from choiceaudit.audit._registry import INSTRUMENTS, instrument_named, read_config
-from choiceaudit.audit._runs import (
-    ReplayScorer,
-    RunJob,
-    by_prompt,
-    loaded,
-    made,
-    model_scorer,
-    run_jobs,
-)
+from choiceaudit.audit._processes import ProcessFanout
+from choiceaudit.audit._registry import INSTRUMENTS
+from choiceaudit.audit._runs import by_prompt, loaded, made
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
-from choiceaudit.audit._scoring import ChunkExecutor, ProgressCallback, RunSummary, run_scoring
-from choiceaudit.audit._signalling import (
-    CHOOSERS,
-    default_chat_template,
-    make_chooser,
-    run_signalling,
-)
+from choiceaudit.audit._scoring import RunSummary, run_scoring
+from choiceaudit.audit._signalling import CHOOSERS, default_chat_template, run_signalling
 from choiceaudit.audit._signalling_build import DEFAULT_SEED, build_instrument, check_signalling
 
 __all__ = [
@@ -68,26 +47,18 @@ __all__ = [
     "INSTRUMENTS",
     "QUERIES_FILE",
     "SIGNALLING_VARIANTS",
-    "TIMING_FILE",
     "AnalysisResult",
-    "BlockVolume",
-    "ChunkExecutor",
     "DemoResult",
     "DemoSize",
     "GateResult",
     "HumanImport",
     "ImportResult",
     "MeaningDryRun",
-    "Phase",
     "PhaseTimer",
     "ProcessFanout",
     "ProcessSettings",
-    "ProgressCallback",
     "RayFanout",
     "RaySettings",
-    "ReplayScorer",
-    "RestartCounter",
-    "RunJob",
     "RunSummary",
     "ScoreFileResult",
     "ThresholdsFile",
@@ -98,34 +69,24 @@ __all__ = [
     "by_prompt",
     "check_signalling",
     "default_chat_template",
-    "demo_models",
     "dry_run_meaning",
     "gate_runs",
     "import_decisions",
     "import_human",
     "import_inspect",
     "import_lm_eval",
-    "instrument_named",
     "load_meaning_corpus",
     "loaded",
     "made",
-    "make_chooser",
     "meaning_run_dir",
-    "model_scorer",
-    "open_scorer",
     "parse_where",
     "queries_for",
-    "read_config",
-    "record_choice_check",
     "repair_run",
     "resolve_embedder",
     "run_demo",
     "run_instrument",
-    "run_jobs",
     "run_meaning",
     "run_scoring",
     "run_signalling",
     "score_file",
-    "start_worker_server",
-    "worker_cpu_seconds",
 ]
