@@ -14,6 +14,21 @@ def test_the_api_examples_run_as_written() -> None:
     assert result.attempted >= 10 and result.failed == 0
 
 
+#: entry points whose own docstring carries a runnable example
+EXAMPLED = ("score_file", "run_meaning", "run_signalling", "analyse_runs", "repair_run")
+
+
+def test_the_entry_points_examples_run_as_written() -> None:
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for name in EXAMPLED:
+        function = getattr(api, name)
+        tests = [t for t in finder.find(function, name) if t.examples]
+        assert tests, f"{name} has no example"
+        for test in tests:
+            runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+
+
 def test_every_entry_point_takes_the_shared_arguments_by_the_same_names() -> None:
     import inspect
 

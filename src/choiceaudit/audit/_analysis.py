@@ -29,7 +29,18 @@ AnalysisResult = ScoringAnalysis | SignallingAnalysis | MeaningAnalysis | HumanA
 def analyse_runs(run_dirs: Sequence[Path | str]) -> tuple[AnalysisResult, ...]:
     """Every analysis the runs support, in the order the instruments first appear among
     ``run_dirs`` (each instrument's results in the order its analysis returns them: signalling
-    gives one per frozen item set, then one per imported human study)."""
+    gives one per frozen item set, then one per imported human study).
+
+    >>> import json, pathlib, tempfile
+    >>> from choiceaudit.audit import score_file
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> line = {"state": "2 + 2 =", "options": ["4", "5"], "meta": {"gold": 0}}
+    >>> _ = (tmp / "q.jsonl").write_text(json.dumps(line) + "\\n", encoding="utf-8")
+    >>> _ = score_file(tmp / "q.jsonl", "fake", tmp / "run")
+    >>> (analysis,) = analyse_runs([tmp / "run"])
+    >>> [(cell.rule, cell.rows) for cell in analysis.accuracy]
+    [('probs', 1), ('logit', 1), ('prob', 1)]
+    """
     if not run_dirs:
         raise InputError("give at least one run directory")
     by_instrument: dict[str, list[Arm]] = {}

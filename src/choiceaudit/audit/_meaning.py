@@ -206,7 +206,14 @@ def run_meaning(
     are scored on Ray actors (:class:`~choiceaudit.audit.RaySettings`), with ``workers`` above
     one (or :class:`~choiceaudit.audit.ProcessSettings`) on worker processes of this machine
     (for a causal LM run in process); the parts are written here. Each model's run directory is
-    ``out/meaning-<model>``."""
+    ``out/meaning-<model>``.
+
+    >>> import pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> runs = run_meaning(["fake"], tmp, experiments=["e1"], n_items=4, embedder="none")
+    >>> [run.name for run in runs]
+    ['meaning-fake']
+    """
     out_root = Path(out)
     processes = ProcessSettings.of(workers)
     if not models:

@@ -45,7 +45,17 @@ def score_file(
     ``"auto"`` or a cluster address, actors, GPUs per actor) the chunks are scored on Ray
     actors, one model each, and the parts are written here. With ``workers`` above one (or
     :class:`~choiceaudit.audit.ProcessSettings`), a causal LM loaded in process is scored by
-    that many processes of this machine, each on its share of the cores."""
+    that many processes of this machine, each on its share of the cores.
+
+    >>> import json, pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> line = {"state": "2 + 2 =", "options": ["4", "5"], "meta": {"gold": 0}}
+    >>> _ = (tmp / "q.jsonl").write_text(json.dumps(line) + "\\n", encoding="utf-8")
+    >>> score_file(tmp / "q.jsonl", "fake", tmp / "run").summary.scored
+    1
+    >>> score_file(tmp / "q.jsonl", "fake", tmp / "run").summary.already_done  # resumed
+    1
+    """
     check_chunk_size(chunk_size)  # refused before a model is loaded
     result = read_queries(queries, skip_invalid=skip_invalid)
     if not result.queries:  # an empty run would look like a finished one
@@ -81,7 +91,15 @@ def repair_run(path: Path | str, *, rebuild_manifest: bool = False) -> RepairRep
     """Move a run's unreadable parts aside (``<run>/quarantine/``), record them in the manifest
     and remove stale temporaries, so the next resume re-scores the queries those parts held;
     with ``rebuild_manifest``, rebuild an unreadable or missing manifest from the parts where
-    they carry what it needs. The report says what still blocks the run and what to do."""
+    they carry what it needs. The report says what still blocks the run and what to do.
+
+    >>> import json, pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "q.jsonl").write_text('{"state": "s", "options": ["a", "b"]}\\n')
+    >>> _ = score_file(tmp / "q.jsonl", "fake", tmp / "run")
+    >>> repair_run(tmp / "run").blocked
+    ()
+    """
     store = RunStore(path)
     if not store.path.is_dir():
         raise InputError(f"{store.path}: no such run directory")

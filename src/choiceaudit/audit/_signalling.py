@@ -356,7 +356,13 @@ def run_signalling(
     analysis reports the batch-1 flip rate per tile against the batched run (§I-K scores the
     size tile at batch size 1). An association chooser that cannot score every frozen item is
     refused (§I-B) unless ``allow_partial_coverage``, which is recorded in its run with the
-    coverage."""
+    coverage.
+
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> [r.name for r in run_signalling(["fake"], ["salience"], out, n_items=8, n_candidates=4000)]
+    ['fake', 'salience']
+    """
     if not models and not choosers:
         raise InputError("give at least one --model or --chooser")
     check_chunk_size(chunk_size)
