@@ -15,7 +15,14 @@ def test_the_api_examples_run_as_written() -> None:
 
 
 #: entry points whose own docstring carries a runnable example
-EXAMPLED = ("score_file", "run_meaning", "run_signalling", "analyse_runs", "repair_run")
+EXAMPLED = (
+    "score_file",
+    "run_meaning",
+    "run_signalling",
+    "analyse_runs",
+    "repair_run",
+    "import_decisions",
+)
 
 
 def test_the_entry_points_examples_run_as_written() -> None:

@@ -259,7 +259,17 @@ def import_decisions(
     is the rows' test language where no column gives it; ``corpus_language`` the language the meaning analysis files E4 and the
     matrix under (default: that of their first row). A signalling import
     (``_signalling_import``) is checked against and analysed on the frozen item directory
-    ``items``, as a model arm or, with ``chooser``, a reference chooser's released outputs."""
+    ``items``, as a model arm or, with ``chooser``, a reference chooser's released outputs.
+
+    >>> import pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> rows = 'item_id,state,probs,gold_position\\ni1,2 + 2 =,"[0.9, 0.1]",0\\ni2,3 + 3 =,"[0.2, 0.9]",1\\n'
+    >>> _ = (tmp / "released.csv").write_text(rows, encoding="utf-8")
+    >>> result = import_decisions([tmp / "released.csv"], tmp / "run", instrument="scoring",
+    ...                           constants=["experiment=e1", "condition=plain"], language="en")
+    >>> result.mapped, dict(result.unmappable)
+    (1, {'probs sums to 1.1, not 1 within the tolerance 0.02': 1})
+    """
     if instrument not in DECISION_INSTRUMENTS:
         raise InputError(f"--instrument {instrument!r}: use {' or '.join(DECISION_INSTRUMENTS)}")
     check_sum_tolerance(sum_tolerance)
