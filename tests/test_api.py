@@ -22,6 +22,7 @@ EXAMPLED = (
     "analyse_runs",
     "repair_run",
     "import_decisions",
+    "gate_runs",
 )
 
 

@@ -68,7 +68,21 @@ def gate_runs(
     command: Sequence[str] | None = None,
 ) -> GateResult:
     """Open ``run_dirs``, fit the gate of ``spec`` on every model they hold, and write the
-    thresholds file to ``out`` when given (see the module docstring)."""
+    thresholds file to ``out`` when given (see the module docstring).
+
+    >>> import json, pathlib, tempfile
+    >>> from choiceaudit.audit import score_file
+    >>> from choiceaudit.gate import GateSpec
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> lines = [{"state": f"q{i}", "options": ["a", "b", "c"],
+    ...           "meta": {"item_id": str(i), "gold": i % 3, "task": "ab"[i % 2]}}
+    ...          for i in range(60)]
+    >>> _ = (tmp / "q.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in lines))
+    >>> _ = score_file(tmp / "q.jsonl", "fake", tmp / "run")
+    >>> spec = GateSpec("target_accuracy", 0.5, "task=a", n_resamples=200, repeats=2)
+    >>> gate_runs([tmp / "run"], spec, out=tmp / "thresholds.json").path.name
+    'thresholds.json'
+    """
     if not run_dirs:
         raise InputError("give at least one run directory")
     arms = [stored_arm(path) for path in run_dirs]
