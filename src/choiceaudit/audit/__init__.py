@@ -12,7 +12,7 @@ from choiceaudit.audit._backend import ProcessSettings, RaySettings, available_c
 from choiceaudit.audit._demo import DEMO_SIZES, SIGNALLING_VARIANTS, DemoResult, DemoSize, run_demo
 from choiceaudit.audit._demo_timing import PhaseTimer
 from choiceaudit.audit._fanout import RayFanout
-from choiceaudit.audit._gate import GateResult, ThresholdsFile, gate_runs, parse_where
+from choiceaudit.audit._gate import GateResult, ThresholdsFile, gate_runs
 from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._import import ImportResult
 from choiceaudit.audit._import_decisions import DECISION_INSTRUMENTS, import_decisions
@@ -79,7 +79,6 @@ __all__ = [
     "loaded",
     "made",
     "meaning_run_dir",
-    "parse_where",
     "queries_for",
     "repair_run",
     "resolve_embedder",

@@ -26,7 +26,7 @@ from choiceaudit.gate import (
 )
 from choiceaudit.store import stored_arm
 
-__all__ = ["GateResult", "ThresholdsFile", "gate_runs", "parse_where"]
+__all__ = ["GateResult", "ThresholdsFile", "gate_runs"]
 
 
 class ThresholdsFile(ThresholdsDocument):
@@ -47,17 +47,6 @@ class GateResult:
     analysis: GateAnalysis
     document: ThresholdsFile
     path: Path | None
-
-
-def parse_where(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """``key=value`` filters (each must name a key and a value)."""
-    out = []
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise InputError(f"filter {pair!r} is not key=value")
-        out.append((key.strip(), value.strip()))
-    return tuple(out)
 
 
 def gate_runs(

@@ -5,6 +5,7 @@ slices where the target is missed, and writes the thresholds file (and optionall
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from choiceaudit.audit import gate_runs, parse_where
+from choiceaudit.audit import gate_runs
 from choiceaudit.cli._app import app, guarded, out
 from choiceaudit.errors import InputError
 from choiceaudit.gate import GateAnalysis, GateSpec
@@ -57,6 +58,17 @@ def print_gate_summary(analysis: GateAnalysis) -> None:
     out.print(table)
     for skipped in analysis.skipped:
         out.print(f"skipped: {skipped}", highlight=False)
+
+
+def _where(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """The ``--where key=value`` filters (each must name a key and a value)."""
+    out = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise InputError(f"filter {pair!r} is not key=value")
+        out.append((key.strip(), value.strip()))
+    return tuple(out)
 
 
 @app.command()
@@ -120,7 +132,7 @@ def gate(
         objective=objective,  # type: ignore[arg-type]
         value=value,
         fit=fit,
-        where=parse_where(where or []),
+        where=_where(where or []),
         definitions=tuple(confidence) if confidence else CONFIDENCE_DEFINITIONS,
         n_resamples=n_resamples,
         seed=seed,
