@@ -16,14 +16,15 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "choiceaudit"
 
-#: package → the choiceaudit packages it may import (DESIGN.md's table). ``errors`` and
-#: ``files`` (and ``net``, which imports ``errors``) are leaves every layer may use; ``cli`` may
-#: import everything.
-LEAVES = {"errors", "files", "net"}
+#: package → the choiceaudit packages it may import (DESIGN.md's table). ``errors``,
+#: ``files``, ``entry_points`` (and ``net``, which imports ``errors``) are leaves every layer
+#: may use; ``cli`` may import everything.
+LEAVES = {"entry_points", "errors", "files", "net"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "files": set(),
     "net": set(),
+    "entry_points": set(),
     "types": set(),
     "stats": {"types"},
     "scorers": {"types"},

@@ -12,11 +12,11 @@ another instrument has, is refused when it is registered, naming what is missing
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from choiceaudit.entry_points import declared
 from choiceaudit.errors import InputError
 from choiceaudit.instruments._declare import Instrument
 from choiceaudit.types import RunConfig
@@ -83,15 +83,9 @@ def _read_entry_points() -> None:
     if _READ[0]:
         return
     _READ[0] = True
-    for point in importlib.metadata.entry_points(group=INSTRUMENT_ENTRY_POINTS):
-        where = f"entry point {point.name!r} ({point.value}) of {INSTRUMENT_ENTRY_POINTS}"
+    for where, instrument in declared(INSTRUMENT_ENTRY_POINTS, Instrument, InputError):
         try:
-            loaded = point.load()
-            declared = loaded if isinstance(loaded, Instrument) else loaded()
-        except Exception as exc:  # a plug-in that cannot be imported is named, not hidden
-            raise InputError(f"{where}: cannot be loaded ({type(exc).__name__}: {exc})") from None
-        try:
-            register_instrument(declared)
+            register_instrument(instrument)  # type: ignore[arg-type]
         except InputError as exc:
             raise InputError(f"{where}: {exc}") from None
 

@@ -15,12 +15,12 @@ nothing else dispatches on the name.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from choiceaudit.entry_points import declared
 from choiceaudit.scorers._protocol import ScorerError
 
 __all__ = [
@@ -325,15 +325,9 @@ def _read_entry_points() -> None:
     if _ENTRY_POINTS_READ[0]:
         return
     _ENTRY_POINTS_READ[0] = True
-    for point in importlib.metadata.entry_points(group=BACKEND_ENTRY_POINTS):
-        where = f"entry point {point.name!r} ({point.value}) of {BACKEND_ENTRY_POINTS}"
+    for where, backend in declared(BACKEND_ENTRY_POINTS, Backend, ScorerError):
         try:
-            loaded = point.load()
-            declared = loaded() if callable(loaded) and not isinstance(loaded, Backend) else loaded
-        except Exception as exc:  # a plug-in that cannot be imported is named, not hidden
-            raise ScorerError(f"{where}: cannot be loaded ({type(exc).__name__}: {exc})") from None
-        try:
-            register_backend(declared)
+            register_backend(backend)  # type: ignore[arg-type]
         except ScorerError as exc:
             raise ScorerError(f"{where}: {exc}") from None
 
