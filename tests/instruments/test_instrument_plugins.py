@@ -9,7 +9,6 @@ import dataclasses
 import os
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from choiceaudit.errors import InputError
 from choiceaudit.instruments import Instrument, _plugins, register_instrument
 from choiceaudit.store import open_run
 from choiceaudit.types import Arm, Query, RunConfig
+from plugin_dist import cli, install_plugin
 
 PLUGIN = """
 from collections.abc import Mapping
@@ -71,36 +71,15 @@ def instrument():
 """
 
 
-def install_plugin(root: Path) -> Path:
-    """A distribution as pip leaves it in site-packages: the module and its dist-info."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "choiceaudit_lengthpick.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
-    info = root / "choiceaudit_lengthpick-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: choiceaudit-lengthpick\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[choiceaudit.instruments]\nlengthpick = choiceaudit_lengthpick:instrument\n",
-        encoding="utf-8",
-    )
-    return root
-
-
-def cli(args: Sequence[str], plugin: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(plugin), "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "choiceaudit.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+def install(root: Path) -> Path:
+    return install_plugin(
+        root, "choiceaudit_lengthpick", PLUGIN, "choiceaudit.instruments",
+        "lengthpick = choiceaudit_lengthpick:instrument",
+    )  # fmt: skip
 
 
 def test_an_installed_instrument_is_run_analysed_and_reported(tmp_path: Path) -> None:
-    plugin = install_plugin(tmp_path / "site")
+    plugin = install(tmp_path / "site")
     runs = tmp_path / "runs"
     done = cli(["run", "lengthpick", "-m", "fake", "--out", str(runs), "-p", "n=6"], plugin)
     assert done.returncode == 0, done.stderr
@@ -122,7 +101,7 @@ def test_an_installed_instrument_is_run_analysed_and_reported(tmp_path: Path) ->
 def test_a_run_of_a_plugin_instrument_is_refused_by_name_where_it_is_not_installed(
     tmp_path: Path,
 ) -> None:
-    plugin = install_plugin(tmp_path / "site")
+    plugin = install(tmp_path / "site")
     runs = tmp_path / "runs"
     assert cli(["run", "lengthpick", "-m", "fake", "--out", str(runs)], plugin).returncode == 0
     bare = subprocess.run(

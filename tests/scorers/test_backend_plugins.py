@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +26,7 @@ from choiceaudit.scorers import (
 )
 from choiceaudit.store import open_run
 from choiceaudit.types import Decision, Query
+from plugin_dist import cli, install_plugin
 
 
 class LengthScorer:
@@ -152,35 +149,15 @@ def backend():
 """
 
 
-def install_plugin(root: Path, entry: str = "choiceaudit_longest:backend") -> Path:
-    """A distribution as pip leaves it in site-packages: the module and its dist-info."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "choiceaudit_longest.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
-    info = root / "choiceaudit_longest-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: choiceaudit-longest\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        f"[choiceaudit.backends]\nlongest = {entry}\n", encoding="utf-8"
-    )
-    return root
-
-
-def cli(args: Sequence[str], plugin: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(plugin), "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "choiceaudit.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+def install(root: Path) -> Path:
+    return install_plugin(
+        root, "choiceaudit_longest", PLUGIN, "choiceaudit.backends",
+        "longest = choiceaudit_longest:backend",
+    )  # fmt: skip
 
 
 def test_an_installed_plugin_is_listed_scored_with_and_reported(tmp_path: Path) -> None:
-    plugin = install_plugin(tmp_path / "site")
+    plugin = install(tmp_path / "site")
     listed = cli(["models", "--json"], plugin)
     assert listed.returncode == 0, listed.stderr
     rows = {r["name"]: r for r in json.loads(listed.stdout)}
@@ -207,7 +184,7 @@ def test_an_installed_plugin_is_listed_scored_with_and_reported(tmp_path: Path) 
 def test_a_plugin_that_declares_an_incomplete_backend_stops_every_command_by_name(
     tmp_path: Path,
 ) -> None:
-    plugin = install_plugin(tmp_path / "site")
+    plugin = install(tmp_path / "site")
     module = plugin / "choiceaudit_longest.py"
     declared = 'description="chooses the longest option (an installed plug-in)"'
     module.write_text(module.read_text("utf-8").replace(declared, 'description=""'), "utf-8")
