@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import TaskID
 from rich.table import Table
 from typing_extensions import TypedDict
 
@@ -30,6 +29,7 @@ from choiceaudit.cli._app import (
     _fail,
     console,
     guarded,
+    labelled_progress,
     out,
     parse_options,
     progress_bar,
@@ -248,13 +248,7 @@ def run_command(
         print_dry_run(dry_run_meaning(models, **plan_options))
         return
     with progress_bar() as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def advance(name: str, done: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(f"meaning · {name}", total=total)
-            bar.update(tasks[name], completed=done, total=total)
-
+        advance = labelled_progress(bar, "meaning")
         paths = run_meaning(
             models,
             out_dir,
