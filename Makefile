@@ -36,6 +36,7 @@ browser:
 
 test: $(STAMP) browser
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/mypy
 	# one torch thread per worker: the workers, not torch's threads, take the cores
 	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) -m pytest -m "not slow" -n $(TEST_WORKERS) $(PYTEST_ARGS)

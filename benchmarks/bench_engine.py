@@ -629,9 +629,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for name, queries, naive in workloads:
             for row in bench_workload(
-                name, scorer, queries, args.batch_size, tps_best, args.repeats,
-                gemm=gemm, cached=cached, naive=naive, chunk=0 if naive else args.chunk,
-            ):  # fmt: skip
+                name,
+                scorer,
+                queries,
+                args.batch_size,
+                tps_best,
+                args.repeats,
+                gemm=gemm,
+                cached=cached,
+                naive=naive,
+                chunk=0 if naive else args.chunk,
+            ):
                 rows.append({"model": model_name, **row})
     gemms.append(gemm_flops(args.threads))
     print(

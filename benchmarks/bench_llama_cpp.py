@@ -154,8 +154,11 @@ def per_option(a: Sequence[Any], b: Sequence[Any]) -> dict[str, Any]:
         int(np.argmax(x.scores["sum"])) == int(np.argmax(y.scores["sum"]))
         for x, y in zip(a, b, strict=True)
     )
-    return {"max_abs_sum": float(deltas.max()), "median_abs_sum": float(np.median(deltas)),
-            "argmax_agree": f"{agree}/{len(a)}"}  # fmt: skip
+    return {
+        "max_abs_sum": float(deltas.max()),
+        "median_abs_sum": float(np.median(deltas)),
+        "argmax_agree": f"{agree}/{len(a)}",
+    }
 
 
 def timed(scorer: Any, queries: Sequence[Any], repeats: int) -> tuple[float, list[Any]]:
@@ -185,15 +188,27 @@ def bench_file(
         t_hf, a = timed(hf, queries, args.repeats)
         t_cpp, b = timed(cpp, queries, args.repeats)
         worst, n_tok, differ, f16 = per_token(hf, cpp, texts_of(queries), gelu_f16=args.gelu_f16)
-        row = {"file": label, "workload": name, "queries": len(queries),
-               "per_token_max_abs": worst, "tokens_compared": n_tok, "strings_tokenized_differently": differ,
-               "per_token_max_abs_hf_gelu_f16": f16,
-               **per_option(a, b), "hf_s": t_hf, "llama_cpp_s": t_cpp, "hf_over_llama_cpp": t_hf / t_cpp}  # fmt: skip
+        row = {
+            "file": label,
+            "workload": name,
+            "queries": len(queries),
+            "per_token_max_abs": worst,
+            "tokens_compared": n_tok,
+            "strings_tokenized_differently": differ,
+            "per_token_max_abs_hf_gelu_f16": f16,
+            **per_option(a, b),
+            "hf_s": t_hf,
+            "llama_cpp_s": t_cpp,
+            "hf_over_llama_cpp": t_hf / t_cpp,
+        }
         with_f16 = "" if f16 is None else f" (hf with ggml's f16 GELU: {f16:.2e})"
-        print(f"{label:34s} {name:16s} token max|Δ| {worst:.2e}{with_f16} ({n_tok} tokens, {differ} split "
-              f"differently)  option max|Δsum| {row['max_abs_sum']:.2e} median {row['median_abs_sum']:.2e} "
-              f"argmax {row['argmax_agree']}  hf {t_hf:.2f}s llama.cpp {t_cpp:.2f}s "
-              f"(hf/llama.cpp {t_hf / t_cpp:.2f})", flush=True)  # fmt: skip
+        print(
+            f"{label:34s} {name:16s} token max|Δ| {worst:.2e}{with_f16} ({n_tok} tokens, {differ} split "
+            f"differently)  option max|Δsum| {row['max_abs_sum']:.2e} median {row['median_abs_sum']:.2e} "
+            f"argmax {row['argmax_agree']}  hf {t_hf:.2f}s llama.cpp {t_cpp:.2f}s "
+            f"(hf/llama.cpp {t_hf / t_cpp:.2f})",
+            flush=True,
+        )
         rows.append(row)
     return rows
 
@@ -209,8 +224,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="time = best of this many runs")
     parser.add_argument("--no-f32", action="store_true", help="skip the F32 GGUF")
     parser.add_argument("--only-f32", action="store_true", help="skip the shipped GGUF")
-    parser.add_argument("--gelu-f16", action="store_true",
-                        help="also compare per token with ggml's float16 GELU table in hf")  # fmt: skip
+    parser.add_argument(
+        "--gelu-f16",
+        action="store_true",
+        help="also compare per token with ggml's float16 GELU table in hf",
+    )
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
 
@@ -220,8 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from choiceaudit.scorers import cache_dir, load_scorer, resolve_causal_lm
 
     torch.set_num_threads(args.threads)
-    workloads = {"signalling-like": signalling_queries(args.signalling_queries),
-                 "idiom-like": idiom_queries(args.idiom_queries)}  # fmt: skip
+    workloads = {
+        "signalling-like": signalling_queries(args.signalling_queries),
+        "idiom-like": idiom_queries(args.idiom_queries),
+    }
     rows: list[dict[str, Any]] = []
     for model in args.model or ["smollm2", "gemma3-270m"]:
         load_scorer(model)  # materialises the shipped GGUF (Gemma's is assembled from chunks)

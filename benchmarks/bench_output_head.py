@@ -45,16 +45,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from choiceaudit.scorers import load_scorer
 
     torch.set_num_threads(args.threads)
-    print("model        workload         scorer     per row s  grouped s  per row/grouped  max abs Δ")
+    print(
+        "model        workload         scorer     per row s  grouped s  per row/grouped  max abs Δ"
+    )
     for model in args.model or ["smollm2", "gemma3-270m"]:
         scorers = {
-            mb: {kind: load_scorer(f"{kind}{model}", output_group_mb=mb, prefix_cache_mb=0)
-                 for kind in ("", "lm-choice:")}
+            mb: {
+                kind: load_scorer(f"{kind}{model}", output_group_mb=mb, prefix_cache_mb=0)
+                for kind in ("", "lm-choice:")
+            }
             for mb in (0, 512)
-        }  # fmt: skip
-        work = [("signalling-like", "", signalling_queries(8)),
-                ("idiom-like", "", idiom_queries(24)),
-                ("idiom-like", "lm-choice:", idiom_queries(48))]  # fmt: skip
+        }
+        work = [
+            ("signalling-like", "", signalling_queries(8)),
+            ("idiom-like", "", idiom_queries(24)),
+            ("idiom-like", "lm-choice:", idiom_queries(48)),
+        ]
         for name, kind, queries in work:
             best = {0: float("inf"), 512: float("inf")}
             out: dict[int, Any] = {}
@@ -66,8 +72,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     out[mb] = scorers[mb][kind].score(queries)
                     best[mb] = min(best[mb], time.perf_counter() - start)
             label = kind.rstrip(":") or "hf"
-            print(f"{model:12s} {name:16s} {label:10s} {best[0]:9.2f}  {best[512]:9.2f}  "
-                  f"{best[0] / best[512]:15.2f}  {max_difference(out[0], out[512]):.1e}", flush=True)  # fmt: skip
+            print(
+                f"{model:12s} {name:16s} {label:10s} {best[0]:9.2f}  {best[512]:9.2f}  "
+                f"{best[0] / best[512]:15.2f}  {max_difference(out[0], out[512]):.1e}",
+                flush=True,
+            )
     return 0
 
 

@@ -121,8 +121,9 @@ def prefill_tokens(scorer: Any, queries: Sequence[Any]) -> float:
     return total / len(queries)
 
 
-def estimate(per_query_tokens: float, client_s: float, gpus: Sequence[int], tput: float,
-             concurrency: int) -> list[dict[str, Any]]:  # fmt: skip
+def estimate(
+    per_query_tokens: float, client_s: float, gpus: Sequence[int], tput: float, concurrency: int
+) -> list[dict[str, Any]]:
     rows = []
     for plan, (n_queries, what) in PLANS.items():
         for n in gpus:
@@ -156,14 +157,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16, help="openai requests in flight")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
-        "--sizes", type=int, nargs="+", default=None,
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=None,
         help="instead: the toolkit's own costs at these run sizes (scale_sizes.py)",
-    )  # fmt: skip
+    )
     parser.add_argument("--step-timeout", type=float, default=3600.0)
     parser.add_argument(
-        "--steps", nargs="+", default=None,
+        "--steps",
+        nargs="+",
+        default=None,
         help="with --sizes: only these steps (e.g. 'import decisions' 'import lm-eval')",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     if args.sizes:
         from scale_sizes import markdown, run_sizes
@@ -189,8 +195,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             fake_q = signalling_queries(args.fake_queries, seed=5)
-            rows.append({"scorer": "fake", "how": "one process",
-                         "seconds": score_into(make_fake(), fake_q, root, "fake-1")})  # fmt: skip
+            rows.append(
+                {
+                    "scorer": "fake",
+                    "how": "one process",
+                    "seconds": score_into(make_fake(), fake_q, root, "fake-1"),
+                }
+            )
             fake = make_fake()
             in_process = timed(lambda: [fake.score(c) for c in chunks_of(fake_q)])
             fan_rows, through_ray = ray_rows("fake", make_fake, fake_q, root, args.workers)
@@ -198,14 +209,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             lm_q = signalling_queries(args.lm_queries, seed=6)
             hf = make_smollm2()
             hf.score(lm_q[:2])  # warm-up
-            rows.append({"scorer": "smollm2", "how": "hf, one process",
-                         "seconds": score_into(hf, lm_q, root, "lm-1")})  # fmt: skip
+            rows.append(
+                {
+                    "scorer": "smollm2",
+                    "how": "hf, one process",
+                    "seconds": score_into(hf, lm_q, root, "lm-1"),
+                }
+            )
             # the server's engine time, for the client overhead (HTTP, JSON, parsing) below
             app = create_app(hf, served_name="smollm2")
             with ServerThread(app) as url:
                 remote = OpenAIScorer(url, "smollm2", reorder_check=0, concurrency=1)
-                rows.append({"scorer": "smollm2", "how": "openai over serve-model",
-                             "seconds": score_into(remote, lm_q, root, "lm-http")})  # fmt: skip
+                rows.append(
+                    {
+                        "scorer": "smollm2",
+                        "how": "openai over serve-model",
+                        "seconds": score_into(remote, lm_q, root, "lm-http"),
+                    }
+                )
             engine_s = float(app.state.engine_seconds)
             rows += ray_rows("smollm2", make_smollm2, lm_q, root, args.workers)[0]
             per_query_tokens = prefill_tokens(hf, lm_q)
@@ -223,25 +244,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     client_s = (http["seconds"] - engine_s) / args.lm_queries
     engine_per_request = engine_s / args.lm_queries
     engine_in_process = base["smollm2"]["seconds"] / args.lm_queries
-    est = estimate(per_query_tokens, max(client_s, 0.0), args.gpus, args.gpu_tokens_per_s,
-                   args.concurrency)  # fmt: skip
+    est = estimate(
+        per_query_tokens, max(client_s, 0.0), args.gpus, args.gpu_tokens_per_s, args.concurrency
+    )
 
     print(f"# bench_scale on {platform.platform()}, {os.cpu_count()} CPUs, ray {ray.__version__}")
     print("| scorer | how | queries | s | queries/s | x one process | start-up s |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
         startup = f"{r['startup_s']:.1f}" if "startup_s" in r else ""
-        print(f"| {r['scorer']} | {r['how']} | {r['queries']} | {r['seconds']:.2f} | "
-              f"{r['qps']:.1f} | {r['speedup']:.2f} | {startup} |")  # fmt: skip
-    print(f"\nRay overhead per query (fake, chunks of 32 through 1 actor with no store, minus "
-          f"the same chunks in process): {ray_overhead * 1e3:.3f} ms")  # fmt: skip
-    print(f"Client overhead per query (openai wall minus the server's engine time: HTTP, JSON, "
-          f"parsing): {client_s * 1e3:.1f} ms")  # fmt: skip
-    print(f"SmolLM2 engine s/query: {engine_in_process:.3f} in process (32 queries per call), "
-          f"{engine_per_request:.3f} behind the server (one query per request)")  # fmt: skip
+        print(
+            f"| {r['scorer']} | {r['how']} | {r['queries']} | {r['seconds']:.2f} | "
+            f"{r['qps']:.1f} | {r['speedup']:.2f} | {startup} |"
+        )
+    print(
+        f"\nRay overhead per query (fake, chunks of 32 through 1 actor with no store, minus "
+        f"the same chunks in process): {ray_overhead * 1e3:.3f} ms"
+    )
+    print(
+        f"Client overhead per query (openai wall minus the server's engine time: HTTP, JSON, "
+        f"parsing): {client_s * 1e3:.1f} ms"
+    )
+    print(
+        f"SmolLM2 engine s/query: {engine_in_process:.3f} in process (32 queries per call), "
+        f"{engine_per_request:.3f} behind the server (one query per request)"
+    )
     print(f"Prefill tokens per query (2k strings, each whole): {per_query_tokens:.0f}")
-    print(f"\nEstimate behind vLLM, ASSUMING {args.gpu_tokens_per_s:,.0f} prefill tokens/s per GPU "
-          f"and {args.concurrency} requests in flight:")  # fmt: skip
+    print(
+        f"\nEstimate behind vLLM, ASSUMING {args.gpu_tokens_per_s:,.0f} prefill tokens/s per GPU "
+        f"and {args.concurrency} requests in flight:"
+    )
     print("| plan | queries | GPUs | hours | bound by |")
     print("|---|---:|---:|---:|---|")
     for e in est:

@@ -82,11 +82,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     cores = available_cores()
     threads = max(1, cores // args.workers)
-    print(f"{cores} cores; threads: one process on {cores} threads; workers: {args.workers} "
-          f"processes of {threads} thread(s); one thread: one process on 1 thread; parts of "
-          f"{args.chunk} queries")  # fmt: skip
-    print("model        workload              threads s  workers s  1 thread s  "
-          "threads/workers  max|Δ| workers-1thread  max|Δ| workers-threads")  # fmt: skip
+    print(
+        f"{cores} cores; threads: one process on {cores} threads; workers: {args.workers} "
+        f"processes of {threads} thread(s); one thread: one process on 1 thread; parts of "
+        f"{args.chunk} queries"
+    )
+    print(
+        "model        workload              threads s  workers s  1 thread s  "
+        "threads/workers  max|Δ| workers-1thread  max|Δ| workers-threads"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.model or ["smollm2", "gemma3-270m"]:
             for workload, (prefix, make) in WORKLOADS.items():
@@ -106,9 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     t_workers = timed_run(fan, queries, out / "workers", args.chunk, fan.execute)
                 d_one = max_difference(out / "workers", out / "one")
                 d_threads = max_difference(out / "workers", out / "threads")
-                print(f"{model:12s} {workload:21s} {t_threads:9.1f}  {t_workers:9.1f}  "
-                      f"{t_one:10.1f}  {t_threads / t_workers:15.2f}  {d_one:22.1e}  "
-                      f"{d_threads:23.1e}", flush=True)  # fmt: skip
+                print(
+                    f"{model:12s} {workload:21s} {t_threads:9.1f}  {t_workers:9.1f}  "
+                    f"{t_one:10.1f}  {t_threads / t_workers:15.2f}  {d_one:22.1e}  "
+                    f"{d_threads:23.1e}",
+                    flush=True,
+                )
     return 0
 
 

@@ -35,9 +35,11 @@ def main() -> int:
     parser.add_argument("a", type=Path)
     parser.add_argument("b", type=Path)
     parser.add_argument(
-        "--beyond", type=float, default=1e-5,
+        "--beyond",
+        type=float,
+        default=1e-5,
         help="also count the stored values that differ by more than this (default 1e-5)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     overall = 0.0
     for manifest in sorted(args.a.glob("*/*/manifest.json")):
@@ -52,8 +54,10 @@ def main() -> int:
         flips = sum(d.choice() != rows_b[q].choice() for q, d in rows_a.items())
         overall = max(overall, worst)
         beyond = int((diff > args.beyond).sum())
-        print(f"{rel.as_posix():40s} rows {len(rows_a):5d}  max |Δ| {worst:.3g}  choices differ "
-              f"{flips}  values beyond {args.beyond:g}: {beyond} of {diff.size}")  # fmt: skip
+        print(
+            f"{rel.as_posix():40s} rows {len(rows_a):5d}  max |Δ| {worst:.3g}  choices differ "
+            f"{flips}  values beyond {args.beyond:g}: {beyond} of {diff.size}"
+        )
     print(f"largest |Δ| over every run: {overall:.3g}")
     return 0
 

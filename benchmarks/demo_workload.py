@@ -83,10 +83,13 @@ def record(out: Path) -> int:
         calls.append(("seq", self.lm.source.name, groups))
         zero = {"sum": np.zeros(len(q.options)), "mean": np.zeros(len(q.options))}
         return [
-            Decision(q.id, np.full(len(q.options), 1 / len(q.options)),
-                     {**zero, **({"pmi": zero["sum"]} if q.neutral_state is not None else {})})
+            Decision(
+                q.id,
+                np.full(len(q.options), 1 / len(q.options)),
+                {**zero, **({"pmi": zero["sum"]} if q.neutral_state is not None else {})},
+            )
             for q in queries
-        ]  # fmt: skip
+        ]
 
     def keys(self: Any, queries: Sequence[Any]) -> list[Decision]:
         asked = []
@@ -96,11 +99,17 @@ def record(out: Path) -> int:
             asked.append((context, tuple(e.ids[e.first_scored] for e in encs)))
         calls.append(("next", self.lm.source.name, asked))
         return [
-            Decision(q.id, np.full(len(q.options), 1 / len(q.options)),
-                     {"prob": np.full(len(q.options), 1 / len(q.options)),
-                      "logit": np.zeros(len(q.options))}, aux={"key_mass": 1.0})
+            Decision(
+                q.id,
+                np.full(len(q.options), 1 / len(q.options)),
+                {
+                    "prob": np.full(len(q.options), 1 / len(q.options)),
+                    "logit": np.zeros(len(q.options)),
+                },
+                aux={"key_mass": 1.0},
+            )
             for q in queries
-        ]  # fmt: skip
+        ]
 
     HFScorer.score = options  # type: ignore[method-assign]
     LMChoiceScorer.score = keys  # type: ignore[method-assign]
@@ -158,9 +167,14 @@ def _stand_in(vocab: int, positions: int) -> Any:
     import transformers
 
     config = transformers.LlamaConfig(
-        vocab_size=vocab, hidden_size=16, intermediate_size=16, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=positions,
-    )  # fmt: skip
+        vocab_size=vocab,
+        hidden_size=16,
+        intermediate_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=positions,
+    )
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(config)
     model.train(False)
@@ -182,9 +196,12 @@ def _body_tokens(model: str, items: Sequence[tuple[str, Any]]) -> int:
     engine = EngineOptions()
     cache = PrefixCache(stand_in, 1e6)
     options: dict[str, Any] = {
-        "max_batch_tokens": engine.max_batch_tokens, "max_batch_rows": engine.max_batch_rows,
-        "pad_multiple": engine.pad_multiple, "prefix_cache": cache, "output_group_mb": 0,
-    }  # fmt: skip
+        "max_batch_tokens": engine.max_batch_tokens,
+        "max_batch_rows": engine.max_batch_rows,
+        "pad_multiple": engine.pad_multiple,
+        "prefix_cache": cache,
+        "output_group_mb": 0,
+    }
     tokens = [0]
     stand_in.get_input_embeddings().register_forward_pre_hook(
         lambda _, args: tokens.__setitem__(0, tokens[0] + args[0].numel())
@@ -204,8 +221,10 @@ def count(calls_file: Path, gemm: float | None) -> int:
     if gemm is None:  # the rate bench_engine measures, on every core
         gemm = gemm_flops(os.cpu_count() or 1)
     print(f"fp32 GEMM here: {gemm / 1e9:.0f} GFLOP/s on {os.cpu_count()} cores")
-    print("model        arm                queries  rows  distinct  reads   body tokens  "
-          "floor tokens  floor s  reads s")  # fmt: skip
+    print(
+        "model        arm                queries  rows  distinct  reads   body tokens  "
+        "floor tokens  floor s  reads s"
+    )
     totals: dict[str, float] = collections.defaultdict(float)
     for (model, arm), items in sorted(arms(calls).items()):
         queries = rows = distinct = reads = 0
@@ -227,16 +246,28 @@ def count(calls_file: Path, gemm: float | None) -> int:
         floor_s = 2 * spec["body"] * floor / gemm
         reads_s = 2 * spec["head"] * reads / gemm
         totals[model] += floor_s + reads_s
-        print(f"{model:12s} {arm:18s} {queries:7d} {rows:5d} {distinct:9d} {reads:6d} "
-              f"{body:12d} {floor:13d} {floor_s:8.0f} {reads_s:8.0f}", flush=True)  # fmt: skip
+        print(
+            f"{model:12s} {arm:18s} {queries:7d} {rows:5d} {distinct:9d} {reads:6d} "
+            f"{body:12d} {floor:13d} {floor_s:8.0f} {reads_s:8.0f}",
+            flush=True,
+        )
     for model, seconds in totals.items():
-        print(f"{model}: {seconds:.0f} s of fp32 GEMM at the full measured rate for the floor "
-              "tokens and the reads")
+        print(
+            f"{model}: {seconds:.0f} s of fp32 GEMM at the full measured rate for the floor "
+            "tokens and the reads"
+        )
     return 0
 
 
-def replay(calls_file: Path, model: str, arm: str, n_calls: int, threads: int,
-           out: Path | None, compare: Path | None) -> int:  # fmt: skip
+def replay(
+    calls_file: Path,
+    model: str,
+    arm: str,
+    n_calls: int,
+    threads: int,
+    out: Path | None,
+    compare: Path | None,
+) -> int:
     import torch
 
     from choiceaudit.scorers import ScoreSpec, load_scorer, next_token_logits, sequence_logprobs
@@ -249,10 +280,12 @@ def replay(calls_file: Path, model: str, arm: str, n_calls: int, threads: int,
     lm = scorer.lm.model  # type: ignore[attr-defined]
     engine = scorer.engine  # type: ignore[attr-defined]
     options = {
-        "max_batch_tokens": engine.max_batch_tokens, "max_batch_rows": engine.max_batch_rows,
-        "pad_multiple": engine.pad_multiple, "prefix_cache": scorer.prefix_cache,  # type: ignore[attr-defined]
+        "max_batch_tokens": engine.max_batch_tokens,
+        "max_batch_rows": engine.max_batch_rows,
+        "pad_multiple": engine.pad_multiple,
+        "prefix_cache": scorer.prefix_cache,  # type: ignore[attr-defined]
         "output_group_mb": engine.output_group_mb,
-    }  # fmt: skip
+    }
     tokens = [0]
     lm.get_input_embeddings().register_forward_pre_hook(
         lambda _, args: tokens.__setitem__(0, tokens[0] + args[0].numel())
@@ -264,10 +297,14 @@ def replay(calls_file: Path, model: str, arm: str, n_calls: int, threads: int,
             groups = [[ScoreSpec(tuple(ids), first) for ids, first in g] for g in data]
             results.append(sequence_logprobs(lm, groups, **options))
         else:
-            results.append(next_token_logits(lm, [p for p, _ in data], [c for _, c in data], **options))  # fmt: skip
+            results.append(
+                next_token_logits(lm, [p for p, _ in data], [c for _, c in data], **options)
+            )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    print(f"{model} {arm}: {len(items)} calls, {wall:.1f} s wall, {cpu:.1f} s CPU on {threads} "
-          f"thread(s); {tokens[0]} padded body tokens")  # fmt: skip
+    print(
+        f"{model} {arm}: {len(items)} calls, {wall:.1f} s wall, {cpu:.1f} s CPU on {threads} "
+        f"thread(s); {tokens[0]} padded body tokens"
+    )
     flat = [np.asarray(x, dtype=np.float64).ravel() for x in _leaves(results)]
     if out is not None:
         with out.open("wb") as f:
@@ -275,7 +312,9 @@ def replay(calls_file: Path, model: str, arm: str, n_calls: int, threads: int,
     if compare is not None:
         with compare.open("rb") as f:
             other = pickle.load(f)
-        biggest = max(float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(flat, other, strict=True))  # fmt: skip
+        biggest = max(
+            float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(flat, other, strict=True)
+        )
         print(f"largest difference from {compare}: {biggest:.2e}")
     return 0
 
@@ -307,7 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return record(args.out)
     if args.command == "count":
         return count(args.calls, None if args.gemm is None else args.gemm * 1e9)
-    return replay(args.calls, args.model, args.arm, args.n_calls, args.threads, args.out, args.compare)  # fmt: skip
+    return replay(
+        args.calls, args.model, args.arm, args.n_calls, args.threads, args.out, args.compare
+    )
 
 
 if __name__ == "__main__":

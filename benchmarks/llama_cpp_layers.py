@@ -82,9 +82,14 @@ OPS: dict[str, tuple[str, str, str | None]] = {
     "l_out": ("", "output", "l_in"),  # the whole decoder layer: the two residual adds
 }
 #: where each local input goes in: the module fed llama.cpp's tensor of that name
-FEEDS = {"l_in": ["input_layernorm", ""], "attn_norm": ["self_attn"],
-         "kqv_out": ["self_attn.o_proj"], "sa_out": ["pre_feedforward_layernorm"],
-         "ffn_norm": ["mlp"], "ffn_out": ["post_feedforward_layernorm"]}  # fmt: skip
+FEEDS = {
+    "l_in": ["input_layernorm", ""],
+    "attn_norm": ["self_attn"],
+    "kqv_out": ["self_attn.o_proj"],
+    "sa_out": ["pre_feedforward_layernorm"],
+    "ffn_norm": ["mlp"],
+    "ffn_out": ["post_feedforward_layernorm"],
+}
 LAYER_NAME = re.compile(r"^([a-z_]+)-(\d+)$")
 
 
@@ -98,8 +103,11 @@ def dump_llama_cpp(path: Path, ids: list[int], threads: int) -> dict[str, np.nda
     def callback(t: int, ask: bool, _user: int) -> bool:
         tensor = ctypes.cast(t, ctypes.POINTER(GgmlTensor)).contents
         name = tensor.name.decode(errors="replace")
-        wanted = bool(LAYER_NAME.match(name)) or name in {"inp_scaled", "result_norm",
-                                                          "result_output"}  # fmt: skip
+        wanted = bool(LAYER_NAME.match(name)) or name in {
+            "inp_scaled",
+            "result_norm",
+            "result_output",
+        }
         if ask:
             return wanted
         if wanted and tensor.type == GGML_TYPE_F32 and tensor.data:
@@ -121,9 +129,16 @@ def dump_llama_cpp(path: Path, ids: list[int], threads: int) -> dict[str, np.nda
 
     lib.llama_context_default_params = params
     try:
-        llm = llama_cpp.Llama(model_path=str(path), logits_all=True, n_ctx=2048,
-                              n_threads=threads, n_threads_batch=threads, type_k=0, type_v=0,
-                              verbose=False)  # fmt: skip
+        llm = llama_cpp.Llama(
+            model_path=str(path),
+            logits_all=True,
+            n_ctx=2048,
+            n_threads=threads,
+            n_threads_batch=threads,
+            type_k=0,
+            type_v=0,
+            verbose=False,
+        )
         llm.eval(ids)
         logits = np.asarray(llm.scores[: len(ids)], dtype=np.float32).copy()
     finally:
@@ -179,8 +194,9 @@ def hooks(model: Any, cpp: dict[str, np.ndarray], local: bool) -> Iterator[dict[
             if where == "output":
                 handles.append(module.register_forward_hook(post(f"{op}-{il}")))
             else:
-                handles.append(module.register_forward_pre_hook(record_input(f"{op}-{il}"),
-                                                                with_kwargs=True))  # fmt: skip
+                handles.append(
+                    module.register_forward_pre_hook(record_input(f"{op}-{il}"), with_kwargs=True)
+                )
         if local:
             for input_name, targets in FEEDS.items():
                 source = f"{input_name}-{il}"
@@ -224,8 +240,9 @@ def compare(hf_model: Any, cpp: dict[str, np.ndarray], ids: list[int], gelu: boo
             cells = []
             for il in range(n_layers):
                 key = f"{op}-{il}"
-                cells.append(f"{rel(got[key], cpp[key]):8.1e}" if key in got and key in cpp
-                             else f"{'-':>8s}")  # fmt: skip
+                cells.append(
+                    f"{rel(got[key], cpp[key]):8.1e}" if key in got and key in cpp else f"{'-':>8s}"
+                )
             lines.append(f"{op + ' ' + label:16s} " + " ".join(cells))
     cpp_logits = cpp["logits"].astype(np.float64)
 
@@ -236,10 +253,12 @@ def compare(hf_model: Any, cpp: dict[str, np.ndarray], ids: list[int], gelu: boo
         return picked
 
     cpp_lp, hf_lp, wide_lp = (logprobs(x[:-1]) for x in (cpp_logits, logits, logits64))
-    lines.append(f"logits relative {rel(logits, cpp_logits):.2e}; per-token log-prob max |Δ|: "
-                 f"llama.cpp vs hf {np.abs(cpp_lp - hf_lp).max():.2e}, llama.cpp vs hf float64 "
-                 f"{np.abs(cpp_lp - wide_lp).max():.2e}, hf vs hf float64 "
-                 f"{np.abs(hf_lp - wide_lp).max():.2e}")  # fmt: skip
+    lines.append(
+        f"logits relative {rel(logits, cpp_logits):.2e}; per-token log-prob max |Δ|: "
+        f"llama.cpp vs hf {np.abs(cpp_lp - hf_lp).max():.2e}, llama.cpp vs hf float64 "
+        f"{np.abs(cpp_lp - wide_lp).max():.2e}, hf vs hf float64 "
+        f"{np.abs(hf_lp - wide_lp).max():.2e}"
+    )
     return lines
 
 
@@ -271,8 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cpp = dump_llama_cpp(f32, ids, args.threads)
     hf: Any = load_scorer(f"hf:{f32}")
     model = hf.lm.model.float().eval()
-    print(f"{args.model} F32 GGUF, {args.workload} string {args.string}: {len(ids)} tokens; "
-          f"{len(cpp)} llama.cpp tensors; hf GELU {'ggml f16 table' if args.gelu_f16 else 'float32'}")  # fmt: skip
+    print(
+        f"{args.model} F32 GGUF, {args.workload} string {args.string}: {len(ids)} tokens; "
+        f"{len(cpp)} llama.cpp tensors; hf GELU {'ggml f16 table' if args.gelu_f16 else 'float32'}"
+    )
     for line in compare(model, cpp, ids, args.gelu_f16):
         print(line)
     return 0

@@ -69,9 +69,7 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
         if "error" in r:
             lines.append(f"| {r['model']} | {r['dtype']} | refused: {r['error'][:120]} | | | | |")
             continue
-        hi, lo = (
-            "—" if r[k] is None else f"{r[k]:.3g}" for k in ("shift_max", "shift_min")
-        )
+        hi, lo = ("—" if r[k] is None else f"{r[k]:.3g}" for k in ("shift_max", "shift_min"))
         lines.append(
             f"| {r['model']} | {r['dtype']} | {r['compared']} | {r['gap_max']:.3g} | "
             f"{r['gap_median']:.3g} | {hi} | {lo} |"
@@ -92,8 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows.append(measure(model, dtype))
             except Exception as exc:  # a model that cannot run in a dtype is a finding too
                 rows.append({"model": model, "dtype": dtype, "error": str(exc)[:300]})
-    print(f"machine: {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, torch threads {os.environ.get('OMP_NUM_THREADS', 'default')}")  # fmt: skip
+    print(
+        f"machine: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs, torch threads {os.environ.get('OMP_NUM_THREADS', 'default')}"
+    )
     print(markdown(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))

@@ -56,9 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("workload", choices=["signalling-like", "idiom-like"])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--scorer", choices=["hf", "lm-choice"], default="hf",
+        "--scorer",
+        choices=["hf", "lm-choice"],
+        default="hf",
         help="lm-choice reads one position per query: the keys' next-token logits",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -78,8 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     profile.disable()
     stats = pstats.Stats(profile)
     total = cumulative(stats, ("_hf.py" if args.scorer == "hf" else "_lm_choice.py", "score"))
-    print(f"{args.model} {args.workload}: {len(queries)} queries, warm {warm:.2f} s "
-          f"({args.threads} threads); under the profiler {total:.2f} s")  # fmt: skip
+    print(
+        f"{args.model} {args.workload}: {len(queries)} queries, warm {warm:.2f} s "
+        f"({args.threads} threads); under the profiler {total:.2f} s"
+    )
     for label, where, caller in PARTS:
         seconds = cumulative(stats, where, caller)
         print(f"  {label:42s} {seconds:6.2f} s  {seconds / total:6.1%}")

@@ -10,11 +10,20 @@ from typing import Any
 __all__ = ["bagdhara_record", "write_bagdhara"]
 
 _EMPTY = (
-    "alternative_idioms", "similar_in_english", "example_sentences_in_bangla",
-    "example_sentences_in_english", "usage_domain", "frequency", "sentiment",
-    "historical_significance", "religious_significance", "cultural_significance", "scape",
-    "note", "history",
-)  # fmt: skip
+    "alternative_idioms",
+    "similar_in_english",
+    "example_sentences_in_bangla",
+    "example_sentences_in_english",
+    "usage_domain",
+    "frequency",
+    "sentiment",
+    "historical_significance",
+    "religious_significance",
+    "cultural_significance",
+    "scape",
+    "note",
+    "history",
+)
 
 
 def bagdhara_record(i: int) -> dict[str, Any]:

@@ -42,9 +42,12 @@ def shared_data() -> Path:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--durations-cpu", type=int, default=None, metavar="N",
+        "--durations-cpu",
+        type=int,
+        default=None,
+        metavar="N",
         help="list the N tests that used the most CPU seconds (0: all)",
-    )  # fmt: skip
+    )
 
 
 def _cpu_seconds() -> float:

@@ -105,10 +105,15 @@ def save_char_llama(directory: Path, *, positions: int, keys: str = "") -> Path:
         pad_token="<pad>",
     )
     config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=positions,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=positions,
         pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
+    )
     torch.manual_seed(3)
     transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)

@@ -114,7 +114,9 @@ def test_every_import_follows_the_package_table() -> None:
             if layer == "instruments" and dest == "instruments":
                 continue  # the base package every instrument declares itself with
             if dest_layer not in allowed:
-                violations.append(f"{path.relative_to(SRC.parent)}:{line}: {source} imports {target}")
+                violations.append(
+                    f"{path.relative_to(SRC.parent)}:{line}: {source} imports {target}"
+                )
     assert not violations, "\n".join(violations)
 
 
@@ -128,7 +130,9 @@ def test_no_package_imports_another_packages_private_modules() -> None:
             dest = _package(target)
             private = any(p.startswith("_") for p in target.split(".")[1:])
             if private and dest != source:
-                violations.append(f"{path.relative_to(SRC.parent)}:{line}: {source} imports {target}")
+                violations.append(
+                    f"{path.relative_to(SRC.parent)}:{line}: {source} imports {target}"
+                )
     assert not violations, "\n".join(violations)
 
 
@@ -444,17 +448,19 @@ def test_public_module_all_lists_every_public_name_it_defines(name: str) -> None
         ("def f(): ...\nclass C: ...\nX = 1\nY: int = 2\n_z = 3", {"f", "C", "X", "Y"}),
         ("from choiceaudit.scorers._fake import FakeScorer", {"FakeScorer"}),
         ("from choiceaudit.types import Query\nfrom typing import Any", set()),
-        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-         "    from choiceaudit.scorers._hf import HFScorer", {"HFScorer"}),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from choiceaudit.scorers._hf import HFScorer",
+            {"HFScorer"},
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_all_check_counts_what_a_module_defines(
     source: str, expected: set[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "__init__.py"
     path.write_text(source, encoding="utf-8")
     assert _defined_public_names("choiceaudit.scorers", path) == expected
-
 
 
 # --- function length ---------------------------------------------------------------------
@@ -500,6 +506,22 @@ def test_no_module_in_src_is_over_500_lines() -> None:
         if (n := len(p.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
     ]
     assert not long, "modules over 500 lines:\n" + "\n".join(long)
+
+
+def test_no_statement_is_kept_out_of_the_formatter() -> None:
+    """The formatter lays out every statement (``make test`` checks it): a statement packed
+    onto one line behind a formatter-off comment hides its length from the size limits above,
+    which are there to show a module or a function holding a second idea."""
+    marker = "fmt: " + "skip"  # spelled in two parts so this file does not match itself
+    off = "fmt: " + "off"
+    packed = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for folder in ("src", "tests", "benchmarks")
+        for p in sorted((ROOT / folder).rglob("*.py"))
+        for n, line in enumerate(p.read_text("utf-8").splitlines(), 1)
+        if marker in line or off in line
+    ]
+    assert not packed, "statements kept out of the formatter:\n" + "\n".join(packed)
 
 
 def _circles(edges: dict[str, set[str]]) -> list[list[str]]:

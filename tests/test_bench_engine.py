@@ -61,16 +61,27 @@ def test_the_exact_floor_counts_each_input_prefix_and_read_once(tied: bool) -> N
     transformers = pytest.importorskip("transformers")
     bench = _bench()
     config = transformers.LlamaConfig(
-        vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=tied,
-    )  # fmt: skip
+        vocab_size=32,
+        hidden_size=8,
+        intermediate_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        tie_word_embeddings=tied,
+    )
     model = transformers.LlamaForCausalLM(config)
+
     def request(ids: tuple[int, ...]) -> object:
         return bench.Request("c", "o", ids, 2, 0, 0, False)
+
     # inputs: (1), (1, 2), (1, 2, 3) and (7), (7, 2): never a request's last token
     # reads: (1, 2), (1, 2, 3), (7, 2) (a scored token is predicted from each)
-    requests = [request((1, 2, 3, 4)), request((1, 2, 3, 5)), request((1, 2, 6)),
-                request((7, 2, 9))]  # fmt: skip
+    requests = [
+        request((1, 2, 3, 4)),
+        request((1, 2, 3, 5)),
+        request((1, 2, 6)),
+        request((7, 2, 9)),
+    ]
     floor = bench.exact_floor(model, requests)
     assert (floor["floor_input_tokens"], floor["floor_reads"]) == (5, 3)
     embeddings = 32 * 8
@@ -83,8 +94,13 @@ def test_the_exact_floor_counts_each_input_prefix_and_read_once(tied: bool) -> N
 
 def test_the_floor_table_divides_naive_and_lm_eval_by_the_floor() -> None:
     bench = _bench()
-    common = {"model": "m", "workload": "w", "floor_input_tokens": 10, "floor_reads": 2,
-              "floor_s": 0.5}  # fmt: skip
+    common = {
+        "model": "m",
+        "workload": "w",
+        "floor_input_tokens": 10,
+        "floor_reads": 2,
+        "floor_s": 0.5,
+    }
     rows = [
         {**common, "method": "naive", "seconds": 10.0},
         {**common, "method": "lm-eval (batch 8)", "seconds": 4.0},

@@ -40,8 +40,13 @@ def test_a_meaning_configuration_of_the_wrong_types_is_refused(
 
 
 def test_records_of_the_right_types_read_back_exactly() -> None:
-    data = {"instrument": "meaning", "design": "jev", "n_items": None, "experiments": ["e1", "e7"],
-            "unknown": [1, 2]}  # fmt: skip
+    data = {
+        "instrument": "meaning",
+        "design": "jev",
+        "n_items": None,
+        "experiments": ["e1", "e7"],
+        "unknown": [1, 2],
+    }
     config = MeaningConfig.from_json(data)
     assert config.experiments == ("e1", "e7") and config.to_json() == data
     signalling = {"instrument": "signalling", "seed": 3}
@@ -52,8 +57,14 @@ def test_records_of_the_right_types_read_back_exactly() -> None:
 
 def test_a_run_whose_manifest_holds_a_wrong_type_is_one_error(tmp_path: Path) -> None:
     corpus = write_bagdhara(tmp_path / "b.jsonl", 12)
-    (run,) = run_meaning(["fake"], tmp_path / "runs", corpus=f"bagdhara:{corpus}",
-                         experiments=("e1",), n_items=6, embedder="none")  # fmt: skip
+    (run,) = run_meaning(
+        ["fake"],
+        tmp_path / "runs",
+        corpus=f"bagdhara:{corpus}",
+        experiments=("e1",),
+        n_items=6,
+        embedder="none",
+    )
     manifest = run / "manifest.json"
     data = json.loads(manifest.read_text("utf-8"))
     data["config"]["n_items"] = "six"

@@ -14,11 +14,17 @@ def save_tiny_llama(directory: Path, tokenizer: Any, *, seed: int, context: int)
     import transformers
 
     config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=context,
-        initializer_range=0.3, pad_token_id=tokenizer.pad_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=context,
+        initializer_range=0.3,
+        pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
-    )  # fmt: skip
+    )
     torch.manual_seed(seed)
     transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)

@@ -49,15 +49,26 @@ def test_meaning_plans_through_the_meaning_declaration(
     with corpus.open("w", encoding="utf-8") as fh:
         for i in range(40):
             record = {
-                "id": i + 1, "idiom": f"বাগধারা{i} এক", "alternative_idioms": None,
+                "id": i + 1,
+                "idiom": f"বাগধারা{i} এক",
+                "alternative_idioms": None,
                 "literal_meaning": f"আক্ষরিক{i} (literal thing {i})",
-                "figurative_meaning_bn": f"রূপক{i}", "figurative_meaning_en": f"gloss {i}",
-                "similar_in_english": None, "example_sentences_in_bangla": None,
-                "example_sentences_in_english": None, "usage_domain": None,
-                "tags": [f"t{i % 3}"], "frequency": "common", "sentiment": None,
-                "historical_significance": 0, "religious_significance": 0,
-                "cultural_significance": 0, "scape": None, "note": None, "history": None,
-            }  # fmt: skip
+                "figurative_meaning_bn": f"রূপক{i}",
+                "figurative_meaning_en": f"gloss {i}",
+                "similar_in_english": None,
+                "example_sentences_in_bangla": None,
+                "example_sentences_in_english": None,
+                "usage_domain": None,
+                "tags": [f"t{i % 3}"],
+                "frequency": "common",
+                "sentiment": None,
+                "historical_significance": 0,
+                "religious_significance": 0,
+                "cultural_significance": 0,
+                "scape": None,
+                "note": None,
+                "history": None,
+            }
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     dry_run_meaning(["fake"], corpus=f"bagdhara:{corpus}", n_items=0, embedder="none")
     assert calls == [1]

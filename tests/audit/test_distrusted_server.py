@@ -23,13 +23,23 @@ PROBE_ECHOES = 4
 
 
 def queries(n: int) -> list[Query]:
-    return [Query(state=f"The cat {i}", options=("yes", "no"), instruction="",
-                  template="{state}\nAnswer:") for i in range(n)]  # fmt: skip
+    return [
+        Query(
+            state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:"
+        )
+        for i in range(n)
+    ]
 
 
 def scorer(server: FakeServer, **kwargs: Any) -> OpenAIScorer:
-    return OpenAIScorer("http://toy.test", "toy", transport=httpx.MockTransport(server),
-                        sleep=lambda _: None, max_retries=0, **kwargs)  # fmt: skip
+    return OpenAIScorer(
+        "http://toy.test",
+        "toy",
+        transport=httpx.MockTransport(server),
+        sleep=lambda _: None,
+        max_retries=0,
+        **kwargs,
+    )
 
 
 def rows(run: Path) -> list[tuple[str, list[float]]]:

@@ -125,17 +125,39 @@ def test_score_command_with_ray(tmp_path: Path) -> None:
     write_queries(tmp_path / "q.jsonl", qs)
     result = CliRunner().invoke(
         app,
-        ["score", str(tmp_path / "q.jsonl"), "-m", "fake", "--out", str(tmp_path / "run"),
-         "--ray", "auto", "--ray-workers", "2", "--chunk-size", "2"],
-    )  # fmt: skip
+        [
+            "score",
+            str(tmp_path / "q.jsonl"),
+            "-m",
+            "fake",
+            "--out",
+            str(tmp_path / "run"),
+            "--ray",
+            "auto",
+            "--ray-workers",
+            "2",
+            "--chunk-size",
+            "2",
+        ],
+    )
     assert result.exit_code == 0, result.output
     score_file(tmp_path / "q.jsonl", "fake", tmp_path / "one", chunk_size=2)
     assert rows(tmp_path / "run") == rows(tmp_path / "one")
     bad = CliRunner().invoke(
         app,
-        ["score", str(tmp_path / "q.jsonl"), "-m", "fake", "--out", str(tmp_path / "r2"),
-         "--ray", "auto", "-o", "batch_size=3"],
-    )  # fmt: skip
+        [
+            "score",
+            str(tmp_path / "q.jsonl"),
+            "-m",
+            "fake",
+            "--out",
+            str(tmp_path / "r2"),
+            "--ray",
+            "auto",
+            "-o",
+            "batch_size=3",
+        ],
+    )
     assert bad.exit_code == 1 and "does not accept" in bad.output
 
 
@@ -170,8 +192,10 @@ def test_a_driver_killed_with_sigkill_loses_no_row_and_duplicates_none(tmp_path:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     driver = subprocess.Popen(
         [sys.executable, "-c", DRIVER, address, str(run), "40"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         while len(RunStore(run).part_paths()) < 3:
@@ -226,8 +250,12 @@ def test_instrument_runs_fan_out_and_equal_the_in_process_rows(tmp_path: Path) -
 
     corpus = write_bagdhara(tmp_path / "b.jsonl", 8)
     settings = RaySettings("auto", workers=2)
-    kwargs: dict[str, Any] = {"corpus": f"bagdhara:{corpus}", "experiments": ["e1"],
-                              "n_items": 4, "embedder": "none"}  # fmt: skip
+    kwargs: dict[str, Any] = {
+        "corpus": f"bagdhara:{corpus}",
+        "experiments": ["e1"],
+        "n_items": 4,
+        "embedder": "none",
+    }
     (local,) = run_meaning(["fake"], tmp_path / "m-local", **kwargs)
     (fanned,) = run_meaning(["fake"], tmp_path / "m-ray", ray=settings, **kwargs)
     assert rows(local) == rows(fanned)

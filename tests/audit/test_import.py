@@ -144,8 +144,11 @@ def test_reimporting_the_same_files_adds_nothing(tmp_path: Path) -> None:
 def test_inspect_rows_agree_with_the_harness(tmp_path: Path) -> None:
     result = import_inspect([INSPECT / "logprobs.json"], tmp_path / "run")
     assert (result.source, result.version, result.model, result.mapped) == (
-        "inspect", "0.3.285", "mockllm/model", 8,
-    )  # fmt: skip
+        "inspect",
+        "0.3.285",
+        "mockllm/model",
+        8,
+    )
     log = json.loads((INSPECT / "logprobs.json").read_text("utf-8"))
     samples = {s["id"]: s for s in log["samples"]}
     run = open_run(tmp_path / "run")

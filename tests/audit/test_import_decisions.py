@@ -23,28 +23,46 @@ KEYS = "ABCD"
 #: tool canonical index -> the file's: gold (0) goes to 2, the others keep their order in 0, 1, 3
 SIGMA = {0: 2, 1: 0, 2: 1, 3: 3}
 MAPPING = [
-    "item_id=id", "experiment=exp", "condition=cond", "family=fam", "language=lang",
-    "block=blk", "state=idiom", "options=o1,o2,o3,o4", "probs=pA,pB,pC,pD",
-    "predicted_key=answer", "gold_position=gold_pos", "literal_key=lit", "perm=order",
+    "item_id=id",
+    "experiment=exp",
+    "condition=cond",
+    "family=fam",
+    "language=lang",
+    "block=blk",
+    "state=idiom",
+    "options=o1,o2,o3,o4",
+    "probs=pA,pB,pC,pD",
+    "predicted_key=answer",
+    "gold_position=gold_pos",
+    "literal_key=lit",
+    "perm=order",
     "conf_head=head",
-]  # fmt: skip
+]
 
 
 def record(i: int) -> dict[str, Any]:
     colours = ("red", "blue", "green", "amber")
     return {
-        "id": i + 1, "idiom": f"বাগধারা{i} এক দুই তিন",
+        "id": i + 1,
+        "idiom": f"বাগধারা{i} এক দুই তিন",
         "alternative_idioms": [f"বাগধারা{i} বিকল্প"] if i % 2 else None,
         "literal_meaning": f"আক্ষরিক{i} অর্থ (literal plain sense of thing {i})",
         "figurative_meaning_bn": f"রূপক{i} {colours[i % 4]} অর্থ",
         "figurative_meaning_en": f"{colours[i % 4]} figurative gloss {i}",
         "similar_in_english": [f"english equivalent {i}"],
         "example_sentences_in_bangla": [f"একটি বাক্য বাগধারা{i} দিয়ে।"],
-        "example_sentences_in_english": None, "usage_domain": None, "tags": [f"t{i % 4}"],
-        "frequency": "common", "sentiment": None, "historical_significance": 0,
-        "religious_significance": 0, "cultural_significance": 0, "scape": None, "note": None,
+        "example_sentences_in_english": None,
+        "usage_domain": None,
+        "tags": [f"t{i % 4}"],
+        "frequency": "common",
+        "sentiment": None,
+        "historical_significance": 0,
+        "religious_significance": 0,
+        "cultural_significance": 0,
+        "scape": None,
+        "note": None,
         "history": None,
-    }  # fmt: skip
+    }
 
 
 def literal_content(text: str) -> float:
@@ -58,9 +76,15 @@ def tool_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     corpus.write_text("\n".join(json.dumps(record(i), ensure_ascii=False) for i in range(16)))
     options = {"name": "fake", "content": literal_content, "position_bias": [0.5, 0, 0.3, 0]}
     (run,) = run_meaning(
-        ["fake"], root / "runs", corpus=f"bagdhara:{corpus}", n_items=10, n_order_items=2,
-        embedder="none", scorer_options={"fake": options}, e7_keys=("slot",),
-    )  # fmt: skip
+        ["fake"],
+        root / "runs",
+        corpus=f"bagdhara:{corpus}",
+        n_items=10,
+        n_order_items=2,
+        embedder="none",
+        scorer_options={"fake": options},
+        e7_keys=("slot",),
+    )
     return run
 
 
@@ -75,15 +99,25 @@ def export(run: Path) -> list[dict[str, Any]]:
         vector = d.scores.get("prob", d.probs)
         lit = meta["literal_slot"]
         out.append(
-            {"id": meta["item_id"], "exp": meta["experiment"].upper(), "cond": meta["condition"],
-             "fam": meta["family"].upper(), "lang": meta["language"], "blk": meta["block"],
-             "idiom": q.state, **{f"o{s + 1}": o for s, o in enumerate(q.options)},
-             **{f"p{KEYS[s]}": float(v) for s, v in enumerate(vector)},
-             "answer": d.aux.get("reported_choice", d.aux.get("choice_key")), "gold_pos": meta["gold_slot"],
-             "lit": KEYS[lit] if lit is not None else "", "order": "".join(map(str, perm)),
-             "frequency": meta.get("frequency") or "", "head": d.aux.get("conf_head"),
-             "extra_column": "ignored"}
-        )  # fmt: skip
+            {
+                "id": meta["item_id"],
+                "exp": meta["experiment"].upper(),
+                "cond": meta["condition"],
+                "fam": meta["family"].upper(),
+                "lang": meta["language"],
+                "blk": meta["block"],
+                "idiom": q.state,
+                **{f"o{s + 1}": o for s, o in enumerate(q.options)},
+                **{f"p{KEYS[s]}": float(v) for s, v in enumerate(vector)},
+                "answer": d.aux.get("reported_choice", d.aux.get("choice_key")),
+                "gold_pos": meta["gold_slot"],
+                "lit": KEYS[lit] if lit is not None else "",
+                "order": "".join(map(str, perm)),
+                "frequency": meta.get("frequency") or "",
+                "head": d.aux.get("conf_head"),
+                "extra_column": "ignored",
+            }
+        )
     return out
 
 
@@ -109,9 +143,12 @@ def test_a_reimported_run_gives_the_same_analysis_and_pairs_by_item(
     }  # the file keeps the gold at canonical 2
     source = write_csv(tmp_path / "released.csv", rows)
     result = import_decisions(
-        [source], tmp_path / "imported", mapping=MAPPING, model="released",
+        [source],
+        tmp_path / "imported",
+        mapping=MAPPING,
+        model="released",
         corpus_language="bn",
-    )  # fmt: skip
+    )
     assert result.mapped == len(rows) and not result.unmappable
     (analysis,) = analyse_runs([tool_run, tmp_path / "imported"])
     assert isinstance(analysis, MeaningAnalysis)
@@ -120,8 +157,10 @@ def test_a_reimported_run_gives_the_same_analysis_and_pairs_by_item(
     for name in ("e1", "e2", "e3", "e4", "e6", "e7", "matrix"):
         assert getattr(tool, name) is not None, name
         assert _strip(getattr(tool, name)) == _strip(getattr(imported, name)), name
-    assert all(p.n_shared == len(rows) and p.gold_slot == p.literal_slot == p.state == 1.0
-               for p in analysis.pairing)  # fmt: skip
+    assert all(
+        p.n_shared == len(rows) and p.gold_slot == p.literal_slot == p.state == 1.0
+        for p in analysis.pairing
+    )
     assert analysis.model_contrasts and all(
         c.contrast.difference == 0.0 for c in analysis.model_contrasts
     )
@@ -167,15 +206,21 @@ def test_rows_that_cannot_be_validated_are_listed_with_their_reason(
     bad[e7[3]] = {**r, "order": "".join(order)}
     mapping_file = tmp_path / "map.toml"
     mapping_file.write_text(
-        "[map]\n" + "\n".join(
-            f'{f} = {json.dumps(c.split(",")) if "," in c else json.dumps(c)}'
+        "[map]\n"
+        + "\n".join(
+            f"{f} = {json.dumps(c.split(',')) if ',' in c else json.dumps(c)}"
             for f, c in (pair.split("=") for pair in MAPPING)
-        ) + '\n[values.experiment]\n"E1" = "e1"\n', encoding="utf-8",
-    )  # fmt: skip
+        )
+        + '\n[values.experiment]\n"E1" = "e1"\n',
+        encoding="utf-8",
+    )
     result = import_decisions(
-        [write_csv(tmp_path / "bad.csv", bad)], tmp_path / "run", mapping_file=mapping_file,
-        model="m", sum_tolerance=0.02,
-    )  # fmt: skip
+        [write_csv(tmp_path / "bad.csv", bad)],
+        tmp_path / "run",
+        mapping_file=mapping_file,
+        model="m",
+        sum_tolerance=0.02,
+    )
     assert result.mapped == len(rows) - 4
     listed = open_run(tmp_path / "run").manifest.config["unmappable_listed"]
     by_row = {entry["row"]: entry["reason"] for entry in listed}
@@ -224,8 +269,16 @@ def test_the_command_line_imports_and_prints_the_refused_rows(
     rows = export(tool_run)[:10]
     rows[0] = {**rows[0], "gold_pos": ""}
     source = write_csv(tmp_path / "cli.csv", rows)
-    args = ["import", "decisions", str(source), "--out", str(tmp_path / "run"),
-            "--model-name", "m", *[a for pair in MAPPING for a in ("--map", pair)]]  # fmt: skip
+    args = [
+        "import",
+        "decisions",
+        str(source),
+        "--out",
+        str(tmp_path / "run"),
+        "--model-name",
+        "m",
+        *[a for pair in MAPPING for a in ("--map", pair)],
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "9 row(s) imported" in result.output

@@ -142,8 +142,23 @@ def test_an_integer_item_id_is_its_digits(tmp_path: Path) -> None:
 
 
 def csv_text(rows: list[dict[str, Any]]) -> str:
-    header = ["item_id", "experiment", "condition", "language", "state", "gold_position",
-              "literal_position", "o1", "o2", "o3", "o4", "p1", "p2", "p3", "p4"]  # fmt: skip
+    header = [
+        "item_id",
+        "experiment",
+        "condition",
+        "language",
+        "state",
+        "gold_position",
+        "literal_position",
+        "o1",
+        "o2",
+        "o3",
+        "o4",
+        "p1",
+        "p2",
+        "p3",
+        "p4",
+    ]
     lines = [",".join(header)]
     for r in rows:
         cells = [str(r[h]) for h in header[:7]] + list(r["options"]) + [str(p) for p in r["probs"]]
@@ -277,8 +292,11 @@ def test_an_imported_e4_is_oriented_by_the_corpus_language_not_the_row_order(
         for i in range(8):
             right = language == "en" or i < 2  # English 8 of 8, Bengali 2 of 8
             probs = [0.7, 0.1, 0.1, 0.1] if right else [0.1, 0.7, 0.1, 0.1]
-            rows.append(decision_row(f"i{i}", experiment="e4", condition=language,
-                                     language=language, probs=probs))  # fmt: skip
+            rows.append(
+                decision_row(
+                    f"i{i}", experiment="e4", condition=language, language=language, probs=probs
+                )
+            )
     path = write_jsonl(tmp_path / "d.jsonl", rows)
     import_decisions([path], tmp_path / "run", corpus_language="bn")
     (analysis,) = analyse_runs([tmp_path / "run"])

@@ -14,8 +14,13 @@ import pyarrow.parquet as pq
 from choiceaudit.audit import import_decisions
 from choiceaudit.store import REFUSED, RunStore
 
-MAPPING = ["item_id=id", "state=q", "options=o1,o2,o3,o4", "probs=pA,pB,pC,pD",
-           "gold_position=gold"]  # fmt: skip
+MAPPING = [
+    "item_id=id",
+    "state=q",
+    "options=o1,o2,o3,o4",
+    "probs=pA,pB,pC,pD",
+    "gold_position=gold",
+]
 
 
 def released(path: Path, n: int) -> Path:
@@ -25,16 +30,23 @@ def released(path: Path, n: int) -> Path:
         writer.writerow(["id", "q", "o1", "o2", "o3", "o4", "pA", "pB", "pC", "pD", "gold"])
         for i in range(n):
             top = 0.7 if i % 2 == 0 else round(0.8 + i / (10 * n), 6)
-            writer.writerow([i, f"item {i}?", "red", "blue", "green", "amber", top, 0.1, 0.1,
-                             0.1, i % 4])  # fmt: skip
+            writer.writerow(
+                [i, f"item {i}?", "red", "blue", "green", "amber", top, 0.1, 0.1, 0.1, i % 4]
+            )
     return path
 
 
 def imported(tmp_path: Path, n: int) -> Path:
     run = tmp_path / f"run-{n}"
-    import_decisions([released(tmp_path / f"r{n}.csv", n)], run, instrument="scoring",
-                     mapping=MAPPING, constants=["experiment=e1", "condition=plain"],
-                     language="en", model="released")  # fmt: skip
+    import_decisions(
+        [released(tmp_path / f"r{n}.csv", n)],
+        run,
+        instrument="scoring",
+        mapping=MAPPING,
+        constants=["experiment=e1", "condition=plain"],
+        language="en",
+        model="released",
+    )
     return run
 
 
@@ -60,8 +72,9 @@ def test_parts_and_manifest_do_not_grow_with_the_refused_rows(tmp_path: Path) ->
         run = imported(tmp_path, n)
         (part,) = RunStore(run).part_paths()[:1]
         meta = pq.read_schema(part).metadata
-        sizes.append((sum(len(k) + len(v) for k, v in meta.items()),
-                      (run / "manifest.json").stat().st_size))  # fmt: skip
+        sizes.append(
+            (sum(len(k) + len(v) for k, v in meta.items()), (run / "manifest.json").stat().st_size)
+        )
     (meta_small, manifest_small), (meta_large, manifest_large) = sizes
     # ten times the refused rows: the same size, but for the digits of the counts
     assert meta_large - meta_small < 200 and manifest_large - manifest_small < 400

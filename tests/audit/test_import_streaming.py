@@ -36,16 +36,22 @@ def released(path: Path, n: int, *, repeat_every: int = 0) -> Path:
         for i in range(n):
             j = i - 1 if repeat_every and i % repeat_every == repeat_every - 1 else i
             top = 0.9 if j % 3 == 2 else 0.7
-            writer.writerow([j, f"item {j}?", "red", "blue", "green", "amber", top, 0.1, 0.1,
-                             0.1, j % 4])  # fmt: skip
+            writer.writerow(
+                [j, f"item {j}?", "red", "blue", "green", "amber", top, 0.1, 0.1, 0.1, j % 4]
+            )
     return path
 
 
 def do_import(path: Path, out: Path) -> Any:
     return import_decisions(
-        [path], out, instrument="scoring", mapping=MAPPING, model="released", language="en",
+        [path],
+        out,
+        instrument="scoring",
+        mapping=MAPPING,
+        model="released",
+        language="en",
         constants=["experiment=e1", "condition=plain"],
-    )  # fmt: skip
+    )
 
 
 def rows_of(run: Path) -> list[dict[str, Any]]:

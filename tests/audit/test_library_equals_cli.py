@@ -81,10 +81,27 @@ def test_meaning_api_equals_cli(tmp_path: Path) -> None:
     )
     result = runner.invoke(
         app,
-        ["run", "meaning", "--model", "fake", "--corpus", "bagdhara", "--data", str(corpus),
-         "--out", str(tmp_path / "cli"), "--experiments", "e1,e4,e7,matrix", "--n-items", "6",
-         "--n-order-items", "2", "--embedder", "none"],
-    )  # fmt: skip
+        [
+            "run",
+            "meaning",
+            "--model",
+            "fake",
+            "--corpus",
+            "bagdhara",
+            "--data",
+            str(corpus),
+            "--out",
+            str(tmp_path / "cli"),
+            "--experiments",
+            "e1,e4,e7,matrix",
+            "--n-items",
+            "6",
+            "--n-order-items",
+            "2",
+            "--embedder",
+            "none",
+        ],
+    )
     assert result.exit_code == 0, result.output
     cli = [tmp_path / "cli" / p.name for p in api]
     for a, c in zip(api, cli, strict=True):
@@ -97,10 +114,27 @@ def test_signalling_api_equals_cli(tmp_path: Path) -> None:
     api = run_signalling(["fake"], ["salience", "uniform"], tmp_path / "api", **args)  # type: ignore[arg-type]
     result = runner.invoke(
         app,
-        ["run", "signalling", "--norms", "lancaster", "--n-items", "8", "--n-candidates", "4000",
-         "--seed", "7", "--model", "fake", "--chooser", "salience", "--chooser", "uniform",
-         "--out", str(tmp_path / "cli")],
-    )  # fmt: skip
+        [
+            "run",
+            "signalling",
+            "--norms",
+            "lancaster",
+            "--n-items",
+            "8",
+            "--n-candidates",
+            "4000",
+            "--seed",
+            "7",
+            "--model",
+            "fake",
+            "--chooser",
+            "salience",
+            "--chooser",
+            "uniform",
+            "--out",
+            str(tmp_path / "cli"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     cli = [tmp_path / "cli" / p.name for p in api]
     for a, c in zip(api, cli, strict=True):
@@ -111,7 +145,11 @@ def test_signalling_api_equals_cli(tmp_path: Path) -> None:
 def test_run_meaning_takes_a_string_root_like_run_signalling(tmp_path: Path) -> None:
     # the README's call: run_meaning([...], "runs/meaning", ...) with a str root
     corpus = write_bagdhara(tmp_path / "b.jsonl", 8)
-    kwargs: dict[str, Any] = {"corpus": f"bagdhara:{corpus}", "experiments": ["e1"],
-                              "n_items": 4, "embedder": "none"}  # fmt: skip
+    kwargs: dict[str, Any] = {
+        "corpus": f"bagdhara:{corpus}",
+        "experiments": ["e1"],
+        "n_items": 4,
+        "embedder": "none",
+    }
     (run,) = run_meaning(["fake"], str(tmp_path / "m"), **kwargs)
     assert run == tmp_path / "m" / "meaning-fake" and _rows(run)

@@ -211,8 +211,11 @@ def test_workers_end_within_seconds_of_their_driver_being_killed(tmp_path: Path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root / "tests")])}
     driver = subprocess.Popen(
         [sys.executable, "-c", SLOW_DRIVER, str(tmp_path / "run")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert driver.stdout is not None
         pids = [int(p) for p in driver.stdout.readline().split()]

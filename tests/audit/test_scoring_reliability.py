@@ -38,7 +38,9 @@ def test_a_refused_session_writes_nothing_into_the_run(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="different configuration"):
         run_scoring(FakeScorer(), _queries(2), run, config={"n": 2}, on_accepted=_marker)
     with pytest.raises(StoreError, match="scored by"):
-        run_scoring(FakeScorer(name="other"), _queries(4), run, config={"n": 4}, on_accepted=_marker)
+        run_scoring(
+            FakeScorer(name="other"), _queries(4), run, config={"n": 4}, on_accepted=_marker
+        )
     with RunStore(run).lock(), pytest.raises(StoreError, match="another process"):
         run_scoring(FakeScorer(), _queries(4), run, config={"n": 4}, on_accepted=_marker)
     assert (run / "beside.txt").read_text(encoding="utf-8") == "the first session's file"

@@ -57,9 +57,13 @@ def tool_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         # a stand-in with the scorer's methods, not declared as the protocol
         [ThreeRuleLM()],  # type: ignore[list-item]
         ["salience", "uniform"],
-        root, norms="lancaster", n_items=12, n_candidates=2000,
-        formats=("V", "L"), label_forms=("bare",),
-    )  # fmt: skip
+        root,
+        norms="lancaster",
+        n_items=12,
+        n_candidates=2000,
+        formats=("V", "L"),
+        label_forms=("bare",),
+    )
     return {"model": runs[0], "salience": runs[1], "uniform": runs[2], "items": root / ".items"}
 
 
@@ -82,11 +86,13 @@ def export_model(run: Path, path: Path) -> None:
         order = _rotated(q.n_options)
         slot_of = {c: s for s, c in enumerate(q.perm or ())}
         entry = {
-            "stim": q.meta["item_id"], "prompt_cond": f"C{q.meta['condition']}",
-            "fmt": q.meta["format"].lower(), "labels": q.meta.get("label_form", ""),
+            "stim": q.meta["item_id"],
+            "prompt_cond": f"C{q.meta['condition']}",
+            "fmt": q.meta["format"].lower(),
+            "labels": q.meta.get("label_form", ""),
             "shown": json.dumps(list(q.options)),
             "vec_ids": json.dumps([_ids(q, tile)[c] for c in order]),
-        }  # fmt: skip
+        }
         for n, c in enumerate(order):
             entry[f"q{n + 1}"] = repr(float(d.probs[slot_of[c]]))
         for rule in ("pmi", "sum", "mean"):
@@ -99,10 +105,17 @@ def export_model(run: Path, path: Path) -> None:
 
 
 MODEL_MAP = [
-    "item_id=stim", "condition=prompt_cond", "format=fmt", "label_form=labels",
-    "display_order=shown", "option_order=vec_ids", "probs=q1,q2,q3,q4", "score_pmi=pmi_v",
-    "score_sum=sum_v", "score_mean=mean_v",
-]  # fmt: skip
+    "item_id=stim",
+    "condition=prompt_cond",
+    "format=fmt",
+    "label_form=labels",
+    "display_order=shown",
+    "option_order=vec_ids",
+    "probs=q1,q2,q3,q4",
+    "score_pmi=pmi_v",
+    "score_sum=sum_v",
+    "score_mean=mean_v",
+]
 
 
 def export_chosen(run: Path, path: Path) -> None:
@@ -113,9 +126,14 @@ def export_chosen(run: Path, path: Path) -> None:
             q, d = r.query, r.decision
             tile = str(q.meta["tile"])
             picked = [_ids(q, tile)[q.canonical(s)] for s in d.choice()]
-            line = {"item": q.meta["item_id"], "cond": q.meta["condition"], "f": q.meta["format"],
-                    "lf": q.meta.get("label_form"), "shown_as": q.meta["perm_index"],
-                    "picked": picked}  # fmt: skip
+            line = {
+                "item": q.meta["item_id"],
+                "cond": q.meta["condition"],
+                "f": q.meta["format"],
+                "lf": q.meta.get("label_form"),
+                "shown_as": q.meta["perm_index"],
+                "picked": picked,
+            }
             fh.write(json.dumps(line) + "\n")
 
 
@@ -127,10 +145,17 @@ def export_parquet(run: Path, path: Path) -> None:
         q, d = r.query, r.decision
         perm = list(q.perm or ())
         vector = [float(d.probs[perm.index(c)]) for c in range(q.n_options)]
-        rows.append({"item_id": q.meta["item_id"], "condition": q.meta["condition"],
-                     "format": q.meta["format"], "label_form": q.meta.get("label_form"),
-                     "display_order": perm, "option_order": list(range(q.n_options)),
-                     "probs": vector})  # fmt: skip
+        rows.append(
+            {
+                "item_id": q.meta["item_id"],
+                "condition": q.meta["condition"],
+                "format": q.meta["format"],
+                "label_form": q.meta.get("label_form"),
+                "display_order": perm,
+                "option_order": list(range(q.n_options)),
+                "probs": vector,
+            }
+        )
     pq.write_table(pa.Table.from_pylist(rows), path)
 
 
@@ -160,18 +185,36 @@ def imported(
     mapping.write_text(json.dumps({"values": {"condition": {"C4": "4", "C5": "5"}}}))
     out = root / "runs"
     model = import_decisions(
-        [root / "model.csv"], out / "three-rule-lm", instrument="signalling", items=items,
-        mapping=MODEL_MAP, mapping_file=mapping, model="three-rule-lm",
-    )  # fmt: skip
+        [root / "model.csv"],
+        out / "three-rule-lm",
+        instrument="signalling",
+        items=items,
+        mapping=MODEL_MAP,
+        mapping_file=mapping,
+        model="three-rule-lm",
+    )
     salience = import_decisions(
-        [root / "salience.jsonl"], out / "salience", instrument="signalling", items=items,
-        chooser="salience", mapping=["item_id=item", "condition=cond", "format=f", "label_form=lf",
-                                     "perm_index=shown_as", "chosen=picked"],
-    )  # fmt: skip
+        [root / "salience.jsonl"],
+        out / "salience",
+        instrument="signalling",
+        items=items,
+        chooser="salience",
+        mapping=[
+            "item_id=item",
+            "condition=cond",
+            "format=f",
+            "label_form=lf",
+            "perm_index=shown_as",
+            "chosen=picked",
+        ],
+    )
     uniform = import_decisions(
-        [root / "uniform.parquet"], out / "uniform", instrument="signalling", items=items,
+        [root / "uniform.parquet"],
+        out / "uniform",
+        instrument="signalling",
+        items=items,
         chooser="uniform",
-    )  # fmt: skip
+    )
     return {"model": model, "salience": salience, "uniform": uniform, "root": root}
 
 
@@ -219,8 +262,13 @@ def test_manifest_records_files_mapping_and_refusals(
     items = load_instrument(tool_runs["items"]).items.items
     first, second = items[0], items[1]
     perm = list(map(int, first.meta["perms"][0]))
-    good = {"item_id": first.id, "condition": "4", "format": "V", "display_order": perm,
-            "probs": [1.0] + [0.0] * (len(perm) - 1)}  # fmt: skip
+    good = {
+        "item_id": first.id,
+        "condition": "4",
+        "format": "V",
+        "display_order": perm,
+        "probs": [1.0] + [0.0] * (len(perm) - 1),
+    }
     bad = [
         {**good, "item_id": "sig-nowhere"},
         {**good, "display_order": _unstored(first.meta["perms"], len(perm))},
@@ -230,11 +278,16 @@ def test_manifest_records_files_mapping_and_refusals(
         {**good, "chosen": f"{first.meta['tile']}:{perm[1]}"},
         {**good, "probs": [0.5, 0.6] + [0.0] * (len(perm) - 2)},
         good,  # the same row again: dropped and counted
-    ]  # fmt: skip
+    ]
     path = tmp_path / "mixed.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in [good, *bad]))
-    result = import_decisions([path], tmp_path / "run", instrument="signalling",
-                              items=tool_runs["items"], model="released")  # fmt: skip
+    result = import_decisions(
+        [path],
+        tmp_path / "run",
+        instrument="signalling",
+        items=tool_runs["items"],
+        model="released",
+    )
     assert result.mapped == 1 and result.identical_duplicates == 1
     config = open_run(tmp_path / "run").manifest.config
     assert config["instrument"] == "signalling"
@@ -255,8 +308,13 @@ def test_manifest_records_files_mapping_and_refusals(
     other = {**good, "probs": [0.0, 1.0] + [0.0] * (len(perm) - 2)}
     path.write_text("".join(json.dumps(r) + "\n" for r in [good, other]))
     with pytest.raises(InputError, match=r"mixed\.jsonl:2: probs: a second row for item"):
-        import_decisions([path], tmp_path / "stopped", instrument="signalling",
-                         items=tool_runs["items"], model="released")  # fmt: skip
+        import_decisions(
+            [path],
+            tmp_path / "stopped",
+            instrument="signalling",
+            items=tool_runs["items"],
+            model="released",
+        )
     assert not (tmp_path / "stopped").exists()
 
 
@@ -266,17 +324,32 @@ def test_signalling_import_needs_the_item_set(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="--items ITEMS is needed"):
         import_decisions([path], tmp_path / "run", instrument="signalling")
     with pytest.raises(InputError, match="unknown field"):
-        import_decisions([path], tmp_path / "run", instrument="signalling", items=tmp_path,
-                         mapping=["experiment=exp"])  # fmt: skip
+        import_decisions(
+            [path],
+            tmp_path / "run",
+            instrument="signalling",
+            items=tmp_path,
+            mapping=["experiment=exp"],
+        )
 
 
 def test_command_line_import(
     tool_runs: dict[str, Any], imported: dict[str, Any], tmp_path: Path
 ) -> None:
     runner = CliRunner()
-    args = ["import", "decisions", str(imported["root"] / "uniform.parquet"), "--instrument",
-            "signalling", "--items", str(tool_runs["items"]), "--chooser", "uniform",
-            "--out", str(tmp_path / "uniform")]  # fmt: skip
+    args = [
+        "import",
+        "decisions",
+        str(imported["root"] / "uniform.parquet"),
+        "--instrument",
+        "signalling",
+        "--items",
+        str(tool_runs["items"]),
+        "--chooser",
+        "uniform",
+        "--out",
+        str(tmp_path / "uniform"),
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert open_run(tmp_path / "uniform").manifest.config["chooser"] == "uniform"

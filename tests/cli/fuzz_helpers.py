@@ -65,8 +65,9 @@ def holds_the_rule(args: list[str], *, usage_errors: bool = False) -> Result:
     if result.exit_code == 0:
         assert errors == 0, text
     elif usage_errors and result.exit_code == 2:
-        assert "Usage:" in text and ("Invalid value" in text or "requires an argument" in text
-                                     or "No such option" in text), text  # fmt: skip
+        assert "Usage:" in text and (
+            "Invalid value" in text or "requires an argument" in text or "No such option" in text
+        ), text
     else:
         assert (result.exit_code, errors) == (1, 1), (result.exit_code, text)
     return result

@@ -13,7 +13,9 @@ from choiceaudit.store import RunStore
 runner = CliRunner()
 
 
-def _commands(group: Any = None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:  # every command path, nested groups included
+def _commands(
+    group: Any = None, prefix: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:  # every command path, nested groups included
     import typer.main
 
     click_app = typer.main.get_command(app) if group is None else group
@@ -98,8 +100,10 @@ def test_unknown_model_is_reported_without_a_traceback(tmp_path: Path) -> None:
 
 def test_parse_options() -> None:
     assert parse_options(["batch_size=8", "dtype=bfloat16", "bias=[1, 2]"]) == {
-        "batch_size": 8, "dtype": "bfloat16", "bias": [1, 2],
-    }  # fmt: skip
+        "batch_size": 8,
+        "dtype": "bfloat16",
+        "bias": [1, 2],
+    }
     import typer
 
     with pytest.raises(typer.BadParameter):

@@ -51,7 +51,9 @@ def _one_error(args: list[str]) -> str:
         ("true", "got True"),
     ],
 )
-def test_score_refuses_every_bad_gold_naming_line_and_field(tmp_path: Path, gold: str, why: str) -> None:
+def test_score_refuses_every_bad_gold_naming_line_and_field(
+    tmp_path: Path, gold: str, why: str
+) -> None:
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(_line("0") + "\n" + _line(gold) + "\n", encoding="utf-8")
     text = _one_error(["score", str(qfile), "-m", "fake", "--out", str(tmp_path / "run")])
@@ -277,8 +279,15 @@ def test_out_naming_a_file_is_one_error_in_every_command_that_writes(tmp_path: P
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"state": "s", "options": ["a", "b"]}\n', encoding="utf-8")
     decisions = tmp_path / "d.jsonl"
-    row = {"item_id": "1", "experiment": "e1", "condition": "d-rand", "language": "en",
-           "options": ["w", "x", "y", "z"], "probs": [0.7, 0.1, 0.1, 0.1], "gold_position": 0}  # fmt: skip
+    row = {
+        "item_id": "1",
+        "experiment": "e1",
+        "condition": "d-rand",
+        "language": "en",
+        "options": ["w", "x", "y", "z"],
+        "probs": [0.7, 0.1, 0.1, 0.1],
+        "gold_position": 0,
+    }
     decisions.write_text(json.dumps(row) + "\n", encoding="utf-8")
     commands = {
         "score": ["score", str(queries), "-m", "fake"],

@@ -155,8 +155,11 @@ def test_the_ray_options_share_the_ray_settings_defaults() -> None:
 
 
 def test_gate_shares_the_gate_specs_defaults() -> None:
-    spec = {f.name: f.default for f in dataclasses.fields(GateSpec)
-            if f.default is not dataclasses.MISSING}  # fmt: skip
+    spec = {
+        f.name: f.default
+        for f in dataclasses.fields(GateSpec)
+        if f.default is not dataclasses.MISSING
+    }
     _compare(_defaults(gate), spec, at_least={"n_resamples", "seed", "folds", "repeats"})
 
 
@@ -173,8 +176,9 @@ def test_a_design_asks_its_full_item_sets_from_python_as_from_the_command(
     )
     spec = f"bagdhara:{corpus}"
     default = build_meaning_plan(spec, design="laya", experiments=("e1",), embedder="none")[1]
-    every = build_meaning_plan(spec, design="laya", experiments=("e1",), n_items=0,
-                               embedder="none")[1]  # fmt: skip
+    every = build_meaning_plan(
+        spec, design="laya", experiments=("e1",), n_items=0, embedder="none"
+    )[1]
     items = {q.meta["item_id"] for q in default.queries()}
     assert len(items) == 150  # not a sample of 100
     assert [q.id for q in default.queries()] == [q.id for q in every.queries()]

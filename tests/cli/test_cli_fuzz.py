@@ -21,12 +21,26 @@ from cli.fuzz_helpers import FEW, MANY, fresh, fuzz, holds_the_rule, json_values
 
 #: The Bagdhara corpus's 19 fields (the meaning paper's schema), in its own order.
 BAGDHARA_FIELDS = (
-    "id", "idiom", "alternative_idioms", "literal_meaning", "figurative_meaning_bn",
-    "figurative_meaning_en", "similar_in_english", "example_sentences_in_bangla",
-    "example_sentences_in_english", "usage_domain", "tags", "frequency", "sentiment",
-    "historical_significance", "religious_significance", "cultural_significance", "scape",
-    "note", "history",
-)  # fmt: skip
+    "id",
+    "idiom",
+    "alternative_idioms",
+    "literal_meaning",
+    "figurative_meaning_bn",
+    "figurative_meaning_en",
+    "similar_in_english",
+    "example_sentences_in_bangla",
+    "example_sentences_in_english",
+    "usage_domain",
+    "tags",
+    "frequency",
+    "sentiment",
+    "historical_significance",
+    "religious_significance",
+    "cultural_significance",
+    "scape",
+    "note",
+    "history",
+)
 
 
 _QUERY_KEYS = [

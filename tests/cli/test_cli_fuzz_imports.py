@@ -35,23 +35,45 @@ HARNESS = Path(__file__).resolve().parents[1] / "fixtures" / "harness"
 
 # -- import decisions -----------------------------------------------------------------------------
 
-_DECISION_FIELDS = ["item_id", "experiment", "condition", "language", "state", "options", "probs",
-                    "gold_position", "literal_position", "keys", "perm", "conf_head",
-                    "identity_perturbation", "gold_key", "predicted_key"]  # fmt: skip
+_DECISION_FIELDS = [
+    "item_id",
+    "experiment",
+    "condition",
+    "language",
+    "state",
+    "options",
+    "probs",
+    "gold_position",
+    "literal_position",
+    "keys",
+    "perm",
+    "conf_head",
+    "identity_perturbation",
+    "gold_key",
+    "predicted_key",
+]
 
 
 def _decision_row(i: int) -> dict[str, Any]:
     return {
-        "item_id": f"i{i}", "experiment": "e1", "condition": "d-rand", "language": "en",
-        "state": f"idiom {i}", "options": [f"gold {i}", f"literal {i}", f"x{i}", f"y{i}"],
-        "probs": [0.7, 0.1, 0.1, 0.1], "gold_position": 0, "literal_position": 1,
-    }  # fmt: skip
+        "item_id": f"i{i}",
+        "experiment": "e1",
+        "condition": "d-rand",
+        "language": "en",
+        "state": f"idiom {i}",
+        "options": [f"gold {i}", f"literal {i}", f"x{i}", f"y{i}"],
+        "probs": [0.7, 0.1, 0.1, 0.1],
+        "gold_position": 0,
+        "literal_position": 1,
+    }
 
 
-_decision_change = st.tuples(st.integers(0, 3), st.sampled_from(_DECISION_FIELDS), json_values,
-                             st.booleans())  # fmt: skip
-_mapping_file = st.none() | st.dictionaries(st.sampled_from(["map", "values", "other"]), json_values,
-                                            max_size=3)  # fmt: skip
+_decision_change = st.tuples(
+    st.integers(0, 3), st.sampled_from(_DECISION_FIELDS), json_values, st.booleans()
+)
+_mapping_file = st.none() | st.dictionaries(
+    st.sampled_from(["map", "values", "other"]), json_values, max_size=3
+)
 
 
 def _write_decisions(root: Path, rows: list[dict[str, Any]], form: str) -> Path:
@@ -68,8 +90,14 @@ def _write_decisions(root: Path, rows: list[dict[str, Any]], form: str) -> Path:
             writer = csv.writer(handle)
             writer.writerow(names)
             for r in rows:
-                writer.writerow([json.dumps(r[k]) if isinstance(r.get(k), list | dict)
-                                 else ("" if r.get(k) is None else r[k]) for k in names])  # fmt: skip
+                writer.writerow(
+                    [
+                        json.dumps(r[k])
+                        if isinstance(r.get(k), list | dict)
+                        else ("" if r.get(k) is None else r[k])
+                        for k in names
+                    ]
+                )
         return path
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -106,10 +134,11 @@ def _check_decisions(
     # every row stored is one the file justifies, its numbers the file's own
     # the id as the file holds it: a CSV cell is the text written (a list as its JSON)
     by_id = {
-        json.dumps(r.get("item_id")) if isinstance(r.get("item_id"), list | dict)
+        json.dumps(r.get("item_id"))
+        if isinstance(r.get("item_id"), list | dict)
         else str(r.get("item_id")).strip(): r
         for r in rows
-    }  # fmt: skip
+    }
     for row in open_run(root / "run").rows:
         given_row = by_id[str(row.meta["item_id"])]
         probs = given_row["probs"]
@@ -143,8 +172,17 @@ def test_import_decisions_many(
 
 # -- import lm-eval and import inspect ------------------------------------------------------------
 
-_LM_EVAL_FIELDS = ["doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
-                   "metrics", "acc"]  # fmt: skip
+_LM_EVAL_FIELDS = [
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "resps",
+    "filtered_resps",
+    "filter",
+    "metrics",
+    "acc",
+]
 
 
 def _check_lm_eval(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
@@ -162,8 +200,11 @@ def _check_lm_eval(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
             assert (row.decision.scores["sum"] <= 0).all()  # log-probabilities only
 
 
-_lm_changes = st.lists(st.tuples(st.integers(0, 20), st.sampled_from(_LM_EVAL_FIELDS), json_values),
-                       min_size=1, max_size=2)  # fmt: skip
+_lm_changes = st.lists(
+    st.tuples(st.integers(0, 20), st.sampled_from(_LM_EVAL_FIELDS), json_values),
+    min_size=1,
+    max_size=2,
+)
 
 
 @fuzz(6)
@@ -179,8 +220,17 @@ def test_import_lm_eval_many(scratch: Path, changes: list[tuple[int, str, Any]])
     _check_lm_eval(scratch, changes)
 
 
-_INSPECT_FIELDS = ["id", "epoch", "input", "choices", "target", "output", "scores", "metadata",
-                   "error"]  # fmt: skip
+_INSPECT_FIELDS = [
+    "id",
+    "epoch",
+    "input",
+    "choices",
+    "target",
+    "output",
+    "scores",
+    "metadata",
+    "error",
+]
 
 
 def _check_inspect(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
@@ -197,7 +247,9 @@ def _check_inspect(scratch: Path, changes: list[tuple[int, str, Any]]) -> None:
 
 
 _inspect_changes = st.lists(
-    st.tuples(st.integers(0, 20), st.sampled_from(_INSPECT_FIELDS), json_values), min_size=1, max_size=2
+    st.tuples(st.integers(0, 20), st.sampled_from(_INSPECT_FIELDS), json_values),
+    min_size=1,
+    max_size=2,
 )
 
 
@@ -223,19 +275,51 @@ _number_text = (
 )
 _meaning_args = st.lists(
     st.tuples(
-        st.sampled_from(["--n-items", "--n-order-items", "--n-matrix-items", "--design",
-                         "--languages", "--experiments", "--e7-keys", "--embedder"]),
-        _number_text | st.sampled_from(["laya", "lod", "jev", "bn,en", "xx", "e1", "e9,e1",
-                                        "slot,travelling", "none", "minilm"]),
+        st.sampled_from(
+            [
+                "--n-items",
+                "--n-order-items",
+                "--n-matrix-items",
+                "--design",
+                "--languages",
+                "--experiments",
+                "--e7-keys",
+                "--embedder",
+            ]
+        ),
+        _number_text
+        | st.sampled_from(
+            [
+                "laya",
+                "lod",
+                "jev",
+                "bn,en",
+                "xx",
+                "e1",
+                "e9,e1",
+                "slot,travelling",
+                "none",
+                "minilm",
+            ]
+        ),
     ),
     max_size=3,
-)  # fmt: skip
+)
 
 
 def _check_meaning_args(scratch: Path, pairs: list[tuple[str, str]]) -> None:
     root = fresh(scratch)
-    args = ["run", "meaning", "-m", "fake", "--dry-run", "--embedder", "none",
-            "--out", str(root / "m")]  # fmt: skip
+    args = [
+        "run",
+        "meaning",
+        "-m",
+        "fake",
+        "--dry-run",
+        "--embedder",
+        "none",
+        "--out",
+        str(root / "m"),
+    ]
     for option, value in pairs:
         if option == "--n-items" and value.lstrip("-").isdigit() and int(value) > 50:
             value = "50"  # a dry run plans every item it is asked for: keep it short
@@ -269,8 +353,10 @@ _check_args = st.fixed_dictionaries(
 def _check_check_args(values: dict[str, str]) -> None:
     for name in ("--n-items", "--n-candidates", "--seeds"):  # keep a valid build small
         text = values[name]
-        if text.lstrip("-").isdigit() and int(text) > {"--n-items": 6, "--n-candidates": 400,
-                                                       "--seeds": 12}[name]:  # fmt: skip
+        if (
+            text.lstrip("-").isdigit()
+            and int(text) > {"--n-items": 6, "--n-candidates": 400, "--seeds": 12}[name]
+        ):
             values[name] = "2"
     args = ["check", "signalling", "--norms", "lancaster"]
     for name, value in values.items():
@@ -295,10 +381,13 @@ def test_check_signalling_arguments_many(values: dict[str, str]) -> None:
 def gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("gate-fuzz")
     lines = [
-        {"state": f"s{i}", "options": [f"a{i}", f"b{i}", f"c{i}"],
-         "meta": {"item_id": str(i), "gold": i % 3, "family": "d-rand" if i % 2 else "d-lit"}}
+        {
+            "state": f"s{i}",
+            "options": [f"a{i}", f"b{i}", f"c{i}"],
+            "meta": {"item_id": str(i), "gold": i % 3, "family": "d-rand" if i % 2 else "d-lit"},
+        }
         for i in range(24)
-    ]  # fmt: skip
+    ]
     (root / "q.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
     result = runner.invoke(
         app, ["score", str(root / "q.jsonl"), "-m", "fake", "--out", str(root / "run")]
@@ -309,14 +398,27 @@ def gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 _gate_args = st.lists(
     st.tuples(
-        st.sampled_from(["--target-accuracy", "--max-risk", "--cost-ratio", "--fit",
-                         "--confidence", "--where", "--n-resamples", "--repeats", "--folds",
-                         "--seed"]),
-        _number_text | st.sampled_from(["d-rand", "family=d-lit", "maxprob", "margin", "nope",
-                                        "family=zz", "x=y=z"]),
+        st.sampled_from(
+            [
+                "--target-accuracy",
+                "--max-risk",
+                "--cost-ratio",
+                "--fit",
+                "--confidence",
+                "--where",
+                "--n-resamples",
+                "--repeats",
+                "--folds",
+                "--seed",
+            ]
+        ),
+        _number_text
+        | st.sampled_from(
+            ["d-rand", "family=d-lit", "maxprob", "margin", "nope", "family=zz", "x=y=z"]
+        ),
     ),
     max_size=4,
-)  # fmt: skip
+)
 
 
 def _check_gate_args(scratch: Path, run: Path, pairs: list[tuple[str, str]]) -> None:

@@ -27,7 +27,9 @@ def mirror(shared_data: Path) -> Iterator[str]:
         server.shutdown()
 
 
-def test_data_fetch_things_from_a_local_mirror(mirror: str, tmp_path: Path, shared_data: Path) -> None:
+def test_data_fetch_things_from_a_local_mirror(
+    mirror: str, tmp_path: Path, shared_data: Path
+) -> None:
     dest = tmp_path / "norms"
     result = runner.invoke(
         app, ["data", "fetch", "things", "--dest", str(dest), "--base-url", mirror]

@@ -110,17 +110,23 @@ def test_with_two_models_signalling_is_shown_after_the_first(
     )
     assert seen == ["signalling: first model", "signalling", "meaning"]
     assert [p.name for p in done.signalling_runs] == [
-        "fake", "fake", "uniform", "salience", "bayes",
-    ]  # fmt: skip
+        "fake",
+        "fake",
+        "uniform",
+        "salience",
+        "bayes",
+    ]
     # the first table comes after the first LM and the three references only (the second LM,
     # the same spec here, resumes the first's directory), and before meaning is scored
     assert scored_before[0] == 4 and scored_before[2] > scored_before[1]
     # the references are scored first, while a worker server would still be importing
     scored = [p.name for p in done.timer.phases if p.kind == "score"]
     assert scored[:4] == [
-        "signalling · uniform: scoring", "signalling · salience: scoring",
-        "signalling · bayes: scoring", "signalling · fake: scoring",
-    ]  # fmt: skip
+        "signalling · uniform: scoring",
+        "signalling · salience: scoring",
+        "signalling · bayes: scoring",
+        "signalling · fake: scoring",
+    ]
 
 
 def test_demo_sizes_split_evenly_over_tiles_and_conflict() -> None:

@@ -62,9 +62,22 @@ def _run(tmp: Path) -> Path:
 
 def test_gate_cli_equals_the_library_and_writes_thresholds_and_report(tmp_path: Path) -> None:
     run = _run(tmp_path)
-    args = ["gate", str(run), "--fit", "d-rand", "--target-accuracy", "0.75",
-            "--out", str(tmp_path / "t.json"), "--report", str(tmp_path / "report"),
-            "--n-resamples", "200", "--repeats", "2"]  # fmt: skip
+    args = [
+        "gate",
+        str(run),
+        "--fit",
+        "d-rand",
+        "--target-accuracy",
+        "0.75",
+        "--out",
+        str(tmp_path / "t.json"),
+        "--report",
+        str(tmp_path / "report"),
+        "--n-resamples",
+        "200",
+        "--repeats",
+        "2",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "d-lit" in result.output and "missed" in result.output
@@ -91,8 +104,18 @@ def test_gate_cli_equals_the_library_and_writes_thresholds_and_report(tmp_path: 
 
 def test_gate_cli_objectives_and_definitions(tmp_path: Path) -> None:
     run = _run(tmp_path)
-    base = ["gate", str(run), "--fit", "family=d-rand", "--out", str(tmp_path / "t.json"),
-            "--n-resamples", "50", "--repeats", "1"]  # fmt: skip
+    base = [
+        "gate",
+        str(run),
+        "--fit",
+        "family=d-rand",
+        "--out",
+        str(tmp_path / "t.json"),
+        "--n-resamples",
+        "50",
+        "--repeats",
+        "1",
+    ]
     ok = runner.invoke(app, [*base, "--cost-ratio", "4", "--confidence", "margin"])
     assert ok.exit_code == 0, ok.output
     doc = json.loads((tmp_path / "t.json").read_text("utf-8"))
@@ -121,9 +144,16 @@ def test_import_cli_lm_eval_and_inspect(tmp_path: Path) -> None:
     assert open_run(tmp_path / "lm").manifest.command[0] == "choiceaudit"
     ins = runner.invoke(
         app,
-        ["import", "inspect", str(HARNESS / "inspect" / "letters.json"), "--out",
-         str(tmp_path / "in"), "--model-name", "mock"],
-    )  # fmt: skip
+        [
+            "import",
+            "inspect",
+            str(HARNESS / "inspect" / "letters.json"),
+            "--out",
+            str(tmp_path / "in"),
+            "--model-name",
+            "mock",
+        ],
+    )
     assert ins.exit_code == 0, ins.output
     assert "7 row(s) imported from inspect 0.3.285 for model mock" in ins.output
     assert "not imported: 1 row(s): no answer letter in the output" in ins.output

@@ -34,9 +34,25 @@ def corpus_file(tmp_path: Path) -> Path:
 
 
 def _run(out: Path, corpus_file: Path, *extra: str) -> Any:
-    args = ["run", "meaning", "--model", "fake", "--corpus", f"bagdhara:{corpus_file}",
-            "--out", str(out), "--experiments", "e1,e7", "--n-items", "6",
-            "--n-order-items", "2", "--embedder", "none", *extra]  # fmt: skip
+    args = [
+        "run",
+        "meaning",
+        "--model",
+        "fake",
+        "--corpus",
+        f"bagdhara:{corpus_file}",
+        "--out",
+        str(out),
+        "--experiments",
+        "e1,e7",
+        "--n-items",
+        "6",
+        "--n-order-items",
+        "2",
+        "--embedder",
+        "none",
+        *extra,
+    ]
     return runner.invoke(app, args)
 
 
@@ -83,9 +99,18 @@ def test_meaning_run_reports_bad_input(tmp_path: Path, corpus_file: Path) -> Non
     bad = _run(tmp_path / "r", corpus_file, "--experiments", "e1,e9")
     assert bad.exit_code == 1 and "unknown experiments ['e9']" in bad.output
     missing = runner.invoke(
-        app, ["run", "meaning", "--model", "fake", "--corpus", f"bagdhara:{tmp_path}/x.jsonl",
-              "--out", str(tmp_path)],
-    )  # fmt: skip
+        app,
+        [
+            "run",
+            "meaning",
+            "--model",
+            "fake",
+            "--corpus",
+            f"bagdhara:{tmp_path}/x.jsonl",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert missing.exit_code == 1 and "file not found" in missing.output
 
 
@@ -150,9 +175,22 @@ def test_design_preset_builds_the_commercial_arms_blocks(tmp_path: Path) -> None
         rec["figurative_meaning_en"] = f"figurative english gloss {i}"
         records.append(json.dumps(rec, ensure_ascii=False))
     path.write_text("\n".join(records) + "\n", encoding="utf-8")
-    args = ["run", "meaning", "--model", "fake", "--corpus", f"bagdhara:{path}",
-            "--out", str(tmp_path / "runs"), "--design", "jev", "--experiments", "e1,e6",
-            "--embedder", "none"]  # fmt: skip
+    args = [
+        "run",
+        "meaning",
+        "--model",
+        "fake",
+        "--corpus",
+        f"bagdhara:{path}",
+        "--out",
+        str(tmp_path / "runs"),
+        "--design",
+        "jev",
+        "--experiments",
+        "e1,e6",
+        "--embedder",
+        "none",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     config = RunStore(meaning_run_dir(tmp_path / "runs", "fake")).read_manifest()["config"]
@@ -176,9 +214,23 @@ def test_a_dry_run_prints_every_block_and_writes_nothing(tmp_path: Path) -> None
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
     )
     out = tmp_path / "never"
-    args = ["run", "meaning", "--model", "fake", "--model", "other", "--corpus",
-            f"bagdhara:{corpus_file}", "--out", str(out), "--design", "jev", "--embedder",
-            "none", "--dry-run"]  # fmt: skip
+    args = [
+        "run",
+        "meaning",
+        "--model",
+        "fake",
+        "--model",
+        "other",
+        "--corpus",
+        f"bagdhara:{corpus_file}",
+        "--out",
+        str(out),
+        "--design",
+        "jev",
+        "--embedder",
+        "none",
+        "--dry-run",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert not out.exists()
@@ -211,9 +263,22 @@ def test_a_corpus_too_small_for_one_slate_is_one_error(tmp_path: Path, n_rows: i
         corpus.write_bytes(b"")  # a 0-byte file
     for embedder in ("none", "auto"):
         result = runner.invoke(
-            app, ["run", "meaning", "-m", "fake", "--corpus", "bagdhara", "--data", str(corpus),
-                  "--embedder", embedder, "--out", str(tmp_path / "runs")],
-        )  # fmt: skip
+            app,
+            [
+                "run",
+                "meaning",
+                "-m",
+                "fake",
+                "--corpus",
+                "bagdhara",
+                "--data",
+                str(corpus),
+                "--embedder",
+                embedder,
+                "--out",
+                str(tmp_path / "runs"),
+            ],
+        )
         assert result.exit_code == 1, result.output
         assert "Traceback" not in result.output
         assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -239,9 +304,20 @@ def test_meaning_plan_arguments_it_cannot_honour_are_one_error(
 ) -> None:
     for dry in ([], ["--dry-run"]):
         result = runner.invoke(
-            app, ["run", "meaning", "-m", "fake", "--embedder", "none", *args, *dry,
-                  "--out", str(tmp_path / "runs")],
-        )  # fmt: skip
+            app,
+            [
+                "run",
+                "meaning",
+                "-m",
+                "fake",
+                "--embedder",
+                "none",
+                *args,
+                *dry,
+                "--out",
+                str(tmp_path / "runs"),
+            ],
+        )
         assert result.exit_code == 1, result.output
         assert result.exception is None or isinstance(result.exception, SystemExit)
         assert " ".join(result.output.split()).startswith(expected), result.output

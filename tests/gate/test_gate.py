@@ -202,9 +202,13 @@ def test_slice_resolution(tmp_path: Path) -> None:
 def test_where_filters_before_slicing(tmp_path: Path) -> None:
     arm = arm_of(tmp_path, shifted_queries(40))
     spec = GateSpec(
-        objective="target_accuracy", value=0.5, fit="d-rand", where=(("language", "bn"),),
-        definitions=("maxprob",), **FAST,
-    )  # type: ignore[arg-type]  # fmt: skip
+        objective="target_accuracy",
+        value=0.5,
+        fit="d-rand",
+        where=(("language", "bn"),),
+        definitions=("maxprob",),
+        **FAST,
+    )  # type: ignore[arg-type]
     (g,) = analyse_gate([arm], spec).gates
     assert [s.n_rows for s in g.slices] == [20, 20]
 

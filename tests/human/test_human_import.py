@@ -179,9 +179,7 @@ def test_cli_import_human_and_serve_human_errors(
     assert not (tmp_path / "s").exists()
     bad = tmp_path / "bad.toml"
     bad.write_text('seed = 1\nblocks = [{ name = "classification", n_items = 999 }]\n')
-    r = runner.invoke(
-        app, [*serve, "--study", str(bad)]
-    )
+    r = runner.invoke(app, [*serve, "--study", str(bad)])
     assert r.exit_code == 1 and "conflict items of the analysis set" in r.output
 
 

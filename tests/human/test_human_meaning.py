@@ -26,9 +26,23 @@ def test_meaning_queries_are_served_and_imported_as_an_arm(tmp_path: Path) -> No
     )
     result = CliRunner().invoke(
         app,
-        ["run", "meaning", "--model", "fake", "--corpus", f"bagdhara:{corpus}", "--out",
-         str(tmp_path / "runs"), "--experiments", "e1", "--n-items", "6", "--embedder", "none"],
-    )  # fmt: skip
+        [
+            "run",
+            "meaning",
+            "--model",
+            "fake",
+            "--corpus",
+            f"bagdhara:{corpus}",
+            "--out",
+            str(tmp_path / "runs"),
+            "--experiments",
+            "e1",
+            "--n-items",
+            "6",
+            "--embedder",
+            "none",
+        ],
+    )
     assert result.exit_code == 0, result.output
     (model_run,) = sorted((tmp_path / "runs").iterdir())
     toml = tmp_path / "study.toml"
@@ -57,9 +71,12 @@ def test_meaning_queries_are_served_and_imported_as_an_arm(tmp_path: Path) -> No
                 assert any(q.state.split("\n")[0] in page for q in served.values())
             page = client.post(
                 "/answer",
-                data={"csrf": hidden(page, "csrf"), "position": hidden(page, "position"),
-                      "choice": str(slot)},
-            ).text  # fmt: skip
+                data={
+                    "csrf": hidden(page, "csrf"),
+                    "position": hidden(page, "position"),
+                    "choice": str(slot),
+                },
+            ).text
         assert "Thank you" in page
     people = tmp_path / "people"
     imported = import_human(tmp_path / "study", people)

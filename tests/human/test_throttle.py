@@ -94,9 +94,8 @@ def test_resume_attempts_are_limited_per_panel_id_from_any_address(tmp_path: Pat
         page = c.get("/?PROLIFIC_PID=TARGET1")
         r = c.post(
             "/resume",
-            data={"csrf": resume_csrf(page.text), "panel_id": "TARGET1",
-                  "code": "AAAA-BBBB-CCCC"},
-        )  # fmt: skip
+            data={"csrf": resume_csrf(page.text), "panel_id": "TARGET1", "code": "AAAA-BBBB-CCCC"},
+        )
         codes.append(r.status_code)
     assert codes == [403] * 4 + [429] * 2
 

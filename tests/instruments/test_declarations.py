@@ -37,13 +37,30 @@ MEANING_JSON: dict[str, Any] = {
     "instrument": "meaning",
     "corpus": "idioms-en",
     "design": None,  # a stored null is part of the configuration's hash
-    "blocks": [{"block": "e1", "experiment": "e1", "language": "en", "seed_base": 1000,
-                "item_set": "sample", "n_items": 20, "families": None}],
+    "blocks": [
+        {
+            "block": "e1",
+            "experiment": "e1",
+            "language": "en",
+            "seed_base": 1000,
+            "item_set": "sample",
+            "n_items": 20,
+            "families": None,
+        }
+    ],
     "experiments": ["e1", "e7"],
     "families_left_out": [],
-    "build_reports": {"e1": {"corpus": "idioms-en", "experiment": "e1", "seed_base": 1000,
-                             "sem_source": "none", "sem_neighbours": None, "families": {},
-                             "skipped": {"d-sem": {"no tags": 3}}}},
+    "build_reports": {
+        "e1": {
+            "corpus": "idioms-en",
+            "experiment": "e1",
+            "seed_base": 1000,
+            "sem_source": "none",
+            "sem_neighbours": None,
+            "families": {},
+            "skipped": {"d-sem": {"no tags": 3}},
+        }
+    },
     "a_key_a_later_version_adds": {"x": [1, 2]},
 }
 IMPORT_JSON: dict[str, Any] = {

@@ -73,9 +73,12 @@ def instrument():
 
 def install(root: Path) -> Path:
     return install_plugin(
-        root, "choiceaudit_lengthpick", PLUGIN, "choiceaudit.instruments",
+        root,
+        "choiceaudit_lengthpick",
+        PLUGIN,
+        "choiceaudit.instruments",
         "lengthpick = choiceaudit_lengthpick:instrument",
-    )  # fmt: skip
+    )
 
 
 def test_an_installed_instrument_is_run_analysed_and_reported(tmp_path: Path) -> None:
@@ -105,11 +108,21 @@ def test_a_run_of_a_plugin_instrument_is_refused_by_name_where_it_is_not_install
     runs = tmp_path / "runs"
     assert cli(["run", "lengthpick", "-m", "fake", "--out", str(runs)], plugin).returncode == 0
     bare = subprocess.run(
-        [sys.executable, "-m", "choiceaudit.cli", "report", str(runs / "lengthpick-fake"),
-         "--out", str(tmp_path / "rep")],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "choiceaudit.cli",
+            "report",
+            str(runs / "lengthpick-fake"),
+            "--out",
+            str(tmp_path / "rep"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-    )  # fmt: skip
+    )
     assert bare.returncode == 1
     assert "no analysis for instrument 'lengthpick'" in bare.stderr
 

@@ -22,16 +22,26 @@ from choiceaudit.store import open_run
 def record(i: int) -> dict[str, Any]:
     colours = ("red", "blue", "green", "amber")
     return {
-        "id": i + 1, "idiom": f"বাগধারা{i} এক দুই তিন", "alternative_idioms": None,
+        "id": i + 1,
+        "idiom": f"বাগধারা{i} এক দুই তিন",
+        "alternative_idioms": None,
         "literal_meaning": f"আক্ষরিক{i} অর্থ (literal plain sense of thing {i})",
         "figurative_meaning_bn": f"রূপক{i} {colours[i % 4]} অর্থ",
         "figurative_meaning_en": f"{colours[i % 4]} figurative gloss {i}",
         "similar_in_english": [f"english equivalent {i}"],
-        "example_sentences_in_bangla": None, "example_sentences_in_english": None,
-        "usage_domain": None, "tags": [f"t{i % 4}"], "frequency": "common", "sentiment": None,
-        "historical_significance": 0, "religious_significance": 0, "cultural_significance": 0,
-        "scape": None, "note": None, "history": None,
-    }  # fmt: skip
+        "example_sentences_in_bangla": None,
+        "example_sentences_in_english": None,
+        "usage_domain": None,
+        "tags": [f"t{i % 4}"],
+        "frequency": "common",
+        "sentiment": None,
+        "historical_significance": 0,
+        "religious_significance": 0,
+        "cultural_significance": 0,
+        "scape": None,
+        "note": None,
+        "history": None,
+    }
 
 
 def english_content(text: str) -> float:
@@ -49,9 +59,15 @@ def jev(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     runs = []
     for name in ("full", "subset"):
         (run,) = run_meaning(
-            ["fake"], root / name, corpus=f"bagdhara:{corpus}", design="jev", n_items=None,
-            embedder="none", scorer_options={"fake": options}, experiments=("e1", "e7"),
-        )  # fmt: skip
+            ["fake"],
+            root / name,
+            corpus=f"bagdhara:{corpus}",
+            design="jev",
+            n_items=None,
+            embedder="none",
+            scorer_options={"fake": options},
+            experiments=("e1", "e7"),
+        )
         runs.append(run)
     (analysis,) = analyse_runs(runs)
     assert isinstance(analysis, MeaningAnalysis)

@@ -122,9 +122,14 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     runs = []
     for name, options in SCORERS.items():
         (run,) = run_meaning(
-            ["fake"], root / name, corpus=corpus, n_items=12, n_order_items=3,
-            embedder="none", scorer_options={"fake": options},
-        )  # fmt: skip
+            ["fake"],
+            root / name,
+            corpus=corpus,
+            n_items=12,
+            n_order_items=3,
+            embedder="none",
+            scorer_options={"fake": options},
+        )
         runs.append(run)
     index = build_report(analyse_runs(runs), root / "report")
     queries = read_queries(runs[0] / QUERIES_FILE).queries
@@ -256,9 +261,14 @@ def test_rows_round_trip_through_the_store(report: dict[str, Any]) -> None:
 def test_missing_experiments_are_listed_as_skipped(tmp_path: Path) -> None:
     corpus = "bagdhara:" + str(write_bagdhara(tmp_path / "b.jsonl", n=12))
     runs = run_meaning(
-        ["fake"], tmp_path / "runs", corpus=corpus, experiments=["e1"], n_items=6,
-        embedder="none", scorer_options={"fake": SCORERS["fake-d"]},
-    )  # fmt: skip
+        ["fake"],
+        tmp_path / "runs",
+        corpus=corpus,
+        experiments=["e1"],
+        n_items=6,
+        embedder="none",
+        scorer_options={"fake": SCORERS["fake-d"]},
+    )
     index = build_report(analyse_runs(runs), tmp_path / "report")
     page = index.read_text(encoding="utf-8")
     assert "figure &#x27;capture matrix&#x27;: no run has capture-matrix rows" in page
@@ -335,10 +345,11 @@ def test_every_reported_contrast_has_its_p_value(report: dict[str, Any]) -> None
     for table, (column, contrast_row) in checks.items():
         rows = _rows(report, table)
         shown = [
-            r for r in rows
+            r
+            for r in rows
             if r.get(column) not in (None, "")
             and (contrast_row is None or contrast_row in r.values())
-        ]  # fmt: skip
+        ]
         assert shown, table
         assert all(r["mcnemar_p"] not in (None, "") for r in shown), table
     ladder = [r for r in _rows(report, "meaning_ladder") if r["model"] == LIT and r["mcnemar_p"]]
@@ -366,8 +377,17 @@ def test_a_choice_that_disagrees_with_the_vector_is_flagged(report: dict[str, An
     rows = []
     for query, decision in arm.rows:
         aux = {**decision.aux, "reported_choice": query.keys[0]}  # the server says A
-        rows.append((query, Decision(query_id=decision.query_id, probs=decision.probs,
-                                     scores=decision.scores, aux=aux)))  # fmt: skip
+        rows.append(
+            (
+                query,
+                Decision(
+                    query_id=decision.query_id,
+                    probs=decision.probs,
+                    scores=decision.scores,
+                    aux=aux,
+                ),
+            )
+        )
     flagged = Arm(arm.label, arm.source, arm.manifest, tuple(rows))
     analysis = analyse_meaning_runs([flagged], n_resamples=20)
     (part,) = [a for a in analysis.arms if a.display == D]
@@ -393,9 +413,13 @@ def test_a_choice_that_disagrees_with_the_vector_is_flagged(report: dict[str, An
 def test_new_tables_and_figures_are_written(report: dict[str, Any]) -> None:
     for name in ("meaning_task_language", "meaning_o4_control"):
         assert (report["out"] / "figures" / f"{name}.png").stat().st_size > 0
-    for name in ("meaning_confidence_literal_pooled",
-                 "meaning_parenthetical_accuracy", "meaning_matrix_hook", "meaning_examples",
-                 "meaning_corpus_steps"):  # fmt: skip
+    for name in (
+        "meaning_confidence_literal_pooled",
+        "meaning_parenthetical_accuracy",
+        "meaning_matrix_hook",
+        "meaning_examples",
+        "meaning_corpus_steps",
+    ):
         assert (report["out"] / "tables" / f"{name}.csv").exists(), name
     hook = {(r["model"], r["row"]): r for r in _rows(report, "meaning_matrix_hook")}
     # fake-lit picks the literal everywhere: LAR 1 in both cells with and without the hook
@@ -427,9 +451,14 @@ def test_a_model_contrast_without_shared_items_is_listed_as_skipped(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
     )
     (run,) = run_meaning(
-        ["fake"], tmp_path / "other", corpus=f"bagdhara:{other}", n_items=12, n_order_items=3,
-        embedder="none", scorer_options={"fake": SCORERS["fake-d"]},
-    )  # fmt: skip
+        ["fake"],
+        tmp_path / "other",
+        corpus=f"bagdhara:{other}",
+        n_items=12,
+        n_order_items=3,
+        embedder="none",
+        scorer_options={"fake": SCORERS["fake-d"]},
+    )
     lit = load_run(report["runs"][0]).arm()
     analysis = analyse_meaning_runs([lit, load_run(run).arm()], n_resamples=20)
     assert analysis.model_contrasts == ()
@@ -487,8 +516,11 @@ def test_every_audit_has_a_per_item_csv_matching_the_analysis(report: dict[str, 
     # fake-lit follows slot A wherever the gloss is: every item chooses 4 distinct glosses
     assert {r["distinct_choices"] for r in mine} == {"4"}
     distinct = _rows(report, "meaning_distinct_choices")
-    slot = {r["distinct_choices"]: r["n_items"] for r in distinct
-            if r["model"] == LIT and r["keys"] == "slot"}  # fmt: skip
+    slot = {
+        r["distinct_choices"]: r["n_items"]
+        for r in distinct
+        if r["model"] == LIT and r["keys"] == "slot"
+    }
     assert slot == {"1": "0", "2": "0", "3": "0", "4": "3"}
     for name, audit in (("surface", lit.e2), ("unit", lit.e3), ("ablation", lit.e6)):
         rows = _rows(report, f"meaning_items_{name}", folder="items")

@@ -46,11 +46,18 @@ def _save_tiny(
 
     torch = _require_torch()
     config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=TINY_CONTEXT,
-        initializer_range=0.3, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=TINY_CONTEXT,
+        initializer_range=0.3,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     torch.manual_seed(seed)
     model = transformers.LlamaForCausalLM(config)
     directory.mkdir(parents=True, exist_ok=True)
@@ -188,9 +195,12 @@ def tiny_model() -> Callable[..., Any]:
 
     def make(kind: str, *, max_positions: int, sliding_window: int = 4) -> Any:
         shared = {
-            "vocab_size": 50, "hidden_size": 32, "intermediate_size": 64,
-            "max_position_embeddings": max_positions, "initializer_range": 0.3,
-        }  # fmt: skip
+            "vocab_size": 50,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "max_position_embeddings": max_positions,
+            "initializer_range": 0.3,
+        }
         torch.manual_seed(0)
         if kind == "llama":
             config = transformers.LlamaConfig(
@@ -198,10 +208,14 @@ def tiny_model() -> Callable[..., Any]:
             )
             return transformers.LlamaForCausalLM(config).eval()
         config = transformers.Gemma3TextConfig(
-            num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+            num_hidden_layers=3,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            head_dim=16,
             sliding_window=sliding_window,
-            layer_types=["sliding_attention", "full_attention", "sliding_attention"], **shared,
-        )  # fmt: skip
+            layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+            **shared,
+        )
         return transformers.Gemma3ForCausalLM(config).eval()
 
     return make

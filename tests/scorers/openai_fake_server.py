@@ -19,9 +19,32 @@ from typing import Any
 
 import httpx
 
-WORDS = ["The", " capital", " of", " France", " is", " Paris", " cat", " sat", " on", " the",
-         "One", ",", " two", " three", " four", " five", "Answer", ":", " yes", " no", " ok",
-         " café", " naïve", "本"]  # fmt: skip
+WORDS = [
+    "The",
+    " capital",
+    " of",
+    " France",
+    " is",
+    " Paris",
+    " cat",
+    " sat",
+    " on",
+    " the",
+    "One",
+    ",",
+    " two",
+    " three",
+    " four",
+    " five",
+    "Answer",
+    ":",
+    " yes",
+    " no",
+    " ok",
+    " café",
+    " naïve",
+    "本",
+]
 ASCII = [chr(c) for c in range(32, 127)] + ["\n"]
 #: A token is a string, or one byte of a multi-byte character (an int).
 VOCAB: list[str | int] = [*WORDS, *(c for c in ASCII if c not in WORDS), *range(128, 256)]

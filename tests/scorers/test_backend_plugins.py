@@ -151,9 +151,12 @@ def backend():
 
 def install(root: Path) -> Path:
     return install_plugin(
-        root, "choiceaudit_longest", PLUGIN, "choiceaudit.backends",
+        root,
+        "choiceaudit_longest",
+        PLUGIN,
+        "choiceaudit.backends",
         "longest = choiceaudit_longest:backend",
-    )  # fmt: skip
+    )
 
 
 def test_an_installed_plugin_is_listed_scored_with_and_reported(tmp_path: Path) -> None:

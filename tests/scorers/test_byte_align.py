@@ -65,7 +65,14 @@ def true_spans(text: str, pieces: list[bytes]) -> list[tuple[int, int]]:
 
 def test_current_vllm_writes_nothing_until_the_character_completes() -> None:
     text = "Answer: 日本"
-    pieces = [b"Answer", b":", " 日".encode()[:2], "日".encode()[1:2], "日".encode()[2:], "本".encode()]
+    pieces = [
+        b"Answer",
+        b":",
+        " 日".encode()[:2],
+        "日".encode()[1:2],
+        "日".encode()[2:],
+        "本".encode(),
+    ]
     tokens = vllm(pieces)
     assert tokens == ["Answer", ":", "", "", " 日", "本"]
     assert has_partial_tokens(tokens)

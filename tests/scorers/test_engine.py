@@ -202,8 +202,7 @@ def test_a_prompt_asked_twice_for_its_next_token_runs_once(
     out = next_token_logits(tiny_llama, prompts, candidates)
     assert rows == [3]
     alone = [
-        next_token_logits(tiny_llama, [p], [c])[0]
-        for p, c in zip(prompts, candidates, strict=True)
+        next_token_logits(tiny_llama, [p], [c])[0] for p, c in zip(prompts, candidates, strict=True)
     ]
     for (logits, lse), (ref, ref_lse) in zip(out, alone, strict=True):
         np.testing.assert_array_equal(logits, ref)

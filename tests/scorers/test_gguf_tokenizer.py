@@ -123,7 +123,12 @@ def test_pre_tokenizer_for_each_name() -> None:
         "type": "Sequence",
         "pretokenizers": [
             {"type": "Digits", "individual_digits": True},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+            {
+                "type": "ByteLevel",
+                "add_prefix_space": False,
+                "trim_offsets": True,
+                "use_regex": True,
+            },
         ],
     }
     gpt2_pre = pre_tokenizer_for("gpt2", "gpt-2", "m.gguf")
@@ -186,11 +191,11 @@ def _converted(name: str) -> tuple[Any, Path]:
     return Tokenizer.from_file(str(directory / "tokenizer.json")), gguf
 
 
-
 def _list_of(value: GGUFValue, kind: type[_T]) -> list[_T]:
     """A GGUF array narrowed to its element type (the reference tokenizers index it)."""
     assert isinstance(value, list) and all(isinstance(v, kind) for v in value)
     return [v for v in value if isinstance(v, kind)]
+
 
 def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
     from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
@@ -198,7 +203,9 @@ def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
     keys = ("tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type")
     meta = read_gguf_metadata(gguf, keys)
     tokens = _list_of(meta["tokenizer.ggml.tokens"], str)
-    merges = [(a, b) for a, b in (m.split(" ") for m in _list_of(meta["tokenizer.ggml.merges"], str))]
+    merges = [
+        (a, b) for a, b in (m.split(" ") for m in _list_of(meta["tokenizer.ggml.merges"], str))
+    ]
     ref = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges))
     ref.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -206,7 +213,11 @@ def _smollm2_reference(gguf: Path) -> Callable[[str], list[int]]:
             pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
         ]
     )
-    control = [t for t, ty in zip(tokens, _list_of(meta["tokenizer.ggml.token_type"], int), strict=True) if ty == 3]
+    control = [
+        t
+        for t, ty in zip(tokens, _list_of(meta["tokenizer.ggml.token_type"], int), strict=True)
+        if ty == 3
+    ]
     ref.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
     return lambda text: list(ref.encode(text, add_special_tokens=False).ids)
 

@@ -27,9 +27,15 @@ INSTRUCTION = "Choose the property value that best signals the hidden pair to yo
 def signalling_like_queries() -> list[Query]:
     """Prompts of different lengths (different length buckets) with neutral prompts for PMI."""
     pairs = [
-        ("hammer", "nail"), ("violin", "bow"), ("lemon", "knife"), ("candle", "match"),
-        ("bicycle", "helmet"), ("kettle", "tea bag"), ("anchor", "rope"), ("pillow", "feather"),
-    ]  # fmt: skip
+        ("hammer", "nail"),
+        ("violin", "bow"),
+        ("lemon", "knife"),
+        ("candle", "match"),
+        ("bicycle", "helmet"),
+        ("kettle", "tea bag"),
+        ("anchor", "rope"),
+        ("pillow", "feather"),
+    ]
     options = ("tiny", "small", "medium", "large", "huge", "stays still")
     queries = []
     for i, (means, clue) in enumerate(pairs):

@@ -16,17 +16,29 @@ from choiceaudit.types import Query
 
 
 def _openai(handler: object) -> OpenAIScorer:
-    return OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
-                        sleep=lambda s: None, probe=False, reorder_check=0, max_retries=6)  # fmt: skip
+    return OpenAIScorer(
+        "http://llama.test",
+        "toy",
+        transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
+        sleep=lambda s: None,
+        probe=False,
+        reorder_check=0,
+        max_retries=6,
+    )
 
 
 def _systemone(handler: object) -> object:
-    return load_scorer("systemone:decider", base_url="http://decider.test",
-                       transport=httpx.MockTransport(handler), sleep=lambda s: None)  # type: ignore[arg-type]  # fmt: skip
+    return load_scorer(
+        "systemone:decider",
+        base_url="http://decider.test",
+        transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
+        sleep=lambda s: None,
+    )
 
 
-QUERY = Query(state="s", options=("a", "b"), instruction="pick", keys=("A", "B"),
-              answer_format="key")  # fmt: skip
+QUERY = Query(
+    state="s", options=("a", "b"), instruction="pick", keys=("A", "B"), answer_format="key"
+)
 
 
 @pytest.mark.parametrize("make", [_openai, _systemone], ids=["openai", "systemone"])

@@ -33,8 +33,12 @@ class EchoingOpenAI(FakeServer):
     def __call__(self, request: httpx.Request) -> httpx.Response:
         auth = request.headers.get("authorization", "")
         if request.method == "GET":
-            entry = {"id": "toy", "root": auth, "owned_by": KEY,
-                     "choiceaudit": {"model_id": auth, "tokenizer": {"name_or_path": KEY}}}  # fmt: skip
+            entry = {
+                "id": "toy",
+                "root": auth,
+                "owned_by": KEY,
+                "choiceaudit": {"model_id": auth, "tokenizer": {"name_or_path": KEY}},
+            }
             return httpx.Response(200, json={"data": [entry, {"id": KEY, "root": auth}]})
         prompt = str(json.loads(request.content)["prompt"])
         if "cat 1" in prompt:
@@ -52,7 +56,9 @@ class EchoingOpenAI(FakeServer):
 
 def queries(n: int) -> list[Query]:
     return [
-        Query(state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:")
+        Query(
+            state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:"
+        )
         for i in range(n)
     ]
 
@@ -65,8 +71,13 @@ def test_openai_writes_no_secret_anywhere(
 ) -> None:
     monkeypatch.setenv("CHOICEAUDIT_API_KEY", KEY)
     caplog.set_level(logging.DEBUG)
-    scorer = OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(EchoingOpenAI()),
-                          sleep=lambda s: None, reorder_check=1)  # fmt: skip
+    scorer = OpenAIScorer(
+        "http://llama.test",
+        "toy",
+        transport=httpx.MockTransport(EchoingOpenAI()),
+        sleep=lambda s: None,
+        reorder_check=1,
+    )
     run = tmp_path / "run"
     with pytest.raises(PartialScoreError) as info:
         run_scoring(scorer, queries(5), run, chunk_size=5)
@@ -105,13 +116,32 @@ def test_systemone_writes_no_secret_anywhere(
         keys = list(body["questions"]["q"]["criteria"])
         probs = {k: 1.0 / len(keys) for k in keys}
         answer = {"type": "choice", "choice": keys[0], "probabilities": probs}
-        return httpx.Response(200, json={"answers": {"q": answer}, "model": auth,
-                                         "build": f"build-{KEY}", "usage": {KEY: 2}})  # fmt: skip
+        return httpx.Response(
+            200,
+            json={
+                "answers": {"q": answer},
+                "model": auth,
+                "build": f"build-{KEY}",
+                "usage": {KEY: 2},
+            },
+        )
 
-    scorer = load_scorer("systemone:decider", base_url="http://decider.test",
-                         transport=httpx.MockTransport(handler), sleep=lambda s: None)  # fmt: skip
-    qs = [Query(state=f"s{i}", options=("a", "b"), instruction="pick", keys=("A", "B"),
-                answer_format="key") for i in range(4)]  # fmt: skip
+    scorer = load_scorer(
+        "systemone:decider",
+        base_url="http://decider.test",
+        transport=httpx.MockTransport(handler),
+        sleep=lambda s: None,
+    )
+    qs = [
+        Query(
+            state=f"s{i}",
+            options=("a", "b"),
+            instruction="pick",
+            keys=("A", "B"),
+            answer_format="key",
+        )
+        for i in range(4)
+    ]
     run = tmp_path / "run"
     with pytest.raises(PartialScoreError) as info:
         run_scoring(scorer, qs, run, chunk_size=4)
@@ -141,12 +171,25 @@ def _scorers(body: str) -> list[tuple[Any, list[Query]]]:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(400, text=body)
 
-    openai = OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(handler),
-                          sleep=lambda s: None, probe=False, reorder_check=0)  # fmt: skip
-    systemone = load_scorer("systemone:decider", base_url="http://decider.test",
-                            transport=httpx.MockTransport(handler), sleep=lambda s: None)  # fmt: skip
-    keyed = [Query(state="s", options=("a", "b"), instruction="pick", keys=("A", "B"),
-                   answer_format="key")]  # fmt: skip
+    openai = OpenAIScorer(
+        "http://llama.test",
+        "toy",
+        transport=httpx.MockTransport(handler),
+        sleep=lambda s: None,
+        probe=False,
+        reorder_check=0,
+    )
+    systemone = load_scorer(
+        "systemone:decider",
+        base_url="http://decider.test",
+        transport=httpx.MockTransport(handler),
+        sleep=lambda s: None,
+    )
+    keyed = [
+        Query(
+            state="s", options=("a", "b"), instruction="pick", keys=("A", "B"), answer_format="key"
+        )
+    ]
     return [(openai, queries(1)), (systemone, keyed)]
 
 
@@ -192,8 +235,14 @@ def test_a_server_text_quoted_in_part_holds_no_piece_of_the_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CHOICEAUDIT_API_KEY", KEY)
-    scorer = OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(
-        GeneratesTheKey()), sleep=lambda s: None, probe=False, reorder_check=0)  # fmt: skip
+    scorer = OpenAIScorer(
+        "http://llama.test",
+        "toy",
+        transport=httpx.MockTransport(GeneratesTheKey()),
+        sleep=lambda s: None,
+        probe=False,
+        reorder_check=0,
+    )
     with pytest.raises(ScorerError) as info:
         scorer.score(queries(1))
     assert "after the prompt" in str(info.value)  # the message that quotes the text

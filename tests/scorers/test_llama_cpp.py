@@ -150,8 +150,14 @@ def test_llama_cpp_agrees_with_hf_on_the_default_gguf() -> None:
         if "crash probe" not in str(e):
             raise
         pytest.skip(f"this llama.cpp build crashes on the file, refused as it should be: {e}")
-    qs = [Query(state=f"An idiom, number {i}: to spill the beans.", instruction="What does it mean?",
-                options=("to reveal a secret", "to cook dinner", "to drop beans")) for i in range(4)]  # fmt: skip
+    qs = [
+        Query(
+            state=f"An idiom, number {i}: to spill the beans.",
+            instruction="What does it mean?",
+            options=("to reveal a secret", "to cook dinner", "to drop beans"),
+        )
+        for i in range(4)
+    ]
     a, b = hf.score(qs), cpp.score(qs)
     for x, y in zip(a, b, strict=True):
         assert int(np.argmax(x.scores["sum"])) == int(np.argmax(y.scores["sum"]))
@@ -162,10 +168,16 @@ def test_llama_cpp_agrees_with_hf_on_the_default_gguf() -> None:
     ("child", "match"),
     [
         # a native build's AMX kernels die like this on quantized files on some machines
-        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "died of SIGSEGV.*AMX.*crash_probe=false"),
-        ("import sys; sys.exit('gguf: unknown model architecture')", "exit 1.*unknown model architecture"),
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
+            "died of SIGSEGV.*AMX.*crash_probe=false",
+        ),
+        (
+            "import sys; sys.exit('gguf: unknown model architecture')",
+            "exit 1.*unknown model architecture",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_child_that_crashes_is_a_refusal_naming_the_reason(
     monkeypatch: pytest.MonkeyPatch, child: str, match: str
 ) -> None:

@@ -91,9 +91,25 @@ def llama_cpp_python_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
                 f"llama-cpp-python's server needs {module} (pip install 'llama-cpp-python[server]')"
             )
     port = free_port()
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
-            "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
-            "--logits_all", "true", "--n_ctx", "1024", "--n_threads", "1"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(smollm2_gguf()),
+        "--model_alias",
+        ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--logits_all",
+        "true",
+        "--n_ctx",
+        "1024",
+        "--n_threads",
+        "1",
+    ]
     yield from serve(argv, port, tmp_path_factory.mktemp("llama-cpp-python") / "server.log")
 
 
@@ -103,16 +119,32 @@ def llama_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not binary:
         pytest.skip("no llama-server ($CHOICEAUDIT_LLAMA_SERVER or PATH)")
     port = free_port()
-    argv = [binary, "-m", str(smollm2_gguf()), "--alias", ALIAS, "--host", "127.0.0.1",
-            "--port", str(port), "-c", "1024", "-t", "1"]  # fmt: skip
+    argv = [
+        binary,
+        "-m",
+        str(smollm2_gguf()),
+        "--alias",
+        ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        "1024",
+        "-t",
+        "1",
+    ]
     yield from serve(argv, port, tmp_path_factory.mktemp("llama-server") / "server.log")
 
 
 QUERIES = [
-    Query(state=f"Idiom {i}: to spill the beans.", instruction="What does it mean?",
-          options=("to reveal a secret", "to cook dinner", "to drop beans"))
+    Query(
+        state=f"Idiom {i}: to spill the beans.",
+        instruction="What does it mean?",
+        options=("to reveal a secret", "to cook dinner", "to drop beans"),
+    )
     for i in range(3)
-]  # fmt: skip
+]
 
 
 def probe_or_refusal(url: str) -> tuple[OpenAIScorer, ProbeFailed | None]:

@@ -46,9 +46,14 @@ def build_tiny_llama(directory: Path) -> Path:
         tokenizer_object=tok, unk_token="<unk>", bos_token="<s>"
     )
     config = transformers.LlamaConfig(
-        vocab_size=len(words), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-    )  # fmt: skip
+        vocab_size=len(words),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(config)
     model.save_pretrained(directory, safe_serialization=True)
@@ -144,7 +149,9 @@ def test_a_stored_conversion_is_reused_only_under_its_sha256_and_tokenizer_revis
 # itself is checked fast above
 @pytest.mark.slow
 @pytest.mark.models
-def test_gguf_conversion_is_cached_by_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gguf_conversion_is_cached_by_sha256(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CHOICEAUDIT_CACHE", str(tmp_path / "cache"))
     assert cache_dir() == tmp_path / "cache"
     first = load_causal_lm("smollm2")

@@ -80,7 +80,9 @@ def test_vllm_prompt_logprobs_pick_the_prompt_token_by_its_id() -> None:
             {"7": {"logprob": -2.0, "rank": 3, "decoded_token": "Hi"}, "8": {"logprob": -0.1}},
         ],
     }
-    assert PromptLogprobsChoice.from_json(choice) == PromptLogprobsChoice((None, "Hi"), (None, -2.0))
+    assert PromptLogprobsChoice.from_json(choice) == PromptLogprobsChoice(
+        (None, "Hi"), (None, -2.0)
+    )
     choice["prompt_token_ids"] = [1, 9]
     with pytest.raises(InvalidBody, match=r"prompt_logprobs\[1\] has no 9"):
         PromptLogprobsChoice.from_json(choice)
@@ -105,8 +107,9 @@ def test_request_bodies_carry_add_special_tokens_only_when_false() -> None:
         "max_tokens": 0,
         "temperature": 0.0,
     }
-    templated = request_body("vllm-prompt-logprobs", "m", ["a"], as_list=False,
-                             add_special_tokens=False)  # fmt: skip
+    templated = request_body(
+        "vllm-prompt-logprobs", "m", ["a"], as_list=False, add_special_tokens=False
+    )
     assert templated == {
         "model": "m",
         "prompt": "a",

@@ -22,7 +22,9 @@ from scorers.openai_fake_server import FakeServer
 
 def queries(n: int) -> list[Query]:
     return [
-        Query(state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:")
+        Query(
+            state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:"
+        )
         for i in range(n)
     ]
 
@@ -51,9 +53,12 @@ def scorer_for(server: FakeServer, **kwargs: Any) -> tuple[OpenAIScorer, list[fl
     kwargs.setdefault("reorder_check", 0)
     kwargs.setdefault("probe", False)
     scorer = OpenAIScorer(
-        "http://llama.test", "toy", transport=httpx.MockTransport(server), sleep=sleeps.append,
+        "http://llama.test",
+        "toy",
+        transport=httpx.MockTransport(server),
+        sleep=sleeps.append,
         **kwargs,
-    )  # fmt: skip
+    )
     return scorer, sleeps
 
 
@@ -154,8 +159,14 @@ def test_an_error_that_says_it_will_recur_fails_after_one_retry_with_its_message
         return httpx.Response(500, text="AssertionError: logprobs is not supported with n > 1")
 
     sleeps: list[float] = []
-    scorer = OpenAIScorer("http://x.test", "toy", transport=httpx.MockTransport(handler),
-                          sleep=sleeps.append, reorder_check=0, probe=False)  # fmt: skip
+    scorer = OpenAIScorer(
+        "http://x.test",
+        "toy",
+        transport=httpx.MockTransport(handler),
+        sleep=sleeps.append,
+        reorder_check=0,
+        probe=False,
+    )
     with pytest.raises(PartialScoreError) as info:
         scorer.score(queries(1))
     assert calls == 2 and len(sleeps) == 1
@@ -175,8 +186,14 @@ def test_a_transient_500_still_gets_every_retry() -> None:
         # a 500 whose answer changes (the same one twice is not transient: test_http_retries)
         return httpx.Response(500, text=f"worker {calls} overloaded, try later")
 
-    scorer = OpenAIScorer("http://x.test", "toy", transport=httpx.MockTransport(handler),
-                          sleep=lambda s: None, reorder_check=0, max_retries=3)  # fmt: skip
+    scorer = OpenAIScorer(
+        "http://x.test",
+        "toy",
+        transport=httpx.MockTransport(handler),
+        sleep=lambda s: None,
+        reorder_check=0,
+        max_retries=3,
+    )
     with pytest.raises(PartialScoreError, match="failed after 4 attempts; last error: HTTP 500"):
         scorer.score(queries(1))
     assert calls == 4

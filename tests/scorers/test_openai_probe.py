@@ -26,15 +26,20 @@ def scorer_for(server: FakeServer, **kwargs: Any) -> tuple[OpenAIScorer, list[fl
     sleeps: list[float] = []
     kwargs.setdefault("reorder_check", 0)
     scorer = OpenAIScorer(
-        "http://llama.test", "toy", transport=httpx.MockTransport(server), sleep=sleeps.append,
+        "http://llama.test",
+        "toy",
+        transport=httpx.MockTransport(server),
+        sleep=sleeps.append,
         **kwargs,
-    )  # fmt: skip
+    )
     return scorer, sleeps
 
 
 def queries(n: int) -> list[Query]:
     return [
-        Query(state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:")
+        Query(
+            state=f"The cat {i}", options=("yes", "no"), instruction="", template="{state}\nAnswer:"
+        )
         for i in range(n)
     ]
 
@@ -51,7 +56,9 @@ def test_a_conformant_server_passes_and_the_result_is_in_the_manifest() -> None:
     # each comparison is the toy model's own log P(greedy token | prefix)
     first = result.comparisons[0]
     greedy = max(
-        lp for lp, v in zip(logprobs_after(first["prefix"]), VOCAB, strict=True) if isinstance(v, str)
+        lp
+        for lp, v in zip(logprobs_after(first["prefix"]), VOCAB, strict=True)
+        if isinstance(v, str)
     )
     assert first["echoed"] == first["generated"] == greedy
     probe = scorer.describe()["probe"]
@@ -117,7 +124,13 @@ def test_an_unlimited_one_prompt_server_is_refused_as_generation_too() -> None:
     with pytest.raises(ProbeFailed, match="nothing generated after the echo"):
         scorer.prepare()
     # the list is refused (500, one retry), the single prompt times out twice, then max_tokens 1
-    assert [isinstance(b["prompt"], list) for b in server.requests] == [True, True, False, False, False]
+    assert [isinstance(b["prompt"], list) for b in server.requests] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
     assert server.requests[-1]["max_tokens"] == 1
 
 
@@ -234,14 +247,20 @@ class FlakyProxy:
 
 
 # failures in runs of 3 and 5 calls: more than one retry is needed, fewer than the backoff's 6
-@pytest.mark.parametrize(("failing", "period"), [({0, 1, 2}, 10), ({0, 1, 2, 3, 4}, 10)],
-                         ids=["30%", "50%"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("failing", "period"), [({0, 1, 2}, 10), ({0, 1, 2, 3, 4}, 10)], ids=["30%", "50%"]
+)
 def test_the_probe_and_the_run_get_through_a_flaky_proxy(
     tmp_path: Path, failing: set[int], period: int
 ) -> None:
     proxy = FlakyProxy(FakeServer(), failing, period)
-    flaky = OpenAIScorer("http://llama.test", "toy", transport=httpx.MockTransport(proxy),
-                         sleep=lambda s: None, reorder_check=0)  # fmt: skip
+    flaky = OpenAIScorer(
+        "http://llama.test",
+        "toy",
+        transport=httpx.MockTransport(proxy),
+        sleep=lambda s: None,
+        reorder_check=0,
+    )
     direct, _ = scorer_for(FakeServer())
     qs = queries(6)
     run_scoring(flaky, qs, tmp_path / "flaky", chunk_size=3)

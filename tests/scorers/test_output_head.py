@@ -33,8 +33,10 @@ def groups(rng: np.random.Generator, n: int) -> list[list[ScoreSpec]]:
         contexts = [[int(t) for t in rng.integers(0, 50, rng.integers(3, 40))]]
         if rng.random() < 0.5:
             contexts.append(contexts[0][-2:])
-        options = [[int(t) for t in rng.integers(0, 50, rng.integers(1, 10))]
-                   for _ in range(rng.integers(1, 7))]  # fmt: skip
+        options = [
+            [int(t) for t in rng.integers(0, 50, rng.integers(1, 10))]
+            for _ in range(rng.integers(1, 7))
+        ]
         out.append([ScoreSpec(tuple(c + o), len(c)) for c in contexts for o in options])
     return out
 

@@ -111,9 +111,12 @@ def _scores(scorer: HFScorer, queries: list[Query]) -> np.ndarray:
 @pytest.mark.parametrize("keep_results", [False, True])
 @pytest.mark.parametrize("name", ["merge", "chat"])
 def test_cached_scores_equal_uncached_on_tiny_models(
-    tiny_lms: dict[str, Any], chat_template_text: str, one_thread: None, name: str,
+    tiny_lms: dict[str, Any],
+    chat_template_text: str,
+    one_thread: None,
+    name: str,
     keep_results: bool,
-) -> None:  # fmt: skip
+) -> None:
     lm = tiny_lms[name]
     template = chat_template_text if name == "chat" else None
     plain = HFScorer(lm, chat_template=template)

@@ -34,9 +34,13 @@ def test_probabilities_are_the_models_real_vector(sparrow: SparrowScorer) -> Non
     )
     decision = sparrow.score([query])[0]
     _, names, _, raw = Decider.load().probs(
-        query.state, {"type": "choice", "instructions": query.instruction,
-                      "criteria": dict(zip("ABCD", OPTIONS, strict=True))},
-    )  # fmt: skip
+        query.state,
+        {
+            "type": "choice",
+            "instructions": query.instruction,
+            "criteria": dict(zip("ABCD", OPTIONS, strict=True)),
+        },
+    )
     assert names == ["A", "B", "C", "D"]
     np.testing.assert_allclose(decision.probs, raw / raw.sum(), atol=1e-7)
     assert decision.probs.sum() == pytest.approx(1.0, abs=1e-12)

@@ -165,8 +165,12 @@ def test_a_body_with_no_answer_is_retried_then_fails() -> None:
 def test_a_choice_that_is_not_the_argmax_is_kept_and_counted() -> None:
     """A deployed system acts on ``choice``: a server whose choice disagrees with its own vector
     is not refused, but every disagreement is recorded."""
-    answers = iter([("C", {"A": 0.1, "B": 0.6, "C": 0.3, "D": 0.0}),
-                    ("B", {"A": 0.1, "B": 0.6, "C": 0.3, "D": 0.0})])  # fmt: skip
+    answers = iter(
+        [
+            ("C", {"A": 0.1, "B": 0.6, "C": 0.3, "D": 0.0}),
+            ("B", {"A": 0.1, "B": 0.6, "C": 0.3, "D": 0.0}),
+        ]
+    )
 
     def handler(request: httpx.Request) -> httpx.Response:
         choice, probs = next(answers)

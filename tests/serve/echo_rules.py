@@ -90,8 +90,14 @@ def proxy_app(upstream: str, tokenizer: Any, rule: str) -> Starlette:
         return str(client.get("/v1/models").json()["data"][0]["id"])
 
     def echo(prompts: list[str], add_special_tokens: bool) -> list[dict[str, Any]]:
-        body: dict[str, Any] = {"model": served(), "prompt": prompts, "echo": True, "logprobs": 1,
-                                "max_tokens": 0, "temperature": 0.0}  # fmt: skip
+        body: dict[str, Any] = {
+            "model": served(),
+            "prompt": prompts,
+            "echo": True,
+            "logprobs": 1,
+            "max_tokens": 0,
+            "temperature": 0.0,
+        }
         if not add_special_tokens:
             body["add_special_tokens"] = False
         answer = client.post("/v1/completions", json=body)
@@ -120,8 +126,15 @@ def proxy_app(upstream: str, tokenizer: Any, rule: str) -> Starlette:
                     {str(i): {"logprob": lp, "rank": 1, "decoded_token": t}}
                     for i, t, lp in zip(ids[1:], tokens[1:], lps[1:], strict=True)
                 ]
-                out.append({"index": choice["index"], "text": "", "prompt_logprobs": entries,
-                            "prompt_token_ids": ids, "finish_reason": "length"})  # fmt: skip
+                out.append(
+                    {
+                        "index": choice["index"],
+                        "text": "",
+                        "prompt_logprobs": entries,
+                        "prompt_token_ids": ids,
+                        "finish_reason": "length",
+                    }
+                )
                 continue
             out.append(
                 {
@@ -139,19 +152,32 @@ def proxy_app(upstream: str, tokenizer: Any, rule: str) -> Starlette:
                     "finish_reason": "length",
                 }
             )
-        return JSONResponse({"id": "cmpl-proxy", "object": "text_completion", "model": body["model"],
-                             "choices": out})  # fmt: skip
+        return JSONResponse(
+            {
+                "id": "cmpl-proxy",
+                "object": "text_completion",
+                "model": body["model"],
+                "choices": out,
+            }
+        )
 
     async def generate(request: Request) -> JSONResponse:
         body = await request.json()
         texts = body["text"] if isinstance(body["text"], list) else [body["text"]]
         if body["sampling_params"].get("max_new_tokens", 0):  # the probe's one-token completion
-            one = {"model": served(), "prompt": texts[0], "max_tokens": 1, "logprobs": 1,
-                   "echo": False, "temperature": 0.0}  # fmt: skip
+            one = {
+                "model": served(),
+                "prompt": texts[0],
+                "max_tokens": 1,
+                "logprobs": 1,
+                "echo": False,
+                "temperature": 0.0,
+            }
             block = client.post("/v1/completions", json=one).json()["choices"][0]["logprobs"]
             entry = [block["token_logprobs"][0], -1, block["tokens"][0]]
-            return JSONResponse({"text": block["tokens"][0],
-                                 "meta_info": {"output_token_logprobs": [entry]}})  # fmt: skip
+            return JSONResponse(
+                {"text": block["tokens"][0], "meta_info": {"output_token_logprobs": [entry]}}
+            )
         results = []
         for choice in echo(texts, True):
             ids = choice["prompt_token_ids"]

@@ -197,9 +197,19 @@ def test_openai_smollm2_over_serve_model_is_smollm2_in_process(tmp_path: Path) -
     log = tmp_path / "serve.log"
     with log.open("wb") as sink:  # a file, not a pipe: the access log would fill a pipe
         server = subprocess.Popen(
-            [sys.executable, "-m", "choiceaudit.cli", "serve-model", "smollm2", "--port", str(port)],
-            env=env, stdout=sink, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "choiceaudit.cli",
+                "serve-model",
+                "smollm2",
+                "--port",
+                str(port),
+            ],
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

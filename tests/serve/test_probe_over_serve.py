@@ -31,8 +31,12 @@ def test_serve_model_answers_a_one_token_completion(tiny_url: str) -> None:
 
 
 def test_a_run_over_serve_model_records_the_probe(tiny_url: str, tmp_path: Path) -> None:
-    qs = [Query(state=f"the {i} cat", options=("yes", "no"), instruction="",
-                template="{state}\nAnswer:") for i in range(2)]  # fmt: skip
+    qs = [
+        Query(
+            state=f"the {i} cat", options=("yes", "no"), instruction="", template="{state}\nAnswer:"
+        )
+        for i in range(2)
+    ]
     run_scoring(OpenAIScorer(tiny_url, "tiny", reorder_check=0), qs, tmp_path / "run")
     probe = RunStore(tmp_path / "run").read_manifest()["scorer"]["probe"]
     assert probe["status"] == "passed"

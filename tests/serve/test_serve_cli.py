@@ -38,10 +38,21 @@ def test_score_over_serve_model_equals_hf_in_process(tiny_dir: Path, tmp_path: P
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     server = subprocess.Popen(
-        [sys.executable, "-m", "choiceaudit.cli", "serve-model", f"hf:{tiny_dir}",
-         "--port", str(port), "--served-name", "tiny"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "choiceaudit.cli",
+            "serve-model",
+            f"hf:{tiny_dir}",
+            "--port",
+            str(port),
+            "--served-name",
+            "tiny",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -56,9 +67,17 @@ def test_score_over_serve_model_equals_hf_in_process(tiny_dir: Path, tmp_path: P
         runner = CliRunner()
         remote: Any = runner.invoke(
             app,
-            ["score", str(tmp_path / "q.jsonl"), "-m", "openai:tiny", "--out", str(tmp_path / "a"),
-             "-o", f"base_url=http://127.0.0.1:{port}"],
-        )  # fmt: skip
+            [
+                "score",
+                str(tmp_path / "q.jsonl"),
+                "-m",
+                "openai:tiny",
+                "--out",
+                str(tmp_path / "a"),
+                "-o",
+                f"base_url=http://127.0.0.1:{port}",
+            ],
+        )
         assert remote.exit_code == 0, remote.output
     finally:
         server.terminate()

@@ -33,15 +33,33 @@ CORPUS = [
     "the cat sat on the mat. Answer: yes no",
 ]
 QUERIES = [
-    Query(state="What does ঘোড়া রোগ mean?", options=("ঘোড়া", "日本語", "🙂 yes"),
-          instruction="", template="{state}\nAnswer:", neutral_state=""),
-    Query(state="Price?", options=("€5", "₹10", "¥300", "£2"), instruction="",
-          template="{state}\nAnswer:"),
-    Query(state="Word?", options=("nai\u0308ve", "cafe\u0301", "日本", "世界🚀"), instruction="",
-          template="{state}\nAnswer:", neutral_state=""),
-    Query(state="কথাটার মানে কী?", options=("ভয়", "আনন্দ", "রাগ"), instruction="",
-          template="প্রশ্ন: {state}\nউত্তর:"),
-]  # fmt: skip
+    Query(
+        state="What does ঘোড়া রোগ mean?",
+        options=("ঘোড়া", "日本語", "🙂 yes"),
+        instruction="",
+        template="{state}\nAnswer:",
+        neutral_state="",
+    ),
+    Query(
+        state="Price?",
+        options=("€5", "₹10", "¥300", "£2"),
+        instruction="",
+        template="{state}\nAnswer:",
+    ),
+    Query(
+        state="Word?",
+        options=("nai\u0308ve", "cafe\u0301", "日本", "世界🚀"),
+        instruction="",
+        template="{state}\nAnswer:",
+        neutral_state="",
+    ),
+    Query(
+        state="কথাটার মানে কী?",
+        options=("ভয়", "আনন্দ", "রাগ"),
+        instruction="",
+        template="প্রশ্ন: {state}\nউত্তর:",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +73,15 @@ def bytes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bpe.decoder = decoders.ByteLevel()
     bpe.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
-        vocab_size=330, special_tokens=["<s>", "<pad>"], show_progress=False,
+        vocab_size=330,
+        special_tokens=["<s>", "<pad>"],
+        show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )  # fmt: skip
+    )
     bpe.train_from_iterator(CORPUS * 3, trainer)
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>",
-                                                     bos_token="<s>")  # fmt: skip
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=bpe, pad_token="<pad>", bos_token="<s>"
+    )
     directory = tmp_path_factory.mktemp("bytes") / "tiny-bytes"
     return save_tiny_llama(directory, tokenizer, seed=5, context=256)
 
@@ -117,8 +138,7 @@ def test_split_characters_score_as_in_process_through_each_servers_rule(
         options["api"] = api
     with ServerThread(proxy_app(bytes_url, _tokenizer(bytes_dir), rule)) as url:
         options["base_url"] = url
-        score_file(tmp_path / "q.jsonl", "openai:tiny", tmp_path / "remote",
-                   scorer_options=options)  # fmt: skip
+        score_file(tmp_path / "q.jsonl", "openai:tiny", tmp_path / "remote", scorer_options=options)
     assert_same(tmp_path / "remote", tmp_path / "local")
     scorer = RunStore(tmp_path / "remote").manifest().scorer
     assert scorer["spans_by_method"]["partial"] > 0
@@ -130,8 +150,12 @@ def test_split_characters_score_as_in_process_through_serve_model_itself(
 ) -> None:
     write_queries(tmp_path / "q.jsonl", QUERIES)
     score_file(tmp_path / "q.jsonl", f"hf:{bytes_dir}", tmp_path / "local")
-    score_file(tmp_path / "q.jsonl", "openai:tiny", tmp_path / "remote",
-               scorer_options={"base_url": bytes_url, "reorder_check": 0})  # fmt: skip
+    score_file(
+        tmp_path / "q.jsonl",
+        "openai:tiny",
+        tmp_path / "remote",
+        scorer_options={"base_url": bytes_url, "reorder_check": 0},
+    )
     assert_same(tmp_path / "remote", tmp_path / "local")
 
 
@@ -154,6 +178,7 @@ def test_smollm2_split_characters_through_vllm_and_sglang_rules(rule: str, tmp_p
     upstream = ServerThread(create_app(scorer, served_name="smollm2"))  # type: ignore[arg-type]
     with upstream as up_url, ServerThread(proxy_app(up_url, tokenizer, rule)) as url:
         options["base_url"] = url
-        score_file(tmp_path / "q.jsonl", "openai:smollm2", tmp_path / "remote",
-                   scorer_options=options)  # fmt: skip
+        score_file(
+            tmp_path / "q.jsonl", "openai:smollm2", tmp_path / "remote", scorer_options=options
+        )
     assert_same(tmp_path / "remote", tmp_path / "local")

@@ -62,8 +62,12 @@ def queries() -> list[Query]:
         for perm in perms if item % 5 else [None]:
             seed += 1
             order = perm or tuple(range(k))
-            meta: dict[str, Any] = {"item_id": f"i{item}", "seed": seed,
-                                    "condition": "ab"[item % 2], "task": f"t{item % 3}"}  # fmt: skip
+            meta: dict[str, Any] = {
+                "item_id": f"i{item}",
+                "seed": seed,
+                "condition": "ab"[item % 2],
+                "task": f"t{item % 3}",
+            }
             if item % 7:
                 meta["gold"] = item % k
             out.append(

@@ -74,8 +74,12 @@ def test_a_resume_by_another_scorer_is_refused_from_the_index(tmp_path: Path) ->
     store = _run(tmp_path)
     store.manifest_path.unlink()  # only the parts (through the index) can tell
     with pytest.raises(Exception, match="was written by scorer"):
-        run_scoring(FakeScorer(name="other", temperature=2.0), _queries(8),
-                    RunStore(tmp_path / "run"), chunk_size=2)  # fmt: skip
+        run_scoring(
+            FakeScorer(name="other", temperature=2.0),
+            _queries(8),
+            RunStore(tmp_path / "run"),
+            chunk_size=2,
+        )
 
 
 def test_a_read_only_run_is_read_from_its_parts(

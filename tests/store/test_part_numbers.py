@@ -34,8 +34,12 @@ def test_a_run_past_part_99999_keeps_every_row_across_resumes(tmp_path: Path) ->
         counts.append(len(RunStore(run).done_ids()))
     assert counts == [3, 6, 9, 12]  # rows never decrease
     names = [p.name for p in RunStore(run).part_paths()]
-    assert names[:4] == ["part-99997.parquet", "part-99998.parquet", "part-99999.parquet",
-                         "part-100000.parquet"]  # fmt: skip
+    assert names[:4] == [
+        "part-99997.parquet",
+        "part-99998.parquet",
+        "part-99999.parquet",
+        "part-100000.parquet",
+    ]
     assert names[-1] == "part-100008.parquet"
     rows = RunStore(run).load().rows
     assert [r.query.id for r in rows] == [q.id for q in queries]

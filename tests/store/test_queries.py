@@ -28,8 +28,11 @@ def test_a_missing_or_unknown_column_is_named(tmp_path: Path) -> None:
     with pytest.raises(QueryFileError) as info:
         read_queries(path)
     errors = info.value.errors
-    assert errors[0] == (1, "state", "required field 'state' is missing (every line needs "
-                         "['state', 'options'])")  # fmt: skip
+    assert errors[0] == (
+        1,
+        "state",
+        "required field 'state' is missing (every line needs ['state', 'options'])",
+    )
     assert errors[1][:2] == (2, "options") and "required field 'options' is missing" in errors[1][2]
     assert (3, "state") in [e[:2] for e in errors]
     unknown = next(e for e in errors if e[1] == "State")

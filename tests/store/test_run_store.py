@@ -109,9 +109,20 @@ def test_second_writer_is_locked_out(tmp_path: Path) -> None:
 
 def _score_cmd(queries_file: Path, out: Path, delay: float) -> list[str]:
     return [
-        sys.executable, "-m", "choiceaudit.cli", "score", str(queries_file),
-        "--model", "fake", "--out", str(out), "--chunk-size", "4", "-o", f"delay={delay}",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "choiceaudit.cli",
+        "score",
+        str(queries_file),
+        "--model",
+        "fake",
+        "--out",
+        str(out),
+        "--chunk-size",
+        "4",
+        "-o",
+        f"delay={delay}",
+    ]
 
 
 def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
@@ -122,9 +133,11 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> Non
 
     interrupted = tmp_path / "interrupted"
     proc = subprocess.Popen(
-        _score_cmd(qfile, interrupted, 0.02), env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        _score_cmd(qfile, interrupted, 0.02),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     store = RunStore(interrupted)
     deadline = time.monotonic() + 60
     while len(store.part_paths()) < 3 and time.monotonic() < deadline:
@@ -189,7 +202,9 @@ class FlakyScorer(FakeScorer):
         return [d for d in done if d is not None]  # all of them: a None raised above
 
 
-def test_partial_failure_keeps_completed_rows_and_resume_scores_only_the_rest(tmp_path: Path) -> None:
+def test_partial_failure_keeps_completed_rows_and_resume_scores_only_the_rest(
+    tmp_path: Path,
+) -> None:
     from choiceaudit.scorers import PartialScoreError
 
     store = RunStore(tmp_path / "run")

@@ -64,9 +64,19 @@ FIELDS: dict[str, str] = {
 
 #: Fields whose value is a list (a list cell, a JSON list in a CSV cell, or several columns).
 LIST_FIELDS = (
-    "probs", "options", "keys", "perm", "display_order", "option_order", "chosen", "score_pmi",
-    "score_sum", "score_mean", "means_ids", "clues_ids",
-)  # fmt: skip
+    "probs",
+    "options",
+    "keys",
+    "perm",
+    "display_order",
+    "option_order",
+    "chosen",
+    "score_pmi",
+    "score_sum",
+    "score_mean",
+    "means_ids",
+    "clues_ids",
+)
 
 DecisionMapping = dict[str, str | list[str]]
 
@@ -120,8 +130,9 @@ def _check_mapping_file(path: Path, data: Mapping[str, Any]) -> None:
     ``values`` a table of field = {value = value}, all text; nothing else is read as one."""
     unknown = sorted(set(data) - {"map", "values"})
     if unknown:
-        raise InputError(f"unknown key(s) {unknown}; a mapping file holds 'map' and 'values'",
-                         source=str(path))  # fmt: skip
+        raise InputError(
+            f"unknown key(s) {unknown}; a mapping file holds 'map' and 'values'", source=str(path)
+        )
     columns = data.get("map", {})
     if not isinstance(columns, dict):
         raise InputError("is not a table of field = column", source=str(path), field="map")
@@ -132,18 +143,23 @@ def _check_mapping_file(path: Path, data: Mapping[str, Any]) -> None:
         if not ok:
             raise InputError(
                 f"{column!r:.60} is not a column name or a list of column names",
-                source=str(path), field=f"map.{field}",
-            )  # fmt: skip
+                source=str(path),
+                field=f"map.{field}",
+            )
     renames = data.get("values", {})
     if not isinstance(renames, dict):
-        raise InputError("is not a table of field = {value = value}", source=str(path),
-                         field="values")  # fmt: skip
+        raise InputError(
+            "is not a table of field = {value = value}", source=str(path), field="values"
+        )
     for field, table in renames.items():
         if not isinstance(table, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in table.items()
         ):
-            raise InputError(f"{table!r:.60} is not a table of text = text", source=str(path),
-                             field=f"values.{field}")  # fmt: skip
+            raise InputError(
+                f"{table!r:.60} is not a table of text = text",
+                source=str(path),
+                field=f"values.{field}",
+            )
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:

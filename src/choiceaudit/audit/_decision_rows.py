@@ -66,8 +66,17 @@ class DecisionRow:
 
 #: the fields ``--set field=value`` may give as one value for every row (text fields only:
 #: a number or a list given on the command line would be a value of another type)
-SETTABLE = ("experiment", "condition", "family", "language", "block", "frequency", "gold_key",
-            "literal_key", "predicted_key")  # fmt: skip
+SETTABLE = (
+    "experiment",
+    "condition",
+    "family",
+    "language",
+    "block",
+    "frequency",
+    "gold_key",
+    "literal_key",
+    "predicted_key",
+)
 
 
 def parse_constants(pairs: Sequence[str], mapping: DecisionMapping) -> dict[str, str]:
@@ -97,8 +106,9 @@ def parse_constants(pairs: Sequence[str], mapping: DecisionMapping) -> dict[str,
     return constants
 
 
-def _text(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any],
-          field: str) -> str | None:  # fmt: skip
+def _text(
+    row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any], field: str
+) -> str | None:
     value = cell(row, mapping, field)
     if _absent(value):
         return None
@@ -160,8 +170,9 @@ def _vector(value: Any, tolerance: float, *, typed: bool) -> np.ndarray:
         raise _Unmappable("no probs (a list, a JSON list or one column per slot)")
     # the cells of several CSV columns are text; a JSON list's entries are typed
     text_cells = not typed and not (isinstance(value, str) and value.strip().startswith("["))
-    raw = np.array([_number(v, "probs entry", typed=not text_cells) for v in items],
-                   dtype=np.float64)  # fmt: skip
+    raw = np.array(
+        [_number(v, "probs entry", typed=not text_cells) for v in items], dtype=np.float64
+    )
     if raw.size < 2:
         raise _Unmappable("probs has fewer than two options")
     if not np.all(np.isfinite(raw)) or np.any(raw < 0) or np.any(raw > 1):
@@ -172,8 +183,9 @@ def _vector(value: Any, tolerance: float, *, typed: bool) -> np.ndarray:
     return raw
 
 
-def _slot(key: str | None, position: Any, keys: Sequence[str], base: int, what: str,
-          *, typed: bool) -> int | None:  # fmt: skip
+def _slot(
+    key: str | None, position: Any, keys: Sequence[str], base: int, what: str, *, typed: bool
+) -> int | None:
     if key is not None:
         if key not in keys:
             raise _Unmappable(f"{what}_key {key!r} is not one of the keys {list(keys)}")
@@ -249,12 +261,24 @@ def read_row(
     for name, got in (("keys", keys), ("options", options)):
         if got is not None and len(got) != k:
             raise _Unmappable(f"{name} has {len(got)} entries for {k} probabilities")
-    gold = _slot(text("gold_key"), cell(row, mapping, "gold_position"), keys, position_base,
-                 "gold", typed=typed)  # fmt: skip
+    gold = _slot(
+        text("gold_key"),
+        cell(row, mapping, "gold_position"),
+        keys,
+        position_base,
+        "gold",
+        typed=typed,
+    )
     if gold is None:
         raise _Unmappable("no gold option (gold_key or gold_position)")
-    literal = _slot(text("literal_key"), cell(row, mapping, "literal_position"), keys,
-                    position_base, "literal", typed=typed)  # fmt: skip
+    literal = _slot(
+        text("literal_key"),
+        cell(row, mapping, "literal_position"),
+        keys,
+        position_base,
+        "literal",
+        typed=typed,
+    )
     if literal == gold:
         raise _Unmappable("the literal option is the gold option")
     predicted = text("predicted_key")
@@ -275,13 +299,24 @@ def read_row(
     head = cell(row, mapping, "conf_head")
     head = None if head is None or head == "" else _number(head, "conf_head", typed=typed)
     return DecisionRow(
-        item_id=item_id, experiment=experiment, condition=condition, family=family,
-        language=lang, block=text("block") or experiment, state=text("state") or item_id,
-        options=options, keys=keys, raw=raw, predicted=predicted, gold_slot=gold,
-        literal_slot=literal, perm=_perm(cell(row, mapping, "perm"), k),
-        conf_head=head, frequency=text("frequency"),
+        item_id=item_id,
+        experiment=experiment,
+        condition=condition,
+        family=family,
+        language=lang,
+        block=text("block") or experiment,
+        state=text("state") or item_id,
+        options=options,
+        keys=keys,
+        raw=raw,
+        predicted=predicted,
+        gold_slot=gold,
+        literal_slot=literal,
+        perm=_perm(cell(row, mapping, "perm"), k),
+        conf_head=head,
+        frequency=text("frequency"),
         identity=_flag(cell(row, mapping, "identity_perturbation"), typed=typed),
-    )  # fmt: skip
+    )
 
 
 def _constant_column(field: str) -> str:

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from choiceaudit.audit._decision_files import FIELDS, iter_rows, load_mapping
+from choiceaudit.audit._decision_files import FIELDS, DecisionMapping, iter_rows, load_mapping
 from choiceaudit.audit._decision_rows import (
     DecisionRow,
     parse_constants,
@@ -125,24 +125,46 @@ def _meaning_pair(row: DecisionRow, perm: tuple[int, ...]) -> tuple[Query, Decis
     literal = None if row.literal_slot is None else 1
     options = row.options or tuple(f"option {perm[s]}" for s in range(len(perm)))
     meta = {
-        "item_id": row.item_id, "gold": 0, "literal": literal, "gold_slot": row.gold_slot,
-        "literal_slot": row.literal_slot, "perm": format_perm(perm), "family": row.family,
-        "condition": row.condition, "experiment": row.experiment, "block": row.block,
-        "language": row.language, "frequency": row.frequency, "imported": True,
-    }  # fmt: skip
+        "item_id": row.item_id,
+        "gold": 0,
+        "literal": literal,
+        "gold_slot": row.gold_slot,
+        "literal_slot": row.literal_slot,
+        "perm": format_perm(perm),
+        "family": row.family,
+        "condition": row.condition,
+        "experiment": row.experiment,
+        "block": row.block,
+        "language": row.language,
+        "frequency": row.frequency,
+        "imported": True,
+    }
     if row.identity:
         meta["identity_perturbation"] = True
-    query = Query(state=row.state, options=options, keys=row.keys, answer_format="key",
-                  perm=perm, meta=meta)  # fmt: skip
+    query = Query(
+        state=row.state, options=options, keys=row.keys, answer_format="key", perm=perm, meta=meta
+    )
     return query, _decision(query, row)
 
 
 def _scoring_pair(row: DecisionRow, perm: tuple[int, ...]) -> tuple[Query, Decision]:
     options = row.options or tuple(f"option {perm[s]}" for s in range(len(perm)))
-    meta = {"item_id": f"{row.experiment}:{row.item_id}", "gold": 0, "task": row.experiment,
-            "condition": row.condition, "language": row.language}  # fmt: skip
-    query = Query(state=row.state, options=options, keys=row.keys, answer_format="key",
-                  template="{state}", perm=perm, meta=meta)  # fmt: skip
+    meta = {
+        "item_id": f"{row.experiment}:{row.item_id}",
+        "gold": 0,
+        "task": row.experiment,
+        "condition": row.condition,
+        "language": row.language,
+    }
+    query = Query(
+        state=row.state,
+        options=options,
+        keys=row.keys,
+        answer_format="key",
+        template="{state}",
+        perm=perm,
+        meta=meta,
+    )
     return query, _decision(query, row)
 
 
@@ -270,37 +292,44 @@ def import_decisions(
     >>> result.mapped, dict(result.unmappable)
     (1, {'probs sums to 1.1, not 1 within the tolerance 0.02': 1})
     """
-    if instrument not in DECISION_INSTRUMENTS:
-        raise InputError(f"--instrument {instrument!r}: use {' or '.join(DECISION_INSTRUMENTS)}")
-    check_sum_tolerance(sum_tolerance)
-    if instrument == "signalling" and constants:
-        raise InputError("--set is for --instrument meaning or scoring", field="--set")
+    _check_arguments(instrument, sum_tolerance, constants, position_base, items, chooser)
     if instrument == "signalling":
         # imported here: the signalling import builds on this module's row collector
         from choiceaudit.audit._signalling_import import import_signalling_decisions
 
         return import_signalling_decisions(
-            files, out, items=items, mapping=mapping, mapping_file=mapping_file, model=model,
-            chooser=chooser, sum_tolerance=sum_tolerance, command=command,
-        )  # fmt: skip
-    if items is not None or chooser is not None:
-        raise InputError("--items and --chooser are for --instrument signalling")
-    if position_base not in (0, 1):
-        raise InputError(f"--position-base {position_base}: use 0 or 1")
+            files,
+            out,
+            items=items,
+            mapping=mapping,
+            mapping_file=mapping_file,
+            model=model,
+            chooser=chooser,
+            sum_tolerance=sum_tolerance,
+            command=command,
+        )
     columns, values = load_mapping(mapping, mapping_file)
     fixed = parse_constants(constants, columns)
     paths = _expand(files, ["*.csv", "*.jsonl", "*.parquet"])
     seen: set[str] = set()
     source = f"decisions:{instrument}"
-    read_files = _reader(paths, source, seen, partial(
-        read_row, mapping=columns, values=values, language=language, position_base=position_base,
-        sum_tolerance=sum_tolerance, constants=fixed,
-    ))  # fmt: skip
+    read_files = _reader(
+        paths,
+        source,
+        seen,
+        partial(
+            read_row,
+            mapping=columns,
+            values=values,
+            language=language,
+            position_base=position_base,
+            sum_tolerance=sum_tolerance,
+            constants=fixed,
+        ),
+    )
     collector = _Collector(source, spool=True)
     ledger = check_rows(read_files, collector, cell_clash=_cell_clash)
-    used = {c for v in columns.values() for c in (v if isinstance(v, list) else [v])}
-    used |= {f for f in FIELDS if f not in columns and f not in fixed}
-    for name in sorted(seen - used):
+    for name in _unmapped(seen, columns, fixed):
         collector.unmapped_field(name)
     extra: dict[str, object] = {
         "decision_fields": dict(FIELDS),
@@ -311,8 +340,8 @@ def import_decisions(
         "files": [{"path": str(p), **f} for p, f in zip(paths, _file_records(paths), strict=True)],
     }
     if instrument == "meaning":
-        extra.update({"instrument": "meaning", "design": None, "corpus_language": corpus_language,
-                      "n_queries": ledger.n_kept})  # fmt: skip
+        meaning = {"design": None, "corpus_language": corpus_language, "n_queries": ledger.n_kept}
+        extra.update(instrument="meaning", **meaning)
     recorded = {**{f: f for f in FIELDS}, **columns}
     return write_rows(
         read_files,
@@ -327,6 +356,35 @@ def import_decisions(
         command=command,
         config_type=MeaningConfig if instrument == "meaning" else ScoreConfig,
     )
+
+
+def _check_arguments(
+    instrument: str,
+    sum_tolerance: float,
+    constants: Sequence[str],
+    position_base: int,
+    items: Path | str | None,
+    chooser: str | None,
+) -> None:
+    """Refuse an argument the chosen instrument does not read, before any file is opened."""
+    if instrument not in DECISION_INSTRUMENTS:
+        raise InputError(f"--instrument {instrument!r}: use {' or '.join(DECISION_INSTRUMENTS)}")
+    check_sum_tolerance(sum_tolerance)
+    if instrument == "signalling":
+        if constants:
+            raise InputError("--set is for --instrument meaning or scoring", field="--set")
+        return
+    if items is not None or chooser is not None:
+        raise InputError("--items and --chooser are for --instrument signalling")
+    if position_base not in (0, 1):
+        raise InputError(f"--position-base {position_base}: use 0 or 1")
+
+
+def _unmapped(seen: set[str], columns: DecisionMapping, fixed: Mapping[str, str]) -> list[str]:
+    """The columns the files have that no field reads, reported so none is dropped unseen."""
+    used = {c for v in columns.values() for c in (v if isinstance(v, list) else [v])}
+    used |= {f for f in FIELDS if f not in columns and f not in fixed}
+    return sorted(seen - used)
 
 
 def _file_records(paths: Sequence[Path]) -> list[FileRecord]:

@@ -39,8 +39,16 @@ from choiceaudit.types import Decision, Query
 __all__ = ["import_inspect"]
 
 _INSPECT_MAPPED = {
-    "id", "epoch", "input", "choices", "target", "output", "scores", "metadata", "error",
-}  # fmt: skip
+    "id",
+    "epoch",
+    "input",
+    "choices",
+    "target",
+    "output",
+    "scores",
+    "metadata",
+    "error",
+}
 
 _INSPECT_MAPPING = {
     "state": "the sample's input (its text when it is a list of messages)",

@@ -43,8 +43,14 @@ _LM_EVAL_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[
 
 #: Fields of a samples line the importer reads (everything else is recorded as unmapped).
 _LM_EVAL_MAPPED = {
-    "doc_id", "doc", "target", "arguments", "filtered_resps", "filter", "metrics",
-}  # fmt: skip
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "filtered_resps",
+    "filter",
+    "metrics",
+}
 
 _LM_EVAL_MAPPING = {
     "state": "the context of the loglikelihood requests (arguments.gen_args_i.arg_0), the same "

@@ -220,10 +220,17 @@ def run_meaning(
         raise InputError("run_meaning needs at least one model")
     check_chunk_size(chunk_size)
     loaded, plan, embedder_name = build_meaning_plan(
-        corpus, experiments=experiments, n_items=n_items, n_order_items=n_order_items,
-        embedder=embedder, design=design, languages=languages, matrix_items=matrix_items,
-        e7_keys=e7_keys, split_seed=split_seed,
-    )  # fmt: skip
+        corpus,
+        experiments=experiments,
+        n_items=n_items,
+        n_order_items=n_order_items,
+        embedder=embedder,
+        design=design,
+        languages=languages,
+        matrix_items=matrix_items,
+        e7_keys=e7_keys,
+        split_seed=split_seed,
+    )
     queries: list[Query] = plan.queries()
     if not queries:
         raise InputError(f"the plan over corpus {loaded.name} has no queries")

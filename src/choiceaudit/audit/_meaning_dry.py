@@ -82,10 +82,17 @@ def dry_run_meaning(
     if not models:
         raise InputError("a dry run needs at least one model (--model)")
     loaded, plan, _ = build_meaning_plan(
-        corpus, experiments=experiments, n_items=n_items, n_order_items=n_order_items,
-        embedder=embedder, design=design, languages=languages, matrix_items=matrix_items,
-        e7_keys=e7_keys, split_seed=split_seed,
-    )  # fmt: skip
+        corpus,
+        experiments=experiments,
+        n_items=n_items,
+        n_order_items=n_order_items,
+        embedder=embedder,
+        design=design,
+        languages=languages,
+        matrix_items=matrix_items,
+        e7_keys=e7_keys,
+        split_seed=split_seed,
+    )
     blocks = []
     languages_of = {b["block"]: b["language"] for b in plan.config["blocks"]}
     for name, build in plan.builds.items():

@@ -243,7 +243,9 @@ class ProcessFanout:
         if workers < 1:
             raise InputError(f"needs at least one worker process, got {workers}", field="workers")
         if threads is not None and threads < 1:
-            raise InputError(f"threads per worker must be 1 or more, got {threads}", field="threads")
+            raise InputError(
+                f"threads per worker must be 1 or more, got {threads}", field="threads"
+            )
         if in_flight_per_worker < 1:
             raise ScorerError("in_flight_per_worker must be >= 1")
         self.make_scorer = make_scorer
@@ -317,7 +319,9 @@ class ProcessFanout:
         how = (
             "still running"
             if code is None
-            else f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+            else f"killed by signal {-code}"
+            if code < 0
+            else f"exit code {code}"
         )
         return (
             f"worker process {worker} (pid {process.pid}) died {when} ({how}); the parts already "

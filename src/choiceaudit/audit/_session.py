@@ -144,5 +144,3 @@ class Session:
 def skipped_line_records(lines: Sequence[tuple[int, str, str]]) -> list[SkippedLine]:
     """The input lines the caller did not turn into queries, as the manifest records them."""
     return [{"line": line, "field": fld, "reason": reason} for line, fld, reason in lines]
-
-

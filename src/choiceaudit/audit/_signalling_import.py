@@ -115,8 +115,13 @@ class _Renderings:
         for q in queries:
             m = q.meta
             form = str(m.get("label_form", "bare"))
-            key = (str(m["item_id"]), str(m["condition"]), str(m["format"]), form,
-                   int(m["perm_index"]))  # fmt: skip
+            key = (
+                str(m["item_id"]),
+                str(m["condition"]),
+                str(m["format"]),
+                form,
+                int(m["perm_index"]),
+            )
             by_key[key] = q
         items = {item.id: item for item in frozen.items}
         return cls(frozen, items, by_key, {q.id: n for n, q in enumerate(queries)})
@@ -126,8 +131,9 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
 
 
-def _text(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any],
-          field: str) -> str | None:  # fmt: skip
+def _text(
+    row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any], field: str
+) -> str | None:
     value = cell(row, mapping, field)
     if _blank(value):
         return None
@@ -227,8 +233,9 @@ def _check_concepts(row: Mapping[str, Any], mapping: DecisionMapping, item: Item
             )
 
 
-def _rendering(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any],
-               sets: _Renderings) -> tuple[Item, Query]:  # fmt: skip
+def _rendering(
+    row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any], sets: _Renderings
+) -> tuple[Item, Query]:
     """The frozen item and rendering a row names, or the reason it names none."""
 
     def text(field: str) -> str | None:
@@ -274,8 +281,14 @@ def _rendering(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping
     return item, query
 
 
-def _decision(row: Mapping[str, Any], mapping: DecisionMapping, values: Mapping[str, Any],
-              item: Item, query: Query, tolerance: float) -> Decision:  # fmt: skip
+def _decision(
+    row: Mapping[str, Any],
+    mapping: DecisionMapping,
+    values: Mapping[str, Any],
+    item: Item,
+    query: Query,
+    tolerance: float,
+) -> Decision:
     """The row's choice as a decision in the rendering's display order."""
     k = query.n_options
     perm = query.perm if query.perm is not None else tuple(range(k))
@@ -377,14 +390,23 @@ def import_signalling_decisions(
     for name in sorted(seen_fields - used):
         collector.unmapped_field(name)
     label = chooser or model or paths[0].stem
-    config = _config(sets.frozen, collector, grid, label, chooser, paths, columns, values,
-                     sum_tolerance)  # fmt: skip
+    config = _config(
+        sets.frozen, collector, grid, label, chooser, paths, columns, values, sum_tolerance
+    )
     return _write(read, collector, ledger, out, config, sets.frozen, label, command)
 
 
-def _config(frozen: FrozenInstrument, collector: _Collector, seen: Mapping[str, set[str]],
-            label: str, chooser: str | None, paths: Sequence[Path], columns: DecisionMapping,
-            values: Mapping[str, Any], sum_tolerance: float) -> SignallingConfig:  # fmt: skip
+def _config(
+    frozen: FrozenInstrument,
+    collector: _Collector,
+    seen: Mapping[str, set[str]],
+    label: str,
+    chooser: str | None,
+    paths: Sequence[Path],
+    columns: DecisionMapping,
+    values: Mapping[str, Any],
+    sum_tolerance: float,
+) -> SignallingConfig:
     grid = {
         "conditions": sorted(seen["conditions"]),
         "formats": sorted(seen["formats"]),
@@ -394,37 +416,68 @@ def _config(frozen: FrozenInstrument, collector: _Collector, seen: Mapping[str, 
     if chooser is not None:
         who = {"chooser": chooser, "condition": chooser_condition(chooser)}
     recorded = {**{f: f for f in SIGNALLING_FIELDS}, **columns}
-    return SignallingConfig.from_json({
-        "instrument": INSTRUMENT.name, "items_hash": frozen.hash,
-        "items_dir": str(frozen.path.resolve()), "norms": frozen.record.get("norms"),
-        "seed": frozen.record.get("seed"), "n_items": len(frozen.items), **grid, **who,
-        "kind": "import", "source": collector.source,
-        "files": [{"path": str(p), "name": p.name, "sha256": sha256_file(p)} for p in paths],
-        "mapping": {f: ",".join(c) if isinstance(c, list) else c for f, c in recorded.items()},
-        "value_renames": dict(values), "decision_fields": dict(SIGNALLING_FIELDS),
-        "sum_tolerance": sum_tolerance,
-        "unmapped_fields": dict(sorted(collector.unmapped.items())),
-        **collector.refusals(),
-    })  # fmt: skip
+    return SignallingConfig.from_json(
+        {
+            "instrument": INSTRUMENT.name,
+            "items_hash": frozen.hash,
+            "items_dir": str(frozen.path.resolve()),
+            "norms": frozen.record.get("norms"),
+            "seed": frozen.record.get("seed"),
+            "n_items": len(frozen.items),
+            **grid,
+            **who,
+            "kind": "import",
+            "source": collector.source,
+            "files": [{"path": str(p), "name": p.name, "sha256": sha256_file(p)} for p in paths],
+            "mapping": {f: ",".join(c) if isinstance(c, list) else c for f, c in recorded.items()},
+            "value_renames": dict(values),
+            "decision_fields": dict(SIGNALLING_FIELDS),
+            "sum_tolerance": sum_tolerance,
+            "unmapped_fields": dict(sorted(collector.unmapped.items())),
+            **collector.refusals(),
+        }
+    )
 
 
-def _write(read: Reader, collector: _Collector, ledger: Ledger, out: Path | str,
-           config: SignallingConfig, frozen: FrozenInstrument, label: str,
-           command: Sequence[str] | None) -> ImportResult:  # fmt: skip
+def _write(
+    read: Reader,
+    collector: _Collector,
+    ledger: Ledger,
+    out: Path | str,
+    config: SignallingConfig,
+    frozen: FrozenInstrument,
+    label: str,
+    command: Sequence[str] | None,
+) -> ImportResult:
     if not ledger.n_kept:
         reasons = "; ".join(f"{n} × {r}" for r, n in sorted(collector.refused.items()))
         raise InputError(
             "no row could be imported as a rendering of the frozen item set"
             + (f" ({reasons})" if reasons else " (the files hold no rows)")
         )
-    description: ReplayDescription = {"backend": f"import:{collector.source}", "model": label,
-                   "source": collector.source, "source_version": None}  # fmt: skip
+    description: ReplayDescription = {
+        "backend": f"import:{collector.source}",
+        "model": label,
+        "source": collector.source,
+        "source_version": None,
+    }
     summary = write_import(
-        read, collector, ledger, out, description=description, config=config, command=command,
+        read,
+        collector,
+        ledger,
+        out,
+        description=description,
+        config=config,
+        command=command,
         on_accepted=lambda directory: frozen.copy_to(directory / "instrument"),
-    )  # fmt: skip
+    )
     return ImportResult(
-        summary=summary, source=collector.source, version=None, model=label,
-        mapped=ledger.n_kept, unmappable=dict(collector.refused),
-        unmapped_fields=dict(collector.unmapped), identical_duplicates=ledger.identical,
-    )  # fmt: skip
+        summary=summary,
+        source=collector.source,
+        version=None,
+        model=label,
+        mapped=ledger.n_kept,
+        unmappable=dict(collector.refused),
+        unmapped_fields=dict(collector.unmapped),
+        identical_duplicates=ledger.identical,
+    )

@@ -61,9 +61,18 @@ __all__ = [
 
 #: the command modules, imported for the commands they register on ``app``
 _COMMAND_MODULES = (
-    _data, _demo, _gate, _groups, _human, _import_harness, _meaning, _report, _serve, _signalling,
+    _data,
+    _demo,
+    _gate,
+    _groups,
+    _human,
+    _import_harness,
+    _meaning,
+    _report,
+    _serve,
+    _signalling,
     _plugins,
-)  # fmt: skip
+)
 
 # plug-in instruments' run commands come after the built-in ones
 _plugins.add_plugin_commands()

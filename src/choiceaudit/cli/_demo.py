@@ -29,7 +29,6 @@ DemoWorkersOpt = Annotated[
 ]
 
 
-
 @app.command()
 @guarded
 def demo(

@@ -33,8 +33,18 @@ def print_gate_summary(analysis: GateAnalysis) -> None:
         title=f"gate fitted on {analysis.fit_key}={analysis.fit_value}: {spec.describe()}",
         box=box.SIMPLE_HEAD,
     )
-    for col in ("model", "confidence", "slice", "rows", "cut-point", "95% CI", "coverage",
-                "accuracy", "oos acc", "status"):  # fmt: skip
+    for col in (
+        "model",
+        "confidence",
+        "slice",
+        "rows",
+        "cut-point",
+        "95% CI",
+        "coverage",
+        "accuracy",
+        "oos acc",
+        "status",
+    ):
         table.add_column(
             col, justify="left" if col in ("model", "confidence", "slice") else "right"
         )

@@ -119,9 +119,19 @@ def decisions(
     or chosen option) as a signalling arm on --items; rows that cannot be validated are listed
     with reasons."""
     result = import_decisions(
-        files, out_dir, instrument=instrument, mapping=mapping or [], mapping_file=mapping_file,
-        constants=constants or [], model=model_name, language=language, corpus_language=corpus_language,
-        position_base=position_base, sum_tolerance=sum_tolerance, items=items, chooser=chooser,
+        files,
+        out_dir,
+        instrument=instrument,
+        mapping=mapping or [],
+        mapping_file=mapping_file,
+        constants=constants or [],
+        model=model_name,
+        language=language,
+        corpus_language=corpus_language,
+        position_base=position_base,
+        sum_tolerance=sum_tolerance,
+        items=items,
+        chooser=chooser,
         command=["choiceaudit", *sys.argv[1:]],
-    )  # fmt: skip
+    )
     print_import(result, out_dir)

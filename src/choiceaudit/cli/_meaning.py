@@ -82,13 +82,16 @@ def print_meaning_summary(records: Sequence[SummaryRecord]) -> None:
 
 def print_dry_run(plan: MeaningDryRun) -> None:
     """Every block with its items, rows and calls, then the totals (the matrix apart)."""
-    table = Table(title=f"meaning dry run: design {plan.design or '(none)'}, corpus {plan.corpus}, "
-                  f"E7 keys {','.join(plan.e7_keys)}, {len(plan.models)} model(s)")  # fmt: skip
+    table = Table(
+        title=f"meaning dry run: design {plan.design or '(none)'}, corpus {plan.corpus}, "
+        f"E7 keys {','.join(plan.e7_keys)}, {len(plan.models)} model(s)"
+    )
     for column in ("block", "experiment", "language", "items", "rows", "calls"):
         table.add_column(column, justify="left" if column in ("block", "experiment") else "right")
     for b in plan.blocks:
-        table.add_row(b.block, b.experiment, b.language, f"{b.n_items:,}", f"{b.n_rows:,}",
-                      f"{b.n_calls:,}")  # fmt: skip
+        table.add_row(
+            b.block, b.experiment, b.language, f"{b.n_items:,}", f"{b.n_rows:,}", f"{b.n_calls:,}"
+        )
     out.print(table)
     n = len(plan.models)
     out.print(

@@ -39,9 +39,14 @@ def _command(name: str) -> Callable[..., None]:
         plan = {k: str(v) for k, v in parse_options(plan_option or []).items()}
         with progress_bar() as bar:
             paths = run_instrument(
-                name, model, out_dir, options=plan, scorer_options=parse_options(option or []),
-                command=["choiceaudit", *sys.argv[1:]], progress=labelled_progress(bar, name),
-            )  # fmt: skip
+                name,
+                model,
+                out_dir,
+                options=plan,
+                scorer_options=parse_options(option or []),
+                command=["choiceaudit", *sys.argv[1:]],
+                progress=labelled_progress(bar, name),
+            )
         for path in paths:
             out.print(f"{path}", highlight=False)
 

@@ -445,9 +445,15 @@ def check_signalling_command(
     paper reports that needs no model (pool, tile screen, conflict and tie rates, references,
     deciles, slopes)."""
     report = check_signalling(
-        norms, data=data, seed=seed, n_candidates=n_candidates, n_items=n_items, swow=swow,
-        allow_loss=allow_loss, seeds=seeds,
-    )  # fmt: skip
+        norms,
+        data=data,
+        seed=seed,
+        n_candidates=n_candidates,
+        n_items=n_items,
+        swow=swow,
+        allow_loss=allow_loss,
+        seeds=seeds,
+    )
     print_conformance(report)
     if strict and report.outside:
         raise typer.Exit(1)

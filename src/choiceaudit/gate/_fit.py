@@ -300,9 +300,14 @@ def _slice_result(
 
 
 def _gate(
-    rows: GoldRows, labels: list[str | None], key: str, value: str, definition: str,
-    conf: FloatArray, spec: GateSpec,
-) -> DefinitionGate:  # fmt: skip
+    rows: GoldRows,
+    labels: list[str | None],
+    key: str,
+    value: str,
+    definition: str,
+    conf: FloatArray,
+    spec: GateSpec,
+) -> DefinitionGate:
     lab = np.array([v if v is not None else "\0" for v in labels], dtype=object)
     fit_mask = lab == value
     s = _Sorted.of(conf[fit_mask], rows.correct[fit_mask], rows.item[fit_mask])

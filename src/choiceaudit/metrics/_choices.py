@@ -189,8 +189,10 @@ def accuracy_cells(arm: Arm, *, n_resamples: int, seed: int) -> list[AccuracyCel
     if not golds.any():
         return []
     rules = {r for r, has in columns.has_score.items() if has[golds].all()}
-    cells = [accuracy_cell(arm, n_resamples=n_resamples, seed=seed, rule=r)
-             for r in ("probs", *sorted(rules))]  # fmt: skip
+    cells = [
+        accuracy_cell(arm, n_resamples=n_resamples, seed=seed, rule=r)
+        for r in ("probs", *sorted(rules))
+    ]
     return [c for c in cells if c is not None]
 
 

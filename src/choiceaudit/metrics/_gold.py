@@ -194,8 +194,14 @@ def _gold_rows(label: str, group: Sequence[Arm]) -> GoldRows:
             kept.append(i)
             kept_slots.append(slot)
         run_name = arm.source.rstrip("/").rsplit("/", 1)[-1]
-        parts.append((columns, np.array(kept, dtype=np.int64),
-                      np.array(kept_slots, dtype=np.int64), run_name))  # fmt: skip
+        parts.append(
+            (
+                columns,
+                np.array(kept, dtype=np.int64),
+                np.array(kept_slots, dtype=np.int64),
+                run_name,
+            )
+        )
     k_max = max((int(c.n_options[rows].max()) for c, rows, _, _ in parts if rows.size), default=0)
     probs = np.zeros((sum(rows.size for _, rows, _, _ in parts), k_max), dtype=np.float64)
     items: list[str] = []

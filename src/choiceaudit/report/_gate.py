@@ -169,14 +169,27 @@ def _curve_records(g: DefinitionGate) -> list[dict[str, object]]:
         label = f"{c.value} (fit)" if n == 0 else c.value  # the fit slice comes first
         for cov, risk in zip(c.coverage, c.selective_risk, strict=True):
             records.append(
-                {"model": g.model, "definition": g.definition, "slice": label, "kind": "curve",
-                 "coverage": cov, "selective_risk": risk, "random_gate": c.random_gate}
-            )  # fmt: skip
+                {
+                    "model": g.model,
+                    "definition": g.definition,
+                    "slice": label,
+                    "kind": "curve",
+                    "coverage": cov,
+                    "selective_risk": risk,
+                    "random_gate": c.random_gate,
+                }
+            )
         records.append(
-            {"model": g.model, "definition": g.definition, "slice": label, "kind": "cut-point",
-             "coverage": c.operating_coverage, "selective_risk": c.operating_risk,
-             "random_gate": c.random_gate}
-        )  # fmt: skip
+            {
+                "model": g.model,
+                "definition": g.definition,
+                "slice": label,
+                "kind": "cut-point",
+                "coverage": c.operating_coverage,
+                "selective_risk": c.operating_risk,
+                "random_gate": c.random_gate,
+            }
+        )
     return records
 
 

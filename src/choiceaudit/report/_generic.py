@@ -107,13 +107,20 @@ def _calibration_tables(analysis: ScoringAnalysis) -> list[ReportTable]:
         gates = []
         for c in analysis.selective:
             gates.append(
-                {"model": c.model, "cell": c.cell, "confidence": c.definition,
-                 "n_rows": c.n_rows, "aurc": c.aurc, "aurc_random": c.aurc_random,
-                 "advantage": c.advantage if c.aurc > 0 else None, "augrc": c.augrc,
-                 "augrc_random": c.augrc_random,
-                 "conf_correct": c.mean_confidence_correct,
-                 "conf_incorrect": c.mean_confidence_incorrect}
-            )  # fmt: skip
+                {
+                    "model": c.model,
+                    "cell": c.cell,
+                    "confidence": c.definition,
+                    "n_rows": c.n_rows,
+                    "aurc": c.aurc,
+                    "aurc_random": c.aurc_random,
+                    "advantage": c.advantage if c.aurc > 0 else None,
+                    "augrc": c.augrc,
+                    "augrc_random": c.augrc_random,
+                    "conf_correct": c.mean_confidence_correct,
+                    "conf_incorrect": c.mean_confidence_incorrect,
+                }
+            )
         tables.append(
             ReportTable.from_records(
                 "scoring_selective_gates",
@@ -146,11 +153,17 @@ def _calibration_tables(analysis: ScoringAnalysis) -> list[ReportTable]:
         )
     if analysis.reliability:
         records = [
-            {"model": r.model, "cell": r.cell, "bin": i, "n_rows": n, "confidence": conf,
-             "accuracy": acc}
+            {
+                "model": r.model,
+                "cell": r.cell,
+                "bin": i,
+                "n_rows": n,
+                "confidence": conf,
+                "accuracy": acc,
+            }
             for r in analysis.reliability
             for i, (n, conf, acc) in enumerate(zip(r.n_rows, r.confidence, r.accuracy, strict=True))
-        ]  # fmt: skip
+        ]
         tables.append(
             ReportTable.from_records(
                 "scoring_reliability",
@@ -168,10 +181,15 @@ def _risk_coverage_figure(analysis: ScoringAnalysis) -> ReportFigure | None:
             continue  # many models: one line per model keeps the plot legible
         for cov, risk in zip(c.coverage, c.selective_risk, strict=True):
             records.append(
-                {"series": c.model if c.cell == "all" else f"{c.model} {c.cell}",
-                 "definition": c.definition, "kind": "curve", "coverage": cov,
-                 "selective_risk": risk, "random_gate": c.random_gate}
-            )  # fmt: skip
+                {
+                    "series": c.model if c.cell == "all" else f"{c.model} {c.cell}",
+                    "definition": c.definition,
+                    "kind": "curve",
+                    "coverage": cov,
+                    "selective_risk": risk,
+                    "random_gate": c.random_gate,
+                }
+            )
     if not records:
         return None
     table = ReportTable.from_records("scoring_risk_coverage", "Risk–coverage curves", records)
@@ -217,10 +235,12 @@ def scoring_section(analysis: ScoringAnalysis) -> Section:
                 "Accuracy against the gold option under each choice rule (95% item-clustered "
                 "bootstrap)",
                 [asdict(c) for c in analysis.accuracy],
-                note="rule: the choice is the argmax of " + "; ".join(
+                note="rule: the choice is the argmax of "
+                + "; ".join(
                     f"{rule}: {RULE_TEXT.get(rule, 'the stored score ' + rule)}"
                     for rule in dict.fromkeys(c.rule for c in analysis.accuracy)
-                ) + f". Percentile bootstrap, {analysis.n_resamples} resamples of whole items, "
+                )
+                + f". Percentile bootstrap, {analysis.n_resamples} resamples of whole items, "
                 f"seed {analysis.seed}; a tie containing the gold option earns 1/(tie size).",
             )
         )

@@ -47,9 +47,15 @@ def _cell_records(
 def calibration_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = _cell_records(
         analysis,
-        lambda c: {"n_rows": c.n_rows, "accuracy": c.accuracy, "ece": c.ece,
-                   "ece_mass": c.ece_mass, "brier": c.brier, "brier_uniform": c.brier_uniform},
-    )  # fmt: skip
+        lambda c: {
+            "n_rows": c.n_rows,
+            "accuracy": c.accuracy,
+            "ece": c.ece,
+            "ece_mass": c.ece_mass,
+            "brier": c.brier,
+            "brier_uniform": c.brier_uniform,
+        },
+    )
     return make_table(
         "meaning_calibration",
         "Calibration under the distractor shift",
@@ -64,10 +70,15 @@ def gate_table(analysis: MeaningAnalysis) -> ReportTable | None:
     # conf_head_*: only where the model has a confidence head (empty otherwise)
     records = _cell_records(
         analysis,
-        lambda c: {"aurc": c.aurc, "aurc_random": c.aurc_random, "augrc": c.augrc,
-                   "augrc_random": c.augrc_random, "conf_head_aurc": c.conf_head_aurc,
-                   "conf_head_augrc": c.conf_head_augrc},
-    )  # fmt: skip
+        lambda c: {
+            "aurc": c.aurc,
+            "aurc_random": c.aurc_random,
+            "augrc": c.augrc,
+            "augrc_random": c.augrc_random,
+            "conf_head_aurc": c.conf_head_aurc,
+            "conf_head_augrc": c.conf_head_augrc,
+        },
+    )
     return make_table(
         "meaning_selective_gates",
         "Selective prediction: AURC and AUGRC against the random gate",
@@ -104,9 +115,14 @@ def confidence_table(analysis: MeaningAnalysis) -> ReportTable | None:
                     continue
                 for outcome, value in split.items():
                     records.append(
-                        {"model": label, "cell": cell_name, "signal": signal,
-                         "outcome": outcome, "mean_confidence": value}
-                    )  # fmt: skip
+                        {
+                            "model": label,
+                            "cell": cell_name,
+                            "signal": signal,
+                            "outcome": outcome,
+                            "mean_confidence": value,
+                        }
+                    )
     return make_table(
         "meaning_confidence_by_outcome",
         "Mean confidence by outcome (correct, incorrect, captured by the literal gloss)",
@@ -129,9 +145,15 @@ def reliability_table(analysis: MeaningAnalysis) -> ReportTable | None:
                 zip(bins.n_rows, bins.confidence, bins.accuracy, strict=True)
             ):
                 records.append(
-                    {"model": label, "family": family, "bin": i, "n_rows": n,
-                     "confidence": conf, "accuracy": acc}
-                )  # fmt: skip
+                    {
+                        "model": label,
+                        "family": family,
+                        "bin": i,
+                        "n_rows": n,
+                        "confidence": conf,
+                        "accuracy": acc,
+                    }
+                )
     return make_table(
         "meaning_reliability",
         "Reliability bins (15 equal-width, non-empty bins) under d-rand and d-lit",
@@ -151,9 +173,14 @@ def risk_coverage_table(analysis: MeaningAnalysis) -> ReportTable | None:
                 continue
             for coverage, risk in zip(curve.coverage, curve.selective_risk, strict=True):
                 records.append(
-                    {"model": label, "family": family, "coverage": coverage,
-                     "selective_risk": risk, "random_gate": curve.random_gate}
-                )  # fmt: skip
+                    {
+                        "model": label,
+                        "family": family,
+                        "coverage": coverage,
+                        "selective_risk": risk,
+                        "random_gate": curve.random_gate,
+                    }
+                )
     return make_table(
         "meaning_risk_coverage",
         "Risk–coverage curves (confidence = peak probability)",

@@ -30,15 +30,24 @@ def pooled_confidence_table(analysis: MeaningAnalysis) -> ReportTable | None:
         pooled = None if a.e1 is None else a.e1.literal_pooled
         if pooled is None:
             continue
-        for signal, split in (("peak", pooled.confidence_by_outcome),
-                              ("conf_head", pooled.conf_head_by_outcome)):  # fmt: skip
+        for signal, split in (
+            ("peak", pooled.confidence_by_outcome),
+            ("conf_head", pooled.conf_head_by_outcome),
+        ):
             if split is None:
                 continue
             records.append(
-                {"model": label, "signal": signal, "correct": split.correct,
-                 "incorrect": split.incorrect, "captured": split.captured,
-                 "n_rows": pooled.n_rows, "ece": pooled.ece, "brier": pooled.brier}
-            )  # fmt: skip
+                {
+                    "model": label,
+                    "signal": signal,
+                    "correct": split.correct,
+                    "incorrect": split.incorrect,
+                    "captured": split.captured,
+                    "n_rows": pooled.n_rows,
+                    "ece": pooled.ece,
+                    "brier": pooled.brier,
+                }
+            )
     return make_table(
         "meaning_confidence_literal_pooled",
         "Confidence by outcome pooled over d-lit and d-hard (Table 2)",
@@ -56,11 +65,17 @@ def choice_check_table(analysis: MeaningAnalysis) -> ReportTable | None:
         checks = {} if a.e1 is None else a.e1.choice_check
         for family, c in checks.items():
             records.append(
-                {"model": label, "family": family, "rows_with_choice": c.n_rows_with_choice,
-                 "choice_not_argmax": c.n_choice_not_argmax,
-                 "accuracy_argmax": c.accuracy_argmax, "accuracy_choice": c.accuracy_choice,
-                 "lar_argmax": c.lar_argmax, "lar_choice": c.lar_choice}
-            )  # fmt: skip
+                {
+                    "model": label,
+                    "family": family,
+                    "rows_with_choice": c.n_rows_with_choice,
+                    "choice_not_argmax": c.n_choice_not_argmax,
+                    "accuracy_argmax": c.accuracy_argmax,
+                    "accuracy_choice": c.accuracy_choice,
+                    "lar_argmax": c.lar_argmax,
+                    "lar_choice": c.lar_choice,
+                }
+            )
     if not any(r["choice_not_argmax"] for r in records):
         return None  # nothing to flag: the headline tables read choice and argmax alike
     return make_table(
@@ -74,12 +89,18 @@ def choice_check_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 def frequency_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = [
-        {"model": label, "frequency": freq, "lar": cell.estimate, "ci_low": cell.low,
-         "ci_high": cell.high, "n_items": cell.n_items}
+        {
+            "model": label,
+            "frequency": freq,
+            "lar": cell.estimate,
+            "ci_low": cell.low,
+            "ci_high": cell.high,
+            "n_items": cell.n_items,
+        }
         for label, a in arms(analysis)
         if a.e1 is not None
         for freq, cell in a.e1.lar_by_frequency_d_lit.items()
-    ]  # fmt: skip
+    ]
     return make_table(
         "meaning_lar_by_frequency",
         "LAR on d-lit by the corpus's frequency label (Appendix G)",
@@ -97,17 +118,22 @@ def cue_free_table(analysis: MeaningAnalysis) -> ReportTable | None:
             continue
         longest = free.longest
         records.append(
-            {"model": label, "n_items": free.lar.n_items, "lar": free.lar.estimate,
-             "lar_low": free.lar.low, "lar_high": free.lar.high,
-             "accuracy": free.accuracy.estimate,
-             "mean_literal_chars": free.mean_literal_chars,
-             "mean_other_chars": free.mean_other_chars,
-             "lar_literal_longest": None if longest is None else longest.lar_with,
-             "lar_literal_not_longest": None if longest is None else longest.lar_without,
-             "longest_difference": None if longest is None else longest.difference,
-             "longest_difference_low": None if longest is None else longest.difference_low,
-             "longest_difference_high": None if longest is None else longest.difference_high}
-        )  # fmt: skip
+            {
+                "model": label,
+                "n_items": free.lar.n_items,
+                "lar": free.lar.estimate,
+                "lar_low": free.lar.low,
+                "lar_high": free.lar.high,
+                "accuracy": free.accuracy.estimate,
+                "mean_literal_chars": free.mean_literal_chars,
+                "mean_other_chars": free.mean_other_chars,
+                "lar_literal_longest": None if longest is None else longest.lar_with,
+                "lar_literal_not_longest": None if longest is None else longest.lar_without,
+                "longest_difference": None if longest is None else longest.difference,
+                "longest_difference_low": None if longest is None else longest.difference_low,
+                "longest_difference_high": None if longest is None else longest.difference_high,
+            }
+        )
     return make_table(
         "meaning_cue_free",
         "The cue-free subset of d-lit: multi-word, not verbatim, no English parenthetical",
@@ -120,14 +146,21 @@ def cue_free_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 def parenthetical_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = [
-        {"model": label, "family": family, "accuracy_with": c.lar_with, "n_with": c.n_with,
-         "accuracy_without": c.lar_without, "n_without": c.n_without,
-         "difference": c.difference, "difference_low": c.difference_low,
-         "difference_high": c.difference_high}
+        {
+            "model": label,
+            "family": family,
+            "accuracy_with": c.lar_with,
+            "n_with": c.n_with,
+            "accuracy_without": c.lar_without,
+            "n_without": c.n_without,
+            "difference": c.difference,
+            "difference_low": c.difference_low,
+            "difference_high": c.difference_high,
+        }
         for label, a in arms(analysis)
         if a.e1 is not None
         for family, c in a.e1.parenthetical_accuracy.items()
-    ]  # fmt: skip
+    ]
     return make_table(
         "meaning_parenthetical_accuracy",
         "Accuracy on families without a literal option, split by the English parenthetical",
@@ -146,18 +179,32 @@ def hook_table(analysis: MeaningAnalysis) -> ReportTable | None:
             continue
         for lang in hook.lar_hook:
             records.append(
-                {"model": label, "row": f"LAR {lang}", "hook": hook.lar_hook[lang],
-                 "no_hook": hook.lar_no_hook[lang], "n_hook": hook.n_hook,
-                 "n_no_hook": hook.n_no_hook}
-            )  # fmt: skip
-        for name, gap in (("gap, all items", hook.gap_all),
-                          ("gap, hook-absent items", hook.gap_no_hook)):  # fmt: skip
+                {
+                    "model": label,
+                    "row": f"LAR {lang}",
+                    "hook": hook.lar_hook[lang],
+                    "no_hook": hook.lar_no_hook[lang],
+                    "n_hook": hook.n_hook,
+                    "n_no_hook": hook.n_no_hook,
+                }
+            )
+        for name, gap in (
+            ("gap, all items", hook.gap_all),
+            ("gap, hook-absent items", hook.gap_no_hook),
+        ):
             if gap is None:
                 continue
             records.append(
-                {"model": label, "row": name, "gap": gap.difference, "gap_low": gap.low,
-                 "gap_high": gap.high, "mcnemar_p": gap.mcnemar_p, "n_items": gap.n_items}
-            )  # fmt: skip
+                {
+                    "model": label,
+                    "row": name,
+                    "gap": gap.difference,
+                    "gap_low": gap.low,
+                    "gap_high": gap.high,
+                    "mcnemar_p": gap.mcnemar_p,
+                    "n_items": gap.n_items,
+                }
+            )
     return make_table(
         "meaning_matrix_hook",
         "The content-word hook on the capture matrix (Table 16)",
@@ -171,12 +218,20 @@ def hook_table(analysis: MeaningAnalysis) -> ReportTable | None:
 
 def subset_drift_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records = [
-        {"model": d.arm, "subset_of": d.subset_of, "family": d.family,
-         "full": d.full.estimate, "full_low": d.full.low, "full_high": d.full.high,
-         "subset": d.subset.estimate, "drift": d.drift,
-         "outside_full_interval": d.outside_full_interval, "n_subset": d.subset.n_items}
+        {
+            "model": d.arm,
+            "subset_of": d.subset_of,
+            "family": d.family,
+            "full": d.full.estimate,
+            "full_low": d.full.low,
+            "full_high": d.full.high,
+            "subset": d.subset.estimate,
+            "drift": d.drift,
+            "outside_full_interval": d.outside_full_interval,
+            "n_subset": d.subset.n_items,
+        }
         for d in analysis.subset_drift
-    ]  # fmt: skip
+    ]
     return make_table(
         "meaning_subset_drift",
         "Subset drift: an arm on another arm's item subset against its own full set",
@@ -191,10 +246,20 @@ def example_table(analysis: MeaningAnalysis) -> ReportTable | None:
     for ex in analysis.examples:
         for key, role, text, prob in ex.options:
             records.append(
-                {"experiment": ex.experiment, "condition": ex.condition, "item": ex.item_id,
-                 "model": ex.model, "language": ex.language, "state": ex.state, "key": key,
-                 "role": role, "option": text, "p": prob, "choice": ex.choice}
-            )  # fmt: skip
+                {
+                    "experiment": ex.experiment,
+                    "condition": ex.condition,
+                    "item": ex.item_id,
+                    "model": ex.model,
+                    "language": ex.language,
+                    "state": ex.state,
+                    "key": key,
+                    "role": role,
+                    "option": text,
+                    "p": prob,
+                    "choice": ex.choice,
+                }
+            )
     return make_table(
         "meaning_examples",
         "One item per experiment exactly as each model received it",
@@ -218,9 +283,13 @@ def loader_table(analysis: MeaningAnalysis) -> ReportTable | None:
         for step in config.loader_steps or ():
             count = int(step["count"])
             records.append(
-                {"corpus": corpus, "step": step["step"], "count": count,
-                 "removed": None if previous is None else previous - count}
-            )  # fmt: skip
+                {
+                    "corpus": corpus,
+                    "step": step["step"],
+                    "count": count,
+                    "removed": None if previous is None else previous - count,
+                }
+            )
             if not str(step["step"]).startswith("with_"):
                 previous = count
     return make_table(

@@ -54,15 +54,28 @@ def item_tables(analysis: MeaningAnalysis) -> list[ReportTable]:
         if a.e6 is not None:
             ablation.append(({"model": label}, a.e6.items))
     tables = [
-        _table("meaning_items_order", "E7 per item: distinct choices, instability, p(gold) "
-               "range, travel (vectors as returned)", order),
-        _table("meaning_items_surface", "E2 per pair: canonical and alternative choice, "
-               "agreement, JS divergence, correctness", surface),
-        _table("meaning_items_unit", "E3 per item and variant: intact and variant choice, "
-               "agreement, correctness", unit),
-        _table("meaning_items_ablation", "E6 per item and option form: correctness, peak, "
-               "confidence head", ablation),
-    ]  # fmt: skip
+        _table(
+            "meaning_items_order",
+            "E7 per item: distinct choices, instability, p(gold) "
+            "range, travel (vectors as returned)",
+            order,
+        ),
+        _table(
+            "meaning_items_surface",
+            "E2 per pair: canonical and alternative choice, agreement, JS divergence, correctness",
+            surface,
+        ),
+        _table(
+            "meaning_items_unit",
+            "E3 per item and variant: intact and variant choice, agreement, correctness",
+            unit,
+        ),
+        _table(
+            "meaning_items_ablation",
+            "E6 per item and option form: correctness, peak, confidence head",
+            ablation,
+        ),
+    ]
     return [t for t in tables if t is not None]
 
 
@@ -77,9 +90,14 @@ def distinct_table(analysis: MeaningAnalysis) -> ReportTable | None:
             total = sum(e7.distinct_choice_counts)
             for n, count in enumerate(e7.distinct_choice_counts, start=1):
                 records.append(
-                    {"model": label, "keys": binding, "distinct_choices": n, "n_items": count,
-                     "share": count / total if total else float("nan")}
-                )  # fmt: skip
+                    {
+                        "model": label,
+                        "keys": binding,
+                        "distinct_choices": n,
+                        "n_items": count,
+                        "share": count / total if total else float("nan"),
+                    }
+                )
     return make_table(
         "meaning_distinct_choices",
         "Distinct glosses chosen across the 24 orderings (E7; Figure 12 left)",
@@ -105,8 +123,13 @@ def distinct_figure(table: ReportTable) -> ReportFigure:
                 if f"{r['model']} ({r['keys']} keys)" == name
             }
             x = np.array(groups, dtype=float) - 0.4 + width * (s + 0.5)
-            ax.bar(x, [mine.get(g, 0.0) for g in groups], width=width * 0.95,
-                   color=f"C{s % 10}", label=name)  # fmt: skip
+            ax.bar(
+                x,
+                [mine.get(g, 0.0) for g in groups],
+                width=width * 0.95,
+                color=f"C{s % 10}",
+                label=name,
+            )
         ax.set_xticks(groups, [str(g) for g in groups])
         ax.set_xlabel("distinct glosses chosen across 24 orderings")
         ax.set_ylabel("share of items")
@@ -114,10 +137,14 @@ def distinct_figure(table: ReportTable) -> ReportFigure:
         ax.legend(fontsize=7, frameon=False)
 
     return ReportFigure(
-        "meaning_distinct_choices", "Distinct glosses chosen per item (Figure 12 left)", table,
-        draw, caption="Within each group one bar per model and key binding; 1 means the model "
-        "chose the same gloss under every ordering (Appendix Q, Figure 12).", width=6.0,
-    )  # fmt: skip
+        "meaning_distinct_choices",
+        "Distinct glosses chosen per item (Figure 12 left)",
+        table,
+        draw,
+        caption="Within each group one bar per model and key binding; 1 means the model "
+        "chose the same gloss under every ordering (Appendix Q, Figure 12).",
+        width=6.0,
+    )
 
 
 def descriptives_table(analysis: MeaningAnalysis) -> ReportTable | None:
@@ -136,30 +163,41 @@ def descriptives_table(analysis: MeaningAnalysis) -> ReportTable | None:
         if d.e2_mean_peak is not None:
             add("E2 mean peak on the pairs (canonical form, once per pair)", "e2", d.e2_mean_peak)
         if d.e2_mean_peak_rows is not None:
-            add("E2 mean peak over every row of the pairs (each row once)", "e2",
-                d.e2_mean_peak_rows)  # fmt: skip
+            add(
+                "E2 mean peak over every row of the pairs (each row once)",
+                "e2",
+                d.e2_mean_peak_rows,
+            )
         if d.construction is not None:
             c = d.construction
             for measure, value in (
-                ("items", c.n_items), ("share single-word idiom", c.share_single_word),
+                ("items", c.n_items),
+                ("share single-word idiom", c.share_single_word),
                 ("share literal contains the idiom", c.share_verbatim),
                 ("share literal longer than gold", c.share_literal_longer_than_gold),
                 ("share literal longest of four", c.share_literal_longest),
                 ("mean characters: literal", c.mean_literal_chars),
                 ("mean characters: gold", c.mean_gold_chars),
                 ("mean characters: other three", c.mean_other_chars),
-            ):  # fmt: skip
+            ):
                 add(measure, "d-lit", value)
         if d.matrix is not None:
             m = d.matrix
             add("items", "matrix", m.n_items)
             for language in m.jaccard_gold_literal:
-                add("mean Jaccard gold vs literal", f"matrix {language}",
-                    m.jaccard_gold_literal[language])  # fmt: skip
-                add("share hook (literal shares a content word with the state)",
-                    f"matrix {language}", m.hook_share[language])  # fmt: skip
-                add("mean characters: literal", f"matrix {language}",
-                    m.mean_literal_chars[language])  # fmt: skip
+                add(
+                    "mean Jaccard gold vs literal",
+                    f"matrix {language}",
+                    m.jaccard_gold_literal[language],
+                )
+                add(
+                    "share hook (literal shares a content word with the state)",
+                    f"matrix {language}",
+                    m.hook_share[language],
+                )
+                add(
+                    "mean characters: literal", f"matrix {language}", m.mean_literal_chars[language]
+                )
     return make_table(
         "meaning_descriptives",
         "Output and construction descriptives (Appendices H, J)",

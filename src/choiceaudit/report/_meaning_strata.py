@@ -158,10 +158,17 @@ def e4_table(analysis: MeaningAnalysis) -> ReportTable | None:
         if e4.contrast is not None:
             c = e4.contrast
             records.append(
-                {"model": label, "task_language": e4.contrast_label, "accuracy": c.difference,
-                 "ci_low": c.low, "ci_high": c.high, "n_items": c.n_items,
-                 "built_from": ", ".join(e4.built_from) or "e4", "mcnemar_p": c.mcnemar_p}
-            )  # fmt: skip
+                {
+                    "model": label,
+                    "task_language": e4.contrast_label,
+                    "accuracy": c.difference,
+                    "ci_low": c.low,
+                    "ci_high": c.high,
+                    "n_items": c.n_items,
+                    "built_from": ", ".join(e4.built_from) or "e4",
+                    "mcnemar_p": c.mcnemar_p,
+                }
+            )
     return make_table(
         "meaning_task_language",
         "Task-language swap (E4): accuracy in each language",
@@ -223,11 +230,14 @@ def surface_table(analysis: MeaningAnalysis) -> ReportTable | None:
 def pairing_table(analysis: MeaningAnalysis) -> ReportTable | None:
     records: list[TableRecord] = []
     for p in analysis.pairing:
-        record: TableRecord = {"model_a": p.model_a, "model_b": p.model_b,
-                                  "n_shared": p.n_shared}  # fmt: skip
+        record: TableRecord = {"model_a": p.model_a, "model_b": p.model_b, "n_shared": p.n_shared}
         if p.n_shared:
-            record |= {"gold_slot": p.gold_slot, "literal_slot": p.literal_slot,
-                       "state": p.state, "options": p.options}  # fmt: skip
+            record |= {
+                "gold_slot": p.gold_slot,
+                "literal_slot": p.literal_slot,
+                "state": p.state,
+                "options": p.options,
+            }
         records.append(record)
     return make_table(
         "meaning_pairing",

@@ -238,9 +238,14 @@ def slot_table(analysis: MeaningAnalysis) -> ReportTable | None:
         for source, shares in sources:
             for slot, share in enumerate(shares):
                 records.append(
-                    {"model": label, "source": source, "slot": "ABCD"[slot] if slot < 4 else slot,
-                     "share": float(share), "uniform": a.chance}
-                )  # fmt: skip
+                    {
+                        "model": label,
+                        "source": source,
+                        "slot": "ABCD"[slot] if slot < 4 else slot,
+                        "share": float(share),
+                        "uniform": a.chance,
+                    }
+                )
     return make_table(
         "meaning_slot_shares",
         "Share of selections by display slot",
@@ -365,9 +370,14 @@ def matrix_table(analysis: MeaningAnalysis) -> ReportTable | None:
         if matrix.contrast is not None:
             c = matrix.contrast
             records.append(
-                {"model": label, "language": matrix.contrast_label, **c.to_columns("lar"),
-                 "n_items": c.n_items, "mcnemar_p": c.mcnemar_p}
-            )  # fmt: skip
+                {
+                    "model": label,
+                    "language": matrix.contrast_label,
+                    **c.to_columns("lar"),
+                    "n_items": c.n_items,
+                    "mcnemar_p": c.mcnemar_p,
+                }
+            )
     return make_table(
         "meaning_capture_matrix",
         "The capture matrix: model × task language on one item draw",

@@ -157,7 +157,9 @@ def _forward_block(
     # a block after the first attends to every prefix's states so far (all present then);
     # transformers' cache types do not say which layer kind holds keys
     kv: Any = (
-        stacked_cache([p for p in past if p is not None], device, BLOCK) if start else DynamicCache()
+        stacked_cache([p for p in past if p is not None], device, BLOCK)
+        if start
+        else DynamicCache()
     )
     with torch.inference_mode():
         out = model.base_model(

@@ -130,16 +130,20 @@ def _moves(
     if token == "":
         if rule == EMPTY_THEN_WHOLE:  # ends inside a character (decoded alone, bytes are never "")
             top = min(n, p + _MAX_EMPTY_BYTES)
-            moves.extend((q, text.owner(p, q, r)) for q in range(p + 1, top + 1)
-                         if not text.is_start[q])  # fmt: skip
+            moves.extend(
+                (q, text.owner(p, q, r)) for q in range(p + 1, top + 1) if not text.is_start[q]
+            )
         return moves
     # the text before the first U+FFFD is the decoding of the bytes the string starts at
     head = token.split(REPLACEMENT, 1)[0].encode("utf-8")
     top = min(n, p + len(encoded))
     if rule == ALONE:
         if not head or data.startswith(head, p):
-            moves.extend((q, text.owner(p, q, r)) for q in range(p + 1, top + 1)
-                         if _lossy(data[p:q]) == token)  # fmt: skip
+            moves.extend(
+                (q, text.owner(p, q, r))
+                for q in range(p + 1, top + 1)
+                if _lossy(data[p:q]) == token
+            )
         return moves
     first = text.next_start[p]
     # completes the character begun in earlier tokens: written from that token on
@@ -148,8 +152,11 @@ def _moves(
         moves.append((first, first))
     if not head or data.startswith(head, p):
         # holds a character's first byte, and ends where a character ends
-        moves.extend((q, q) for q in range(max(p, first) + 1, top + 1)
-                     if text.is_start[q] and _lossy(data[p:q]) == token)  # fmt: skip
+        moves.extend(
+            (q, q)
+            for q in range(max(p, first) + 1, top + 1)
+            if text.is_start[q] and _lossy(data[p:q]) == token
+        )
     return moves
 
 
@@ -231,8 +238,12 @@ def _whole_texts(text: str, tokens: Sequence[str | None]) -> list[set[Span]] | N
             return None
         end = c + len(tok)
         if pending:
-            local = _align(_Text(text[c:end]), [*(tokens[k] for k in pending), tok],
-                           EMPTY_THEN_WHOLE, specials=c == 0)  # fmt: skip
+            local = _align(
+                _Text(text[c:end]),
+                [*(tokens[k] for k in pending), tok],
+                EMPTY_THEN_WHOLE,
+                specials=c == 0,
+            )
             if isinstance(local, str):
                 return None
             for k, spans in zip([*pending, i], local, strict=True):

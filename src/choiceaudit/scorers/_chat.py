@@ -127,4 +127,3 @@ def rendered_continuation(chat: ChatTemplate | None, text: str) -> str:
     """An option as it follows the context: a template's assistant turn starts the answer
     itself, so the option's leading space (a plain prompt's word break) is dropped."""
     return text if chat is None else text.lstrip(" ")
-

@@ -46,7 +46,19 @@ __all__ = [
 #: conversion made before is not reused (it is part of the cache key).
 TOKENIZER_REVISION = 2
 
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}  # fmt: skip
+_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 _STRING, _ARRAY = 8, 9
 
 
@@ -94,9 +106,7 @@ def _value(f: BinaryIO, vtype: int, keep: bool) -> GGUFValue:
     return items if keep else count
 
 
-def read_gguf_metadata(
-    path: Path | str, arrays: Collection[str] = ()
-) -> dict[str, GGUFValue]:
+def read_gguf_metadata(path: Path | str, arrays: Collection[str] = ()) -> dict[str, GGUFValue]:
     """The GGUF's key/value metadata; arrays are given as their length unless named in ``arrays``."""
     with open(path, "rb") as f:
         if f.read(4) != b"GGUF":
@@ -122,9 +132,7 @@ def _byte_level() -> Any:
 def _smollm() -> Any:
     from tokenizers import pre_tokenizers
 
-    return pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True), _byte_level()]
-    )
+    return pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), _byte_level()])
 
 
 #: ``tokenizer.ggml.pre`` → the pre-tokenizer of the model's published ``tokenizer.json``, for

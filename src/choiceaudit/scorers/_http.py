@@ -326,9 +326,12 @@ class HTTPBackend:
         if status == 429 or status >= 500:
             whole = self.redact(response.text)
             raise Retryable(
-                f"HTTP {status}", _retry_after(response), recurring=will_recur, detail=text,
+                f"HTTP {status}",
+                _retry_after(response),
+                recurring=will_recur,
+                detail=text,
                 answer=None if status in TRANSIENT_STATUSES else (status, whole),
-            )  # fmt: skip
+            )
         self._failure(f"HTTP {status}")
         self._count(self.failed_counter)
         raise ScorerError(

@@ -168,8 +168,11 @@ def amx_in_build() -> bool:
 class _InitParams(ctypes.Structure):
     """``struct ggml_init_params``: a context's memory pool."""
 
-    _fields_ = [("mem_size", ctypes.c_size_t), ("mem_buffer", ctypes.c_void_p),
-                ("no_alloc", ctypes.c_bool)]  # fmt: skip
+    _fields_ = [
+        ("mem_size", ctypes.c_size_t),
+        ("mem_buffer", ctypes.c_void_p),
+        ("no_alloc", ctypes.c_bool),
+    ]
 
 
 #: inputs with full float32 mantissas (none is a float16 value)
@@ -331,9 +334,16 @@ class LlamaCppScorer:
             probed = probe_in_child(path, KV_TYPES[kv_type])
         else:
             probed = "not needed (no AMX kernels in this llama.cpp build)"
-        llm = Llama(model_path=path, logits_all=True, n_ctx=n_ctx, n_threads=n_threads,
-                    n_threads_batch=n_threads, type_k=KV_TYPES[kv_type],
-                    type_v=KV_TYPES[kv_type], verbose=False)  # fmt: skip
+        llm = Llama(
+            model_path=path,
+            logits_all=True,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            type_k=KV_TYPES[kv_type],
+            type_v=KV_TYPES[kv_type],
+            verbose=False,
+        )
         if not isinstance(reuse_prefix, bool):
             raise ScorerError(f"reuse_prefix must be true or false, got {reuse_prefix!r}")
         scorer = cls(llm, name=f"llama-cpp:{path}", path=path, reuse_prefix=reuse_prefix)

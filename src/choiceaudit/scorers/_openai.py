@@ -175,7 +175,11 @@ class OpenAIScorer(HTTPBackend):
             counters=("queries", "requests", "http_calls", "retries", "failed"),
         )
         self.prompt = ClientPrompt.resolve(
-            model, api, chat_template=chat_template, system_prompt=system_prompt, tokenizer=tokenizer
+            model,
+            api,
+            chat_template=chat_template,
+            system_prompt=system_prompt,
+            tokenizer=tokenizer,
         )
         self.name = f"openai:{model}"
         self.model = model
@@ -348,9 +352,7 @@ class OpenAIScorer(HTTPBackend):
             return exc
 
     def _score_batch(self, batch: list[Query]) -> list[Decision]:
-        per_query = [
-            query_strings(q, self.prompt.context, self.prompt.continuation) for q in batch
-        ]
+        per_query = [query_strings(q, self.prompt.context, self.prompt.continuation) for q in batch]
         together = self.queries_per_request > 1
         requests = requests_by_context(per_query, together=together)
         with self._lock:

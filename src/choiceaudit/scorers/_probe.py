@@ -85,6 +85,7 @@ class ProbeTarget(Protocol):
 
     def redact(self, value: _T) -> _T: ...
 
+
 __all__ = [
     "CONDITIONAL",
     "CONDITIONAL_PREFIXES",
@@ -264,8 +265,15 @@ def _ignored_echo(scorer: ProbeTarget, text: str, answer: str) -> None:
     start with the prompt, it ignored ``echo`` (llama.cpp's llama-server answers with the
     generated token only, in the chat format's ``content`` log-probabilities), which is the
     failure to name rather than the unreadable answer."""
-    body = {"model": scorer.model, "prompt": text, "max_tokens": 0, "temperature": 0.0,
-            "logprobs": 1, "echo": True, **scorer.prompt.body_fields()}  # fmt: skip
+    body = {
+        "model": scorer.model,
+        "prompt": text,
+        "max_tokens": 0,
+        "temperature": 0.0,
+        "logprobs": 1,
+        "echo": True,
+        **scorer.prompt.body_fields(),
+    }
     try:
         data = scorer.exchange("POST", scorer.endpoint, body, where="an echo", max_retries=0)
         got = data["choices"][0]["text"]
@@ -392,16 +400,27 @@ def _conditional(scorer: ProbeTarget) -> tuple[list[dict[str, Any]], int]:
             j = at.get((start, start + len(token)))
             # a continuation the echo tokenizes otherwise (merged with its neighbour) cannot be
             # compared; nor can a token whose span the server's strings leave open
-            if j is None or tokens.logprobs[j] is None or (
-                tokens.options is not None and len(tokens.options[j]) > 1
+            if (
+                j is None
+                or tokens.logprobs[j] is None
+                or (tokens.options is not None and len(tokens.options[j]) > 1)
             ):
                 inconclusive += 1
                 continue
             echoed = tokens.logprobs[j]
             assert echoed is not None
             diff = abs(echoed - generated_lp)
-            comparisons.append({"prefix": text[:start], "position": j, "step": k, "token": token,
-                                "echoed": echoed, "generated": generated_lp, "abs_diff": diff})  # fmt: skip
+            comparisons.append(
+                {
+                    "prefix": text[:start],
+                    "position": j,
+                    "step": k,
+                    "token": token,
+                    "echoed": echoed,
+                    "generated": generated_lp,
+                    "abs_diff": diff,
+                }
+            )
             if diff > scorer.probe_tolerance:
                 raise ProbeFailed(
                     CONDITIONAL,

@@ -363,4 +363,3 @@ def _pick_answer(parsed: _Response, response: httpx.Response, variant: str) -> _
     except ValidationError:
         pass
     raise _InvalidResponse("body has neither answers.q nor a top-level answer object")
-

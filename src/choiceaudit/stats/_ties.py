@@ -83,7 +83,5 @@ def permutation_sweeps(
     if not kept:
         return None
     items = tuple(sorted(kept))
-    index = tuple(
-        tuple(sorted(kept[item], key=lambda j: tuple(perms[j] or ()))) for item in items
-    )
+    index = tuple(tuple(sorted(kept[item], key=lambda j: tuple(perms[j] or ()))) for item in items)
     return PermutationSweeps(items=items, index=index, n_excluded=len(by_item) - len(kept))

@@ -140,8 +140,9 @@ def _check(store: RunStore, columns: ChoiceColumns, row: IntArray) -> None:
         )
 
 
-def _perms(store: RunStore, texts: Sequence[str | None], row: IntArray, n_options: IntArray,
-           width: int) -> tuple[IntArray, BoolArray]:  # fmt: skip
+def _perms(
+    store: RunStore, texts: Sequence[str | None], row: IntArray, n_options: IntArray, width: int
+) -> tuple[IntArray, BoolArray]:
     """Each row's permutation (``-1`` beyond its options) and whether it has one."""
     perm = np.full((len(texts), width), -1, dtype=np.int64)
     has = np.zeros(len(texts), dtype=bool)
@@ -161,8 +162,13 @@ def _perms(store: RunStore, texts: Sequence[str | None], row: IntArray, n_option
     return perm, has
 
 
-def _meta_rows(store: RunStore, texts: list[str | None], row: IntArray, query_id: list[str],
-               n_options: IntArray) -> MetaRows:  # fmt: skip
+def _meta_rows(
+    store: RunStore,
+    texts: list[str | None],
+    row: IntArray,
+    query_id: list[str],
+    n_options: IntArray,
+) -> MetaRows:
     """Each row's meta, checked as building its query would check it (a gold index of its
     options, finite JSON); the two keys every generic analysis reads are kept from the check."""
     golds, items = [], []

@@ -42,11 +42,20 @@ class IndexEntry:
     ids: tuple[str, ...]
 
     def to_line(self) -> str:
-        return json.dumps(
-            {"part": self.part, "size": self.size, "mtime_ns": self.mtime_ns,
-             "identity": self.identity, "config_hash": self.config_hash, "ids": list(self.ids)},
-            ensure_ascii=False,
-        ) + "\n"  # fmt: skip
+        return (
+            json.dumps(
+                {
+                    "part": self.part,
+                    "size": self.size,
+                    "mtime_ns": self.mtime_ns,
+                    "identity": self.identity,
+                    "config_hash": self.config_hash,
+                    "ids": list(self.ids),
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
 
 
 def entry_of(
@@ -73,11 +82,13 @@ def _load(path: Path) -> dict[str, IndexEntry]:
         try:
             raw = json.loads(line)
             entry = IndexEntry(
-                str(raw["part"]), int(raw["size"]), int(raw["mtime_ns"]),
+                str(raw["part"]),
+                int(raw["size"]),
+                int(raw["mtime_ns"]),
                 None if raw["identity"] is None else str(raw["identity"]),
                 None if raw["config_hash"] is None else str(raw["config_hash"]),
                 tuple(str(i) for i in raw["ids"]),
-            )  # fmt: skip
+            )
         except (ValueError, KeyError, TypeError):
             continue  # a torn line: the part it was for is read again
         entries[entry.part] = entry

@@ -280,7 +280,9 @@ class RunStore:
         """Each part's writer (scorer identity, configuration hash), from the part index;
         ``None`` for a part written before parts carried their writer."""
         return {
-            self.parts_dir / e.part: None if e.identity is None else (e.identity, e.config_hash or "")
+            self.parts_dir / e.part: None
+            if e.identity is None
+            else (e.identity, e.config_hash or "")
             for e in self._indexed()
         }
 

@@ -183,8 +183,14 @@ class Arm(Generic[ConfigT]):
         if isinstance(self.config, config_type):
             return self  # type: ignore[return-value]
         config = config_type.from_json(self.config.to_json(), source=self._manifest_file)
-        arm = Arm(self.label, self.source, self.manifest, self.rows, config=config,
-                  read_columns=self.read_columns)  # fmt: skip
+        arm = Arm(
+            self.label,
+            self.source,
+            self.manifest,
+            self.rows,
+            config=config,
+            read_columns=self.read_columns,
+        )
         object.__setattr__(arm, "_columns", self._columns)
         return arm
 

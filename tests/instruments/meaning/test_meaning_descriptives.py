@@ -15,40 +15,102 @@ from choiceaudit.instruments.meaning._options import build_e6
 from .conftest import synthetic_corpus
 
 
-def row(item: str, experiment: str, condition: str, state: str, options: list[str],
-        probs: list[float], *, literal: int | None = 1, language: str = "bn",
-        family: str = "d-lit") -> dict[str, Any]:  # fmt: skip
-    return {"item_id": item, "experiment": experiment, "family": family,
-            "condition": condition, "language": language, "state": state, "options": options,
-            "perm": "0123", "probs": probs, "gold_slot": 0, "literal_slot": literal}  # fmt: skip
+def row(
+    item: str,
+    experiment: str,
+    condition: str,
+    state: str,
+    options: list[str],
+    probs: list[float],
+    *,
+    literal: int | None = 1,
+    language: str = "bn",
+    family: str = "d-lit",
+) -> dict[str, Any]:
+    return {
+        "item_id": item,
+        "experiment": experiment,
+        "family": family,
+        "condition": condition,
+        "language": language,
+        "state": state,
+        "options": options,
+        "perm": "0123",
+        "probs": probs,
+        "gold_slot": 0,
+        "literal_slot": literal,
+    }
 
 
 def test_descriptives_count_what_the_appendices_describe() -> None:
     records = [
         # literal certain to three decimals: 0.9996 -> 1.000, gold 0.0003 -> 0.000
-        row("1", "e1", "d-lit", "ঘর", ["gold one", "ঘর literal gloss long", "x", "y"],
-            [0.0003, 0.9996, 0.0001, 0.0]),
+        row(
+            "1",
+            "e1",
+            "d-lit",
+            "ঘর",
+            ["gold one", "ঘর literal gloss long", "x", "y"],
+            [0.0003, 0.9996, 0.0001, 0.0],
+        ),
         # not certain: the literal reads 0.999
-        row("2", "e1", "d-lit", "জল দাম", ["gold two is long", "short", "xx", "yy"],
-            [0.0004, 0.9990, 0.0006, 0.0]),
-        row("1", "e2", "canonical", "ঘর", ["a", "b", "c", "d"], [0.6, 0.2, 0.1, 0.1],
-            family="d-hard"),
-        row("1", "e2", "alt1", "ঘরে", ["a", "b", "c", "d"], [0.4, 0.3, 0.2, 0.1],
-            family="d-hard"),
-        row("2", "e2", "canonical", "জল দাম", ["a", "b", "c", "d"], [0.9, 0.1, 0.0, 0.0],
-            family="d-hard"),  # no alternative: not in a pair
+        row(
+            "2",
+            "e1",
+            "d-lit",
+            "জল দাম",
+            ["gold two is long", "short", "xx", "yy"],
+            [0.0004, 0.9990, 0.0006, 0.0],
+        ),
+        row(
+            "1",
+            "e2",
+            "canonical",
+            "ঘর",
+            ["a", "b", "c", "d"],
+            [0.6, 0.2, 0.1, 0.1],
+            family="d-hard",
+        ),
+        row("1", "e2", "alt1", "ঘরে", ["a", "b", "c", "d"], [0.4, 0.3, 0.2, 0.1], family="d-hard"),
+        row(
+            "2",
+            "e2",
+            "canonical",
+            "জল দাম",
+            ["a", "b", "c", "d"],
+            [0.9, 0.1, 0.0, 0.0],
+            family="d-hard",
+        ),  # no alternative: not in a pair
         # item 4: two alternatives, so its canonical row stands in two pairs
-        row("4", "e2", "canonical", "চাঁদ", ["a", "b", "c", "d"], [0.8, 0.1, 0.1, 0.0],
-            family="d-hard"),
-        row("4", "e2", "alt1", "চাঁদে", ["a", "b", "c", "d"], [0.5, 0.3, 0.2, 0.0],
-            family="d-hard"),
-        row("4", "e2", "alt2", "চাঁদের", ["a", "b", "c", "d"], [0.7, 0.1, 0.1, 0.1],
-            family="d-hard"),
-        row("3", "matrix", "bn", "নদী পার", ["red sun", "নদী red bank (river bank)", "q", "r"],
-            [0.25] * 4),
-        row("3", "matrix", "en", "cross river", ["red sun", "river bank", "q", "r"],
-            [0.25] * 4, language="en"),
-    ]  # fmt: skip
+        row(
+            "4",
+            "e2",
+            "canonical",
+            "চাঁদ",
+            ["a", "b", "c", "d"],
+            [0.8, 0.1, 0.1, 0.0],
+            family="d-hard",
+        ),
+        row("4", "e2", "alt1", "চাঁদে", ["a", "b", "c", "d"], [0.5, 0.3, 0.2, 0.0], family="d-hard"),
+        row("4", "e2", "alt2", "চাঁদের", ["a", "b", "c", "d"], [0.7, 0.1, 0.1, 0.1], family="d-hard"),
+        row(
+            "3",
+            "matrix",
+            "bn",
+            "নদী পার",
+            ["red sun", "নদী red bank (river bank)", "q", "r"],
+            [0.25] * 4,
+        ),
+        row(
+            "3",
+            "matrix",
+            "en",
+            "cross river",
+            ["red sun", "river bank", "q", "r"],
+            [0.25] * 4,
+            language="en",
+        ),
+    ]
     d = descriptives(MeaningRows.from_records(records))
     assert d.n_literal_certain == {"d-lit": 1}
     # the paper's: the canonical peak once per pair (pairs 1/alt1, 4/alt1, 4/alt2)

@@ -124,14 +124,28 @@ def test_no_identity_perturbations_on_short_expressions() -> None:
 
 def test_english_blocks_carry_english_strings_and_seeds(synthetic: Corpus) -> None:
     plan = plan_meaning(
-        synthetic, experiments=("e1", "e6", "e7"), n_items=40, n_order_items=3,
+        synthetic,
+        experiments=("e1", "e6", "e7"),
+        n_items=40,
+        n_order_items=3,
         languages=("bn", "en"),
-    )  # fmt: skip
-    assert list(plan.builds) == ["e1", "j2_lit_en", "j3_ceiling_en", "e6", "j5_options_en",
-                                 "e7", "j1_order"]  # fmt: skip
+    )
+    assert list(plan.builds) == [
+        "e1",
+        "j2_lit_en",
+        "j3_ceiling_en",
+        "e6",
+        "j5_options_en",
+        "e7",
+        "j1_order",
+    ]
     by_id = synthetic.by_id()
-    seeds = {"j2_lit_en": SEEDS_EN["j2_lit_en"], "j3_ceiling_en": SEEDS_EN["j3_ceiling_en"],
-             "j5_options_en": SEEDS_EN["j5_options_en"], "j1_order": SEEDS_EN["j1_order"]}  # fmt: skip
+    seeds = {
+        "j2_lit_en": SEEDS_EN["j2_lit_en"],
+        "j3_ceiling_en": SEEDS_EN["j3_ceiling_en"],
+        "j5_options_en": SEEDS_EN["j5_options_en"],
+        "j1_order": SEEDS_EN["j1_order"],
+    }
     english = [q for q in plan.queries() if q.meta["language"] == "en"]
     assert {q.meta["block"] for q in english} == set(seeds)
     for q in plan.queries():
@@ -161,8 +175,12 @@ def test_english_blocks_carry_english_strings_and_seeds(synthetic: Corpus) -> No
     # the analysis never shows an English cell under a Bengali name
     queries = plan.queries()
     decisions = FakeScorer().score(queries)
-    arm = Arm("fake", "runs/meaning-fake", Manifest(config=plan.config),
-              tuple(zip(queries, decisions, strict=True)))  # fmt: skip
+    arm = Arm(
+        "fake",
+        "runs/meaning-fake",
+        Manifest(config=plan.config),
+        tuple(zip(queries, decisions, strict=True)),
+    )
     analysis = analyse_meaning_runs([arm], n_resamples=20)
     parts = {a.display: a for a in analysis.arms}
     assert set(parts) == {"fake [bn]", "fake [en, j2_lit_en]", "fake [en, j3_ceiling_en]"}
@@ -183,10 +201,16 @@ def contract_corpus(contract: dict[str, Any] | None = None) -> Corpus:
     10% subset, so the subset has 873 English items), 3,391 with an English parenthetical, 3,352
     of those with an equivalent, 3,265 of those lexically distinct (Jaccard < 0.34)."""
     n = 8876
-    entries_stub = Corpus("stub", "bn", tuple(
-        IdiomEntry(id=i + 1, expression=f"x{i}", gold=f"g{i}", literal=f"l{i}", language="bn")
-        for i in range(n)
-    ), LoaderReport("stub"), other_language="en")  # fmt: skip
+    entries_stub = Corpus(
+        "stub",
+        "bn",
+        tuple(
+            IdiomEntry(id=i + 1, expression=f"x{i}", gold=f"g{i}", literal=f"l{i}", language="bn")
+            for i in range(n)
+        ),
+        LoaderReport("stub"),
+        other_language="en",
+    )
     in_subset = {int(i) - 1 for i in subset10(entries_stub)}
     outside = [i for i in range(n) if i not in in_subset]
     no_english = set(sorted(in_subset)[:15]) | set(outside[:100])
@@ -304,8 +328,14 @@ def test_vectors_are_analysed_as_returned_and_the_choice_checked(synthetic: Corp
     for i, q in enumerate(queries):
         raw = np.array([0.5, 0.2, 0.2, 0.09])  # sums to 0.99: within the API's 1e-2
         choice = "B" if i % 2 else "A"  # every other row's choice is not its argmax
-        decisions.append(Decision(query_id=q.id, probs=raw / raw.sum(), scores={"prob": raw},
-                                  aux={"reported_choice": choice}))  # fmt: skip
+        decisions.append(
+            Decision(
+                query_id=q.id,
+                probs=raw / raw.sum(),
+                scores={"prob": raw},
+                aux={"reported_choice": choice},
+            )
+        )
     rows = MeaningRows.from_decisions(queries, decisions)
     assert rows.peak.tolist() == [0.5] * len(rows)  # the returned peak, not 0.5 / 0.99
     assert int((~rows.choice_is_argmax).sum()) == len(rows) // 2
@@ -315,8 +345,12 @@ def test_vectors_are_analysed_as_returned_and_the_choice_checked(synthetic: Corp
     cell = rows.where(family="d-rand")
     assert check.n_choice_not_argmax == int((~cell.choice_is_argmax).sum())
     assert check.accuracy_argmax == pytest.approx(np.mean(cell.gold_slot == 0))
-    expected = np.mean([(g == 1) if r == 1 else (g == 0)
-                        for g, r in zip(cell.gold_slot, cell.reported, strict=True)])  # fmt: skip
+    expected = np.mean(
+        [
+            (g == 1) if r == 1 else (g == 0)
+            for g, r in zip(cell.gold_slot, cell.reported, strict=True)
+        ]
+    )
     assert check.accuracy_choice == pytest.approx(expected)
     assert e1.mean_p_gold["d-rand"] == pytest.approx(
         np.mean(cell.raw_probs[np.arange(len(cell)), cell.gold_slot])
@@ -327,16 +361,34 @@ def write_loader_corpus(path: Path) -> None:
     """20 records: 3 duplicate idioms, 2 without a figurative gloss and 1 without a literal gloss
     (14 usable); 8 literal glosses with an English parenthetical, 6 of those with an English
     equivalent and gold, 5 of those distinct from the gold (one copies it)."""
-    fields = ("alternative_idioms", "example_sentences_in_bangla", "example_sentences_in_english",
-              "usage_domain", "tags")  # fmt: skip
+    fields = (
+        "alternative_idioms",
+        "example_sentences_in_bangla",
+        "example_sentences_in_english",
+        "usage_domain",
+        "tags",
+    )
     records = []
     for i in range(20):
         rec: dict[str, Any] = {name: [] for name in fields}
-        rec |= {"id": i + 1, "idiom": f"বাগধারা{i}", "figurative_meaning_bn": f"রূপক{i}",
-                "literal_meaning": f"আক্ষরিক{i}", "figurative_meaning_en": f"english gold {i}",
-                "similar_in_english": [f"equivalent {i}"]}  # fmt: skip
-        for name in ("frequency", "sentiment", "historical_significance", "religious_significance",
-                     "cultural_significance", "scape", "note", "history"):  # fmt: skip
+        rec |= {
+            "id": i + 1,
+            "idiom": f"বাগধারা{i}",
+            "figurative_meaning_bn": f"রূপক{i}",
+            "literal_meaning": f"আক্ষরিক{i}",
+            "figurative_meaning_en": f"english gold {i}",
+            "similar_in_english": [f"equivalent {i}"],
+        }
+        for name in (
+            "frequency",
+            "sentiment",
+            "historical_significance",
+            "religious_significance",
+            "cultural_significance",
+            "scape",
+            "note",
+            "history",
+        ):
             rec[name] = None
         records.append(rec)
     for i in (17, 18, 19):
@@ -357,13 +409,22 @@ def test_loader_and_pool_steps_are_counted(tmp_path: Path) -> None:
     plan = plan_meaning(corpus, experiments=("e1",), n_items=4)
     steps = [(s["step"], s["count"]) for s in plan.config["loader_steps"]]
     assert steps == [
-        ("loaded", 20), ("normalised", 20), ("deduplicated", 17), ("usable", 14),
-        ("with_alt", 0), ("with_sim_en", 12), ("with_en_parenthetical", 8),
-        ("pool: English parenthetical", 8), ("pool: English equivalent and gold", 6),
+        ("loaded", 20),
+        ("normalised", 20),
+        ("deduplicated", 17),
+        ("usable", 14),
+        ("with_alt", 0),
+        ("with_sim_en", 12),
+        ("with_en_parenthetical", 8),
+        ("pool: English parenthetical", 8),
+        ("pool: English equivalent and gold", 6),
         ("pool: Jaccard < 0.34", 5),
-    ]  # fmt: skip
-    assert corpus.report.dropped == {"duplicate_idiom": 3, "missing_figurative_meaning_bn": 2,
-                                     "missing_literal_meaning": 1}  # fmt: skip
+    ]
+    assert corpus.report.dropped == {
+        "duplicate_idiom": 3,
+        "missing_figurative_meaning_bn": 2,
+        "missing_literal_meaning": 1,
+    }
 
 
 def test_membership_rules_are_parameters(synthetic: Corpus) -> None:
@@ -388,11 +449,20 @@ def literal_rows(specs: list[tuple[str, str, int]]) -> MeaningRows:
         probs = [0.1, 0.1, 0.1, 0.1]
         probs[chosen] = 0.7
         records.append(
-            {"item_id": str(i), "experiment": "e1", "family": "d-lit", "condition": "d-lit",
-             "language": "bn", "state": state, "perm": "0123", "gold_slot": 0,
-             "literal_slot": 1, "probs": probs,
-             "options": [f"gold {i}", literal, f"other {i}", f"third {i}"]}
-        )  # fmt: skip
+            {
+                "item_id": str(i),
+                "experiment": "e1",
+                "family": "d-lit",
+                "condition": "d-lit",
+                "language": "bn",
+                "state": state,
+                "perm": "0123",
+                "gold_slot": 0,
+                "literal_slot": 1,
+                "probs": probs,
+                "options": [f"gold {i}", literal, f"other {i}", f"third {i}"],
+            }
+        )
     return MeaningRows.from_records(records)
 
 

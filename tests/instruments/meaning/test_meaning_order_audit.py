@@ -35,11 +35,21 @@ def sweep_records(
         vec = _vector(perm, CONTENT, decimals)
         shown = perm if relabel is None else tuple(relabel[c] for c in perm)
         out.append(
-            {"item_id": item, "experiment": "e7", "family": "d-rand",
-             "condition": "p" + "".join(map(str, perm)), "language": "en", "state": item,
-             "options": [f"opt{c}" for c in perm], "perm": shown, "probs": vec / vec.sum(),
-             "raw": vec, "gold_slot": perm.index(gold), "literal_slot": None}
-        )  # fmt: skip
+            {
+                "item_id": item,
+                "experiment": "e7",
+                "family": "d-rand",
+                "condition": "p" + "".join(map(str, perm)),
+                "language": "en",
+                "state": item,
+                "options": [f"opt{c}" for c in perm],
+                "perm": shown,
+                "probs": vec / vec.sum(),
+                "raw": vec,
+                "gold_slot": perm.index(gold),
+                "literal_slot": None,
+            }
+        )
     return out
 
 
@@ -66,8 +76,14 @@ def test_relabelling_the_canonical_order_changes_no_number() -> None:
     a = order_result(MeaningRows.from_records(sweep_records("7", gold=2)))
     b = order_result(MeaningRows.from_records(sweep_records("7", gold=2, relabel=relabel)))
     assert b.items is not None and b.items.column("gold_canonical") == (0,)
-    for name in ("answer_instability", "mean_distinct_choices", "mean_gold_prob_range",
-                 "selection_spread", "slot_shares", "distinct_choice_counts"):  # fmt: skip
+    for name in (
+        "answer_instability",
+        "mean_distinct_choices",
+        "mean_gold_prob_range",
+        "selection_spread",
+        "slot_shares",
+        "distinct_choice_counts",
+    ):
         assert getattr(a, name) == getattr(b, name), name
     assert a.permutation_audit == b.permutation_audit
 

@@ -9,9 +9,17 @@ from choiceaudit.stats import Interval
 
 def _contrast() -> PairedContrast:
     return PairedContrast(
-        n_items=20, a=0.6, b=0.35, difference=0.25, low=0.05, high=0.4,
-        mcnemar_b=7, mcnemar_c=2, mcnemar_p=0.18, n_tied_excluded=1,
-    )  # fmt: skip
+        n_items=20,
+        a=0.6,
+        b=0.35,
+        difference=0.25,
+        low=0.05,
+        high=0.4,
+        mcnemar_b=7,
+        mcnemar_c=2,
+        mcnemar_p=0.18,
+        n_tied_excluded=1,
+    )
 
 
 def test_interval_columns_name_the_estimate_and_its_bounds() -> None:
@@ -34,8 +42,12 @@ def test_reversed_contrast_reads_b_minus_a() -> None:
 def test_contrast_columns_carry_the_difference_in_the_orientation_asked() -> None:
     c = _contrast()
     assert c.to_columns("minus_intact") == {
-        "minus_intact": 0.25, "minus_intact_low": 0.05, "minus_intact_high": 0.4,
-    }  # fmt: skip
+        "minus_intact": 0.25,
+        "minus_intact_low": 0.05,
+        "minus_intact_high": 0.4,
+    }
     assert c.reversed().to_columns("gap", bounds="ci") == {
-        "gap": -0.25, "ci_low": -0.4, "ci_high": -0.05,
-    }  # fmt: skip
+        "gap": -0.25,
+        "ci_low": -0.4,
+        "ci_high": -0.05,
+    }

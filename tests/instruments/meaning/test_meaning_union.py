@@ -61,8 +61,10 @@ def test_a_bitset_union_answers_draws_as_the_list_does() -> None:
 def test_plans_are_the_same_whichever_lists_are_bitsets(
     large: int, monkeypatch: pytest.MonkeyPatch, idioms_en_corpus: Corpus
 ) -> None:
-    for corpus, options in ((synthetic_corpus(200), {"n_items": 60, "n_order_items": 4}),
-                            (idioms_en_corpus, {"n_items": 40, "n_order_items": 2})):  # fmt: skip
+    for corpus, options in (
+        (synthetic_corpus(200), {"n_items": 60, "n_order_items": 4}),
+        (idioms_en_corpus, {"n_items": 40, "n_order_items": 2}),
+    ):
         listed = [q.id for q in plan_meaning(corpus, **options).queries()]  # type: ignore[arg-type]
         monkeypatch.setattr(union, "LARGE_POSTING", large)
         bitsets = [q.id for q in plan_meaning(corpus, **options).queries()]  # type: ignore[arg-type]

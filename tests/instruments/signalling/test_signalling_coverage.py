@@ -86,13 +86,30 @@ def test_a_chooser_that_covers_nothing_is_shown_with_its_coverage(
     swow = tmp_path / "swow.tsv"  # one cue no item uses: no rendering can be scored
     swow.write_text("cue\tresponse\tR123\tN\tR123.Strength\nzyzzyva\tquux\t1\t1\t1\n", "utf-8")
     out = tmp_path / "runs"
-    args = ["run", "signalling", "--items", str(frozen.path), "--chooser", "swow", "--chooser",
-            "uniform", "--swow", str(swow), "--format", "V", "--allow-partial-coverage",
-            "--out", str(out)]  # fmt: skip
+    args = [
+        "run",
+        "signalling",
+        "--items",
+        str(frozen.path),
+        "--chooser",
+        "swow",
+        "--chooser",
+        "uniform",
+        "--swow",
+        str(swow),
+        "--format",
+        "V",
+        "--allow-partial-coverage",
+        "--out",
+        str(out),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    (analysis,) = [a for a in analyse_runs([out / "swow", out / "uniform"])
-                   if isinstance(a, SignallingAnalysis)]  # fmt: skip
+    (analysis,) = [
+        a
+        for a in analyse_runs([out / "swow", out / "uniform"])
+        if isinstance(a, SignallingAnalysis)
+    ]
     assert {c.chooser for c in analysis.cells} == {"uniform"}
     arms = {a.chooser: a for a in analysis.arms}
     assert arms["swow"].n_covered_items == 0
@@ -102,8 +119,15 @@ def test_a_chooser_that_covers_nothing_is_shown_with_its_coverage(
 
 
 def test_a_model_run_of_one_condition_is_labelled_with_it(tmp_path: Path) -> None:
-    runs = run_signalling(["fake"], [], tmp_path / "runs", norms="lancaster", n_items=8,
-                          conditions=["4"], formats=("V",))  # fmt: skip
+    runs = run_signalling(
+        ["fake"],
+        [],
+        tmp_path / "runs",
+        norms="lancaster",
+        n_items=8,
+        conditions=["4"],
+        formats=("V",),
+    )
     (analysis,) = [a for a in analyse_runs(runs) if isinstance(a, SignallingAnalysis)]
     (arm,) = analysis.arms
     assert arm.condition == "4"

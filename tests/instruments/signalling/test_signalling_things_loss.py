@@ -127,8 +127,11 @@ def test_spose_rows_out_of_things_order_are_an_error(tmp_path: Path) -> None:
     ids = _ids()
     swapped = [ids[1], ids[0], *ids[2:]]
     root = write_things_dir(tmp_path, spose=swapped)
-    with pytest.raises(NormsFormatError, match=r"not in THINGS order: concept 1 of those both list is "
-                       r"'concept_0001' here and 'concept_0000' in THINGS"):  # fmt: skip
+    with pytest.raises(
+        NormsFormatError,
+        match=r"not in THINGS order: concept 1 of those both list is "
+        r"'concept_0001' here and 'concept_0000' in THINGS",
+    ):
         load_things(root, allow_loss=True)  # not a loss: no flag makes misaligned rows usable
 
 

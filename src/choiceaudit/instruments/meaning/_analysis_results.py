@@ -147,8 +147,12 @@ class MeaningAnalysis:
         ``"LAR d-lit (choice)"``): what ``choiceaudit run meaning`` prints."""
         out = []
         for a in self.analysed:
-            record: dict[str, str | int | float] = {"model": a.display, "rows": a.n_rows, **a.ladder_accuracy(),
-                                      "LAR d-lit": a.lar_d_lit()}  # fmt: skip
+            record: dict[str, str | int | float] = {
+                "model": a.display,
+                "rows": a.n_rows,
+                **a.ladder_accuracy(),
+                "LAR d-lit": a.lar_d_lit(),
+            }
             checks = (
                 {} if a.analysis is None or a.analysis.e1 is None else a.analysis.e1.choice_check
             )

@@ -239,9 +239,12 @@ def _analyse_arm(
         skipped: list[Skipped] = []
         try:
             analysis = analyse_meaning(
-                rows, n_resamples=n_resamples, seed=seed, hook_stopwords=hook_stopwords,
+                rows,
+                n_resamples=n_resamples,
+                seed=seed,
+                hook_stopwords=hook_stopwords,
                 corpus_language=None if home is None else str(home),
-            )  # fmt: skip
+            )
         except AnalysisError as exc:
             # The order audit needs an item seen under all 24 orderings; an interrupted run may
             # have none. Everything else is still analysed.
@@ -250,15 +253,19 @@ def _analyse_arm(
             skipped.append(Skipped(f"{display}: {EXPERIMENT_NAMES['e7']}", str(exc)))
             rows = rows.select(rows.experiment != "e7")
             analysis = analyse_meaning(
-                rows, n_resamples=n_resamples, seed=seed, hook_stopwords=hook_stopwords,
+                rows,
+                n_resamples=n_resamples,
+                seed=seed,
+                hook_stopwords=hook_stopwords,
                 corpus_language=None if home is None else str(home),
-            )  # fmt: skip
+            )
         if not swapped and analysis.e4 is None and language == (home or language):
             swapped = True  # E4 goes with the corpus language's (first) part, as E4 rows do
             swap = ladder_language_rows(all_rows, language)
             if swap is not None:
-                e4 = language_analysis(swap[0], n_resamples=n_resamples, seed=seed,
-                                       corpus_language=language)  # fmt: skip
+                e4 = language_analysis(
+                    swap[0], n_resamples=n_resamples, seed=seed, corpus_language=language
+                )
                 analysis = dataclasses.replace(
                     analysis, e4=dataclasses.replace(e4, built_from=swap[1])
                 )

@@ -79,6 +79,8 @@ _LIST_FIELDS = frozenset(
         "tags",
     }
 )
+
+
 @dataclass(frozen=True)
 class _Row:
     """One record of the 19-field schema, checked and normalised: text fields NFC + strip

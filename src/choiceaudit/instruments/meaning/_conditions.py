@@ -28,7 +28,6 @@ def condition_problem(experiment: str, condition: str) -> str | None:
     known = {"e3": E3_VARIANTS, "e6": E6_VARIANTS}.get(experiment)
     if known is not None and condition not in known:
         return (
-            f"condition {condition!r} is not an {experiment.upper()} condition "
-            f"({', '.join(known)})"
+            f"condition {condition!r} is not an {experiment.upper()} condition ({', '.join(known)})"
         )
     return None

@@ -93,8 +93,12 @@ def _matrix(
             gold = options[int(cell.gold_slot[i])]
             lang = str(cell.language[i])
             j.append(jaccard(gold, literal))
-            h.append(bool(content_words(literal, lang, hook_stopwords)
-                          & content_words(str(cell.state[i]), lang, hook_stopwords)))  # fmt: skip
+            h.append(
+                bool(
+                    content_words(literal, lang, hook_stopwords)
+                    & content_words(str(cell.state[i]), lang, hook_stopwords)
+                )
+            )
             c.append(len(literal))
         jac[language], hook[language] = float(np.mean(j)), float(np.mean(h))
         chars[language] = float(np.mean(c))
@@ -114,8 +118,10 @@ def _e2_peaks(rows: MeaningRows) -> tuple[float | None, float | None]:
     if not len(e2):
         return None, None
     # one part's rows: (item, condition) names one row, as for E2's agreement
-    index = {(str(item), str(c)): i for i, (item, c) in
-             enumerate(zip(e2.item_id.tolist(), e2.condition.tolist(), strict=True))}  # fmt: skip
+    index = {
+        (str(item), str(c)): i
+        for i, (item, c) in enumerate(zip(e2.item_id.tolist(), e2.condition.tolist(), strict=True))
+    }
     pairs = [
         (index[(item, "canonical")], i)
         for (item, condition), i in index.items()

@@ -81,16 +81,27 @@ DESIGNS: dict[str, tuple[Block, ...]] = {
     "lod": _open_arm("subset10", 299),
     "jev": (
         Block("j1_order", "e7", SEEDS_EN["j1_order"], "english", language="en", n_order=300),
-        Block("j2_lit_en", "e1", SEEDS_EN["j2_lit_en"], "pool", language="en",
-              families=("d-rand", "d-lit", "d-hard")),
-        Block("j3_ceiling_en", "e1", SEEDS_EN["j3_ceiling_en"], "english", language="en",
-              families=("d-rand", "d-surf", "d-sem")),
+        Block(
+            "j2_lit_en",
+            "e1",
+            SEEDS_EN["j2_lit_en"],
+            "pool",
+            language="en",
+            families=("d-rand", "d-lit", "d-hard"),
+        ),
+        Block(
+            "j3_ceiling_en",
+            "e1",
+            SEEDS_EN["j3_ceiling_en"],
+            "english",
+            language="en",
+            families=("d-rand", "d-surf", "d-sem"),
+        ),
         Block("j4_bn_control", "e1", SEEDS_EN["j4_bn_control"], "english", families=("d-rand",)),
-        Block("j5_options_en", "e6", SEEDS_EN["j5_options_en"], "subset10_english",
-              language="en"),
+        Block("j5_options_en", "e6", SEEDS_EN["j5_options_en"], "subset10_english", language="en"),
         Block("matrix", "matrix", MATRIX_SEED, "pool"),
     ),
-}  # fmt: skip
+}
 
 
 def design_blocks(design: str) -> tuple[Block, ...]:

@@ -230,7 +230,8 @@ def build_e3(
             )
             # the intact words rejoined: a perturbation that only drops punctuation is no change
             identity = variant in ("v1", "v2", "v3", "v4") and state in (
-                entry.expression, " ".join(toks)
+                entry.expression,
+                " ".join(toks),
             )
             if identity:
                 report["identity_perturbations"][variant] += 1

@@ -54,11 +54,27 @@ def surface_items(rows: MeaningRows) -> ItemValues:
     for (a, b), divergence in zip(pairs, js, strict=True):
         ca, cb = int(choice[a]), int(choice[b])
         out.append(
-            (str(rows.item_id[a]), str(rows.condition[b]), ca, cb, _agree(ca, cb),
-             float(divergence), float(correct[a]), float(correct[b]))
-        )  # fmt: skip
-    columns = ("item_id", "alternative", "choice_canonical", "choice_alternative", "agree",
-               "js_divergence_bits", "correct_canonical", "correct_alternative")  # fmt: skip
+            (
+                str(rows.item_id[a]),
+                str(rows.condition[b]),
+                ca,
+                cb,
+                _agree(ca, cb),
+                float(divergence),
+                float(correct[a]),
+                float(correct[b]),
+            )
+        )
+    columns = (
+        "item_id",
+        "alternative",
+        "choice_canonical",
+        "choice_alternative",
+        "agree",
+        "js_divergence_bits",
+        "correct_canonical",
+        "correct_alternative",
+    )
     return ItemValues(columns, tuple(out))
 
 
@@ -72,9 +88,15 @@ def unit_items(rows: MeaningRows) -> ItemValues:
             continue
         j = index[(item, "v0")]
         out.append(
-            (item, variant, int(choice[j]), int(choice[i]), _agree(int(choice[j]), int(choice[i])),
-             float(correct[i]))
-        )  # fmt: skip
+            (
+                item,
+                variant,
+                int(choice[j]),
+                int(choice[i]),
+                _agree(int(choice[j]), int(choice[i])),
+                float(correct[i]),
+            )
+        )
     out.sort(key=lambda r: (r[1], r[0]))
     columns = ("item_id", "variant", "choice_intact", "choice_variant", "agree", "correct")
     return ItemValues(columns, tuple(out))
@@ -84,9 +106,14 @@ def ablation_items(rows: MeaningRows) -> ItemValues:
     """E6 per item and option form (see the module docstring)."""
     correct, peak = rows.correct, rows.peak
     out = [
-        (str(rows.item_id[i]), str(rows.condition[i]), float(correct[i]), float(peak[i]),
-         float(rows.conf_head[i]))
+        (
+            str(rows.item_id[i]),
+            str(rows.condition[i]),
+            float(correct[i]),
+            float(peak[i]),
+            float(rows.conf_head[i]),
+        )
         for i in range(len(rows))
-    ]  # fmt: skip
+    ]
     out.sort(key=lambda r: (r[1], r[0]))
     return ItemValues(("item_id", "form", "correct", "peak", "conf_head"), tuple(out))

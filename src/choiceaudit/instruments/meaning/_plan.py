@@ -131,9 +131,13 @@ def plan_meaning(
     two_languages = corpus.other_language is not None
     if design is not None:
         blocks, ids_of = _design_blocks(
-            corpus, design, experiments, n_items=n_items, matrix_items=matrix_items,
+            corpus,
+            design,
+            experiments,
+            n_items=n_items,
+            matrix_items=matrix_items,
             sample_seed=sample_seed,
-        )  # fmt: skip
+        )
         n_sampled = None
     else:
         blocks, ids_of = _generic_blocks(
@@ -157,10 +161,21 @@ def plan_meaning(
     if design is not None and not any(b.queries for b in builds.values()):
         _refuse_empty_design(corpus, design, blocks, ids_of, skipped)
     config = _plan_config(
-        corpus, blocks, ids_of, builds, skipped, experiments, design=design,
-        n_sampled=n_sampled, sample_seed=sample_seed, families=families, left_out=left_out,
-        sem_source=pools.sem_source, e7_keys=e7_keys, split_seed=split_seed,
-    )  # fmt: skip
+        corpus,
+        blocks,
+        ids_of,
+        builds,
+        skipped,
+        experiments,
+        design=design,
+        n_sampled=n_sampled,
+        sample_seed=sample_seed,
+        families=families,
+        left_out=left_out,
+        sem_source=pools.sem_source,
+        e7_keys=e7_keys,
+        split_seed=split_seed,
+    )
     return MeaningPlan(builds, config)
 
 
@@ -295,9 +310,11 @@ def loader_steps(corpus: Corpus, pool: Mapping[str, int]) -> list[LoaderStep]:
     after each: the loader's steps (loaded → … → usable) then the pool's
     (English parenthetical → English equivalent → Jaccard < 0.34)."""
     steps: list[LoaderStep] = [{"step": name, "count": n} for name, n in corpus.report.steps]
-    names = {"with_en_parenthetical": "pool: English parenthetical",
-             "with_equivalent": "pool: English equivalent and gold",
-             "distinct": "pool: Jaccard < 0.34"}  # fmt: skip
+    names = {
+        "with_en_parenthetical": "pool: English parenthetical",
+        "with_equivalent": "pool: English equivalent and gold",
+        "distinct": "pool: Jaccard < 0.34",
+    }
     steps += [{"step": names[k], "count": n} for k, n in pool.items() if k in names]
     return steps
 
@@ -336,8 +353,10 @@ def _generic_blocks(
     for name in experiments:
         if name == "matrix":
             pool_ids = item_set(corpus, "pool") if corpus.other_language else []
-            add(Block("matrix", "matrix", MATRIX_SEED, "pool"),
-                sample_ids(pool_ids, matrix_items, sample_seed))  # fmt: skip
+            add(
+                Block("matrix", "matrix", MATRIX_SEED, "pool"),
+                sample_ids(pool_ids, matrix_items, sample_seed),
+            )
             continue
         for lang in langs:
             other = lang != home
@@ -346,20 +365,40 @@ def _generic_blocks(
             if name == "e7":
                 source = [i for i in items if i in english] if other else items
                 seed = SEEDS_EN["j1_order"] if other else SEEDS_BN["e7"]
-                add(Block("j1_order" if other else "e7", "e7", seed, "sample", language=lang),
-                    sample_ids(source, n_order_items, order_seed))  # fmt: skip
+                add(
+                    Block("j1_order" if other else "e7", "e7", seed, "sample", language=lang),
+                    sample_ids(source, n_order_items, order_seed),
+                )
             elif name == "e6":
                 source = [i for i in items if i in english] if other else items
                 seed = SEEDS_EN["j5_options_en"] if other else SEEDS_BN["e6"]
-                add(Block("j5_options_en" if other else "e6", "e6", seed, "sample",
-                          language=lang), source)  # fmt: skip
+                add(
+                    Block("j5_options_en" if other else "e6", "e6", seed, "sample", language=lang),
+                    source,
+                )
             elif name == "e1" and other:
-                add(Block("j2_lit_en", "e1", SEEDS_EN["j2_lit_en"], "sample", language=lang,
-                          families=("d-rand", "d-lit", "d-hard")),
-                    [i for i in items if i in pool])  # fmt: skip
-                add(Block("j3_ceiling_en", "e1", SEEDS_EN["j3_ceiling_en"], "sample",
-                          language=lang, families=("d-rand", "d-surf", "d-sem")),
-                    [i for i in items if i in english])  # fmt: skip
+                add(
+                    Block(
+                        "j2_lit_en",
+                        "e1",
+                        SEEDS_EN["j2_lit_en"],
+                        "sample",
+                        language=lang,
+                        families=("d-rand", "d-lit", "d-hard"),
+                    ),
+                    [i for i in items if i in pool],
+                )
+                add(
+                    Block(
+                        "j3_ceiling_en",
+                        "e1",
+                        SEEDS_EN["j3_ceiling_en"],
+                        "sample",
+                        language=lang,
+                        families=("d-rand", "d-surf", "d-sem"),
+                    ),
+                    [i for i in items if i in english],
+                )
             else:
                 add(
                     Block(
@@ -385,8 +424,9 @@ def _build(
     name, lang, seed = block.name, block.language, block.seed
     if block.experiment == "e1":
         wanted = tuple(f for f in (block.families or FAMILIES) if f in families)
-        return build_ladder(pools, families=wanted, seed_base=seed, item_ids=ids, language=lang,
-                            block=name)  # fmt: skip
+        return build_ladder(
+            pools, families=wanted, seed_base=seed, item_ids=ids, language=lang, block=name
+        )
     if block.experiment == "e2":
         family = "d-hard" if "d-hard" in families else "d-lit"
         return build_e2(pools, family=family, seed_base=seed, item_ids=ids)
@@ -397,6 +437,7 @@ def _build(
     if block.experiment == "e6":
         return build_e6(pools, seed_base=seed, item_ids=ids, language=lang, block=name)
     if block.experiment == "e7":
-        return build_e7(pools, seed_base=seed, item_ids=ids, language=lang, block=name,
-                        key_bindings=e7_keys)  # fmt: skip
+        return build_e7(
+            pools, seed_base=seed, item_ids=ids, language=lang, block=name, key_bindings=e7_keys
+        )
     return build_matrix(pools, seed_base=seed, item_ids=ids)

@@ -57,8 +57,11 @@ class OutcomeConfidence:
     captured: float
 
     def items(self) -> tuple[tuple[str, float], ...]:
-        return (("correct", self.correct), ("incorrect", self.incorrect),
-                ("captured", self.captured))  # fmt: skip
+        return (
+            ("correct", self.correct),
+            ("incorrect", self.incorrect),
+            ("captured", self.captured),
+        )
 
 
 @dataclass(frozen=True)

@@ -82,8 +82,19 @@ class MeaningRows:
                 object.__setattr__(self, name, value)
         if self.raw.shape != self.probs.shape:  # type: ignore[union-attr]
             raise ValueError(f"raw shape {self.raw.shape} != probs shape {self.probs.shape}")  # type: ignore[union-attr]
-        for name in ("item_id", "experiment", "family", "condition", "language", "state",
-                     "block", "identity", "reported_slot", "frequency", "seed_base"):  # fmt: skip
+        for name in (
+            "item_id",
+            "experiment",
+            "family",
+            "condition",
+            "language",
+            "state",
+            "block",
+            "identity",
+            "reported_slot",
+            "frequency",
+            "seed_base",
+        ):
             if getattr(self, name).shape != (n,):
                 raise ValueError(
                     f"MeaningRows.{name} has {getattr(self, name).shape[0]} rows, not {n}"

@@ -115,8 +115,9 @@ def analyse_meaning(
     for name in ("e1", "e2", "e3", "e6", "e7"):
         if name in experiments:
             part_rows = rows.where(experiment=name)
-            cells = sorted(set(zip(part_rows.language.tolist(), part_rows.blocks.tolist(),
-                                   strict=True)))  # fmt: skip
+            cells = sorted(
+                set(zip(part_rows.language.tolist(), part_rows.blocks.tolist(), strict=True))
+            )
             if len(cells) > 1:
                 raise AnalysisError(
                     f"{name} rows come from several (language, block) cells {cells}; analyse "
