@@ -115,7 +115,7 @@ def record(out: Path) -> int:
     LMChoiceScorer.score = keys  # type: ignore[method-assign]
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            run_demo(tmp, workers=0)
+            run_demo(out=tmp, workers=0)
         except Exception as exc:  # the analyses of all-zero scores may refuse; the calls are in
             print(f"(the demo's analysis stopped on the recorded zeros: {exc})", file=sys.stderr)
     with out.open("wb") as f:

@@ -59,7 +59,7 @@ def test_a_run_whose_manifest_holds_a_wrong_type_is_one_error(tmp_path: Path) ->
     corpus = write_bagdhara(tmp_path / "b.jsonl", 12)
     (run,) = run_meaning(
         ["fake"],
-        tmp_path / "runs",
+        out=tmp_path / "runs",
         corpus=f"bagdhara:{corpus}",
         experiments=("e1",),
         n_items=6,

@@ -1,11 +1,17 @@
 """The Python API: what the command line does, as functions, and the results they return.
 
-Every command of ``choiceaudit`` calls one of these and prints what it returns. They share
-their keyword arguments: ``out`` is where runs (or a report) are written, ``workers`` the
-processes of this machine that score a causal LM loaded in process (or a
-:class:`ProcessSettings`), ``ray`` a :class:`RaySettings` to score on Ray actors instead,
-``progress(label, done, total)`` is called after each written part, ``scorer_options`` are
-the ``-o key=value`` options of the model, and a second call with the same ``out`` resumes.
+Every command of ``choiceaudit`` calls one of these and prints what it returns. What a function
+reads is passed by position; everything else by keyword, under the same name in every function:
+``out=`` is where runs (or a report) are written, ``workers=`` the processes of this machine
+that score a causal LM loaded in process (or a :class:`ProcessSettings`), ``ray=`` a
+:class:`RaySettings` to score on Ray actors instead, ``progress=`` a callable
+``progress(label, done, total)`` called after each written part (the label names the model, and
+the instrument where one call runs several), ``scorer_options=`` the ``-o key=value`` options of
+the model, and ``command=`` the command line recorded in the manifest. A second call with the
+same ``out`` resumes. Seeds are named by what they draw: ``seed`` is the one seed of an
+instrument's item set (signalling) or of the gate's bootstrap, ``split_seed`` the meaning
+paper's split seed, which a meaning run records and draws nothing with; each defaults to the
+paper's value, as the command's option does.
 
 Score a query file with a model, analyse the run and write the report:
 
@@ -14,13 +20,13 @@ Score a query file with a model, analyse the run and write the report:
 >>> tmp = pathlib.Path(tempfile.mkdtemp())
 >>> line = {"state": "2 + 2 =", "options": ["4", "5", "22"], "meta": {"gold": 0}}
 >>> _ = (tmp / "q.jsonl").write_text(json.dumps(line) + "\\n", encoding="utf-8")
->>> result = api.score_file(tmp / "q.jsonl", "fake", tmp / "run")
+>>> result = api.score_file(tmp / "q.jsonl", "fake", out=tmp / "run")
 >>> result.summary.scored
 1
 >>> analyses = api.analyse_runs([tmp / "run"])
 >>> [type(a).__name__ for a in analyses]
 ['ScoringAnalysis']
->>> api.build_report(analyses, tmp / "report").name
+>>> api.build_report(analyses, out=tmp / "report").name
 'index.html'
 >>> len(api.open_run(tmp / "run").rows)
 1

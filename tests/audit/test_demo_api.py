@@ -24,7 +24,7 @@ def test_run_demo_refuses_bad_options_before_writing(
 ) -> None:
     out = tmp_path / "demo"
     with pytest.raises(InputError, match=message):
-        run_demo(out, lm=["fake"], decision_model=["fake"], **kwargs)  # type: ignore[arg-type]
+        run_demo(out=out, lm=["fake"], decision_model=["fake"], **kwargs)  # type: ignore[arg-type]
     assert not out.exists()
 
 
@@ -54,6 +54,6 @@ def test_small_leaves_gemma_out_unless_asked(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(demo, "demo_models", models)
     for size, gemma in [("small", None), ("small", True), ("default", None), ("default", False)]:
         with pytest.raises(InputError, match="stop before any run"):
-            run_demo(Path("unused"), size=size, gemma=gemma)
+            run_demo(out=Path("unused"), size=size, gemma=gemma)
     assert seen == [False, True, True, False]
     assert not DEMO_SIZES["small"].gemma and DEMO_SIZES["default"].gemma

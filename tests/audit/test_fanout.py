@@ -141,7 +141,7 @@ def test_score_command_with_ray(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    score_file(tmp_path / "q.jsonl", "fake", tmp_path / "one", chunk_size=2)
+    score_file(tmp_path / "q.jsonl", "fake", out=tmp_path / "one", chunk_size=2)
     assert rows(tmp_path / "run") == rows(tmp_path / "one")
     bad = CliRunner().invoke(
         app,
@@ -256,12 +256,12 @@ def test_instrument_runs_fan_out_and_equal_the_in_process_rows(tmp_path: Path) -
         "n_items": 4,
         "embedder": "none",
     }
-    (local,) = run_meaning(["fake"], tmp_path / "m-local", **kwargs)
-    (fanned,) = run_meaning(["fake"], tmp_path / "m-ray", ray=settings, **kwargs)
+    (local,) = run_meaning(["fake"], out=tmp_path / "m-local", **kwargs)
+    (fanned,) = run_meaning(["fake"], out=tmp_path / "m-ray", ray=settings, **kwargs)
     assert rows(local) == rows(fanned)
     sig: dict[str, Any] = {"norms": "lancaster", "n_items": 8, "n_candidates": 4000, "seed": 3}
-    local_s = run_signalling(["fake"], ["uniform"], tmp_path / "s-local", **sig)
-    fanned_s = run_signalling(["fake"], ["uniform"], tmp_path / "s-ray", ray=settings, **sig)
+    local_s = run_signalling(["fake"], ["uniform"], out=tmp_path / "s-local", **sig)
+    fanned_s = run_signalling(["fake"], ["uniform"], out=tmp_path / "s-ray", ray=settings, **sig)
     for a, b in zip(local_s, fanned_s, strict=True):
         assert rows(a) == rows(b)
     assert RunStore(fanned_s[0]).read_manifest()["scorer"]["ray"]

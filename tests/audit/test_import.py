@@ -35,7 +35,7 @@ def _lines() -> list[dict[str, Any]]:
 
 
 def test_lm_eval_rows_agree_with_the_harness(tmp_path: Path) -> None:
-    result = import_lm_eval([LM_EVAL], tmp_path / "run")
+    result = import_lm_eval([LM_EVAL], out=tmp_path / "run")
     assert (result.source, result.version, result.mapped) == ("lm-eval", "0.4.13", 8)
     assert result.unmappable == {}
     run = open_run(tmp_path / "run")
@@ -76,7 +76,7 @@ def test_lm_eval_rows_agree_with_the_harness(tmp_path: Path) -> None:
 
 
 def test_items_under_two_orderings_are_one_item_with_two_renderings(tmp_path: Path) -> None:
-    import_lm_eval([_samples()], tmp_path / "run")
+    import_lm_eval([_samples()], out=tmp_path / "run")
     run = open_run(tmp_path / "run")
     by_item: dict[str, list[Any]] = {}
     for row in run.rows:
@@ -120,7 +120,7 @@ def test_lm_eval_rows_that_cannot_be_mapped_are_counted_with_reasons(tmp_path: P
         "\n".join(json.dumps(x) for x in [*lines[3:], bad_target, generate, several]) + "\n{oops\n"
     )
     (folder / name).write_text(text, encoding="utf-8")  # no results file beside it
-    result = import_lm_eval([folder / name], tmp_path / "run")
+    result = import_lm_eval([folder / name], out=tmp_path / "run")
     assert result.mapped == 5 and result.version is None
     assert result.unmappable == {
         "target index 7 is out of range for 4 choices": 1,
@@ -136,13 +136,13 @@ def test_lm_eval_rows_that_cannot_be_mapped_are_counted_with_reasons(tmp_path: P
 
 
 def test_reimporting_the_same_files_adds_nothing(tmp_path: Path) -> None:
-    import_lm_eval([LM_EVAL], tmp_path / "run")
-    again = import_lm_eval([LM_EVAL], tmp_path / "run")
+    import_lm_eval([LM_EVAL], out=tmp_path / "run")
+    again = import_lm_eval([LM_EVAL], out=tmp_path / "run")
     assert again.summary.scored == 0 and again.summary.already_done == 8
 
 
 def test_inspect_rows_agree_with_the_harness(tmp_path: Path) -> None:
-    result = import_inspect([INSPECT / "logprobs.json"], tmp_path / "run")
+    result = import_inspect([INSPECT / "logprobs.json"], out=tmp_path / "run")
     assert (result.source, result.version, result.model, result.mapped) == (
         "inspect",
         "0.3.285",
@@ -179,8 +179,8 @@ def test_inspect_rows_agree_with_the_harness(tmp_path: Path) -> None:
 
 
 def test_a_deflate_eval_archive_gives_the_same_rows_as_the_json_log(tmp_path: Path) -> None:
-    import_inspect([INSPECT / "logprobs.json"], tmp_path / "json")
-    import_inspect([INSPECT / "logprobs-deflate.eval"], tmp_path / "eval")
+    import_inspect([INSPECT / "logprobs.json"], out=tmp_path / "json")
+    import_inspect([INSPECT / "logprobs-deflate.eval"], out=tmp_path / "eval")
     a = [(r.query.id, r.decision.probs.tolist()) for r in open_run(tmp_path / "json").rows]
     b = [(r.query.id, r.decision.probs.tolist()) for r in open_run(tmp_path / "eval").rows]
     assert a == b
@@ -188,13 +188,13 @@ def test_a_deflate_eval_archive_gives_the_same_rows_as_the_json_log(tmp_path: Pa
 
 def test_a_zstd_eval_archive_names_the_conversion(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="inspect log convert"):
-        import_inspect([INSPECT / "logprobs.eval"], tmp_path / "run")
+        import_inspect([INSPECT / "logprobs.eval"], out=tmp_path / "run")
 
 
 def test_inspect_without_logprobs_is_a_hard_choice_and_unparsed_answers_are_counted(
     tmp_path: Path,
 ) -> None:
-    result = import_inspect([INSPECT / "letters.json"], tmp_path / "run")
+    result = import_inspect([INSPECT / "letters.json"], out=tmp_path / "run")
     assert result.mapped == 7 and result.unmappable == {"no answer letter in the output": 1}
     run = open_run(tmp_path / "run")
     for row in run.rows:
@@ -228,7 +228,7 @@ def test_inspect_directory_and_errors(tmp_path: Path) -> None:
     log["samples"][2]["target"] = ["A", "B"]
     log["eval"]["task"] = "other"
     (folder / "b.json").write_text(json.dumps(log), encoding="utf-8")
-    result = import_inspect([folder], tmp_path / "run")
+    result = import_inspect([folder], out=tmp_path / "run")
     assert result.mapped == 13
     assert result.unmappable == {
         "the sample errored: boom": 1,
@@ -236,14 +236,14 @@ def test_inspect_directory_and_errors(tmp_path: Path) -> None:
         "several gold choices (target lists several letters)": 1,
     }
     with pytest.raises(InputError, match="no such file"):
-        import_inspect([tmp_path / "missing.json"], tmp_path / "run2")
+        import_inspect([tmp_path / "missing.json"], out=tmp_path / "run2")
     (tmp_path / "notalog.json").write_text("{}", encoding="utf-8")
     with pytest.raises(InputError, match="not an inspect eval log"):
-        import_inspect([tmp_path / "notalog.json"], tmp_path / "run3")
+        import_inspect([tmp_path / "notalog.json"], out=tmp_path / "run3")
 
 
 def test_the_gate_runs_on_imported_rows(tmp_path: Path) -> None:
-    import_lm_eval([LM_EVAL], tmp_path / "run")
+    import_lm_eval([LM_EVAL], out=tmp_path / "run")
     spec = GateSpec(
         objective="target_accuracy",
         value=0.5,
@@ -269,9 +269,9 @@ def test_samples_are_read_line_by_line_and_located(tmp_path: Path) -> None:
     first["doc"]["note"] = "a\u2028b"  # JSON allows a raw line separator inside a string
     text = json.dumps(first, ensure_ascii=False) + "\n" + "\n".join(lines[1:]) + "\n"
     (folder / _samples().name).write_text(text, encoding="utf-8")
-    result = import_lm_eval([folder], tmp_path / "run")
+    result = import_lm_eval([folder], out=tmp_path / "run")
     assert result.mapped == 8 and result.unmappable == {}
     # a byte that is not UTF-8 is named with its file and line
     (folder / _samples().name).write_bytes(text.encode("utf-8").replace(b"\n", b"\n\xff", 1))
     with pytest.raises(InputError, match=r"samples_.*\.jsonl:2: not UTF-8"):
-        import_lm_eval([folder], tmp_path / "run2")
+        import_lm_eval([folder], out=tmp_path / "run2")

@@ -77,7 +77,7 @@ def tool_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     options = {"name": "fake", "content": literal_content, "position_bias": [0.5, 0, 0.3, 0]}
     (run,) = run_meaning(
         ["fake"],
-        root / "runs",
+        out=root / "runs",
         corpus=f"bagdhara:{corpus}",
         n_items=10,
         n_order_items=2,
@@ -144,7 +144,7 @@ def test_a_reimported_run_gives_the_same_analysis_and_pairs_by_item(
     source = write_csv(tmp_path / "released.csv", rows)
     result = import_decisions(
         [source],
-        tmp_path / "imported",
+        out=tmp_path / "imported",
         mapping=MAPPING,
         model="released",
         corpus_language="bn",
@@ -180,8 +180,8 @@ def test_jsonl_and_parquet_read_the_same_rows(tool_run: Path, tmp_path: Path) ->
     jsonl.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), "utf-8")
     parquet = tmp_path / "rows.parquet"
     pq.write_table(pa.Table.from_pylist(rows), parquet)
-    a = import_decisions([jsonl], tmp_path / "a", mapping=MAPPING, model="m")
-    b = import_decisions([parquet], tmp_path / "b", mapping=MAPPING, model="m")
+    a = import_decisions([jsonl], out=tmp_path / "a", mapping=MAPPING, model="m")
+    b = import_decisions([parquet], out=tmp_path / "b", mapping=MAPPING, model="m")
     assert a.mapped == b.mapped == 40
     ra = [(r.query.meta["perm"], r.decision.probs.tolist()) for r in open_run(tmp_path / "a").rows]
     rb = [(r.query.meta["perm"], r.decision.probs.tolist()) for r in open_run(tmp_path / "b").rows]
@@ -216,7 +216,7 @@ def test_rows_that_cannot_be_validated_are_listed_with_their_reason(
     )
     result = import_decisions(
         [write_csv(tmp_path / "bad.csv", bad)],
-        tmp_path / "run",
+        out=tmp_path / "run",
         mapping_file=mapping_file,
         model="m",
         sum_tolerance=0.02,
@@ -233,7 +233,7 @@ def test_rows_that_cannot_be_validated_are_listed_with_their_reason(
 def test_a_mapping_naming_an_unknown_field_is_refused(tool_run: Path, tmp_path: Path) -> None:
     source = write_csv(tmp_path / "x.csv", export(tool_run)[:2])
     with pytest.raises(InputError, match=r"unknown field.*golden"):
-        import_decisions([source], tmp_path / "r", mapping=["golden=gold_pos"])
+        import_decisions([source], out=tmp_path / "r", mapping=["golden=gold_pos"])
 
 
 def test_plain_scoring_import_reads_the_gold_at_canonical_two(
@@ -241,7 +241,7 @@ def test_plain_scoring_import_reads_the_gold_at_canonical_two(
 ) -> None:
     rows = [r for r in export(tool_run) if r["exp"] == "E1"]
     source = write_csv(tmp_path / "e1.csv", rows)
-    import_decisions([source], tmp_path / "s", instrument="scoring", mapping=MAPPING, model="m")
+    import_decisions([source], out=tmp_path / "s", instrument="scoring", mapping=MAPPING, model="m")
     (analysis,) = analyse_runs([tmp_path / "s"])
     (meaning,) = analyse_runs([tool_run])
     assert isinstance(meaning, MeaningAnalysis)

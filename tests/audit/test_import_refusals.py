@@ -41,7 +41,7 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 def test_identical_duplicate_rows_are_dropped_and_counted(tmp_path: Path) -> None:
     rows = [decision_row("i1"), decision_row("i2"), decision_row("i1")]
-    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], out=tmp_path / "run")
     assert result.mapped == 2 and result.identical_duplicates == 1
     assert open_run(tmp_path / "run").manifest.rows == 2
 
@@ -54,7 +54,7 @@ def test_differing_duplicate_rows_are_refused_by_name(tmp_path: Path) -> None:
     ]
     path = write_jsonl(tmp_path / "d.jsonl", rows)
     with pytest.raises(InputError) as caught:
-        import_decisions([path], tmp_path / "run")
+        import_decisions([path], out=tmp_path / "run")
     message = str(caught.value)
     assert message.startswith(f"{path}:3: probs: a second row for item i1 condition d-rand")
     assert "than row 1" in message
@@ -71,11 +71,11 @@ def test_differing_duplicate_lm_eval_lines_are_refused(tmp_path: Path) -> None:
     folder.mkdir()
     target = folder / samples.name
     target.write_text("".join(json.dumps(x) + "\n" for x in [*lines, lines[0]]), "utf-8")
-    again = import_lm_eval([target], tmp_path / "same")
+    again = import_lm_eval([target], out=tmp_path / "same")
     assert again.identical_duplicates == 1 and again.mapped == len(lines)
     target.write_text("".join(json.dumps(x) + "\n" for x in [*lines, changed]), "utf-8")
     with pytest.raises(InputError, match=rf"^{samples.name}:{len(lines) + 1}: probs: "):
-        import_lm_eval([target], tmp_path / "run")
+        import_lm_eval([target], out=tmp_path / "run")
     assert not (tmp_path / "run").exists()
 
 
@@ -96,13 +96,13 @@ def test_lm_eval_log_likelihoods_that_are_not_log_probabilities_are_refused(
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / samples.name).write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
-    result = import_lm_eval([folder / samples.name], tmp_path / "run")
+    result = import_lm_eval([folder / samples.name], out=tmp_path / "run")
     assert result.unmappable == {reason: 1}
     assert result.mapped == len(lines) - 1
     # a zero log-likelihood (a certain continuation) is a probability of one, and is kept
     lines[0]["filtered_resps"][1][0] = "0.0"
     (folder / samples.name).write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
-    assert import_lm_eval([folder / samples.name], tmp_path / "zero").unmappable == {}
+    assert import_lm_eval([folder / samples.name], out=tmp_path / "zero").unmappable == {}
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def test_a_jsonl_value_of_another_type_is_refused_never_coerced(
     tmp_path: Path, change: dict[str, Any], reason: str
 ) -> None:
     rows = [decision_row("i1"), decision_row("i2", **change)]
-    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], out=tmp_path / "run")
     assert result.mapped == 1
     ((got, n),) = result.unmappable.items()
     assert n == 1 and got.startswith(reason), got
@@ -136,7 +136,7 @@ def test_a_jsonl_value_of_another_type_is_refused_never_coerced(
 
 def test_an_integer_item_id_is_its_digits(tmp_path: Path) -> None:
     rows = [decision_row("i1", item_id=31)]
-    import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], out=tmp_path / "run")
     (row,) = open_run(tmp_path / "run").rows
     assert row.meta["item_id"] == "31"
 
@@ -174,8 +174,8 @@ def test_a_csv_with_a_byte_order_mark_reads_like_one_without(tmp_path: Path) -> 
     (tmp_path / "plain.csv").write_text(text, encoding="utf-8")
     (tmp_path / "excel.csv").write_text(text, encoding="utf-8-sig")  # Excel's "CSV UTF-8"
     assert (tmp_path / "excel.csv").read_bytes()[:3] == b"\xef\xbb\xbf"
-    plain = import_decisions([tmp_path / "plain.csv"], tmp_path / "a", mapping=CSV_MAP)
-    excel = import_decisions([tmp_path / "excel.csv"], tmp_path / "b", mapping=CSV_MAP)
+    plain = import_decisions([tmp_path / "plain.csv"], out=tmp_path / "a", mapping=CSV_MAP)
+    excel = import_decisions([tmp_path / "excel.csv"], out=tmp_path / "b", mapping=CSV_MAP)
     assert plain.mapped == excel.mapped == 2 and excel.unmappable == {}
     rows_a = [(r.query.id, r.decision.probs.tolist()) for r in open_run(tmp_path / "a").rows]
     rows_b = [(r.query.id, r.decision.probs.tolist()) for r in open_run(tmp_path / "b").rows]
@@ -184,7 +184,7 @@ def test_a_csv_with_a_byte_order_mark_reads_like_one_without(tmp_path: Path) -> 
 
 def test_csv_cells_are_text_and_their_numbers_are_read(tmp_path: Path) -> None:
     (tmp_path / "d.csv").write_text(csv_text([decision_row("i1", gold_position=2)]), "utf-8")
-    result = import_decisions([tmp_path / "d.csv"], tmp_path / "run", mapping=CSV_MAP)
+    result = import_decisions([tmp_path / "d.csv"], out=tmp_path / "run", mapping=CSV_MAP)
     assert result.unmappable == {} and result.mapped == 1
     (row,) = open_run(tmp_path / "run").rows
     assert row.meta["gold_slot"] == 2
@@ -196,7 +196,7 @@ def test_a_sum_tolerance_that_would_switch_the_check_off_is_refused(
 ) -> None:
     path = write_jsonl(tmp_path / "d.jsonl", [decision_row("i1")])
     with pytest.raises(InputError, match=r"^--sum-tolerance: must be a finite number"):
-        import_decisions([path], tmp_path / "run", sum_tolerance=tolerance)
+        import_decisions([path], out=tmp_path / "run", sum_tolerance=tolerance)
     assert not (tmp_path / "run").exists()
 
 
@@ -206,8 +206,8 @@ def test_set_gives_a_field_one_value_for_every_row_and_is_recorded(tmp_path: Pat
         del row["experiment"]
     path = write_jsonl(tmp_path / "d.jsonl", rows)
     with pytest.raises(InputError, match="2 × no experiment"):
-        import_decisions([path], tmp_path / "without")
-    result = import_decisions([path], tmp_path / "run", constants=["experiment=E7"])
+        import_decisions([path], out=tmp_path / "without")
+    result = import_decisions([path], out=tmp_path / "run", constants=["experiment=E7"])
     assert result.mapped == 2 and result.unmappable == {}
     run = open_run(tmp_path / "run")
     assert {r.meta["experiment"] for r in run.rows} == {"e7"}
@@ -226,7 +226,7 @@ def test_set_gives_a_field_one_value_for_every_row_and_is_recorded(tmp_path: Pat
 def test_set_refuses_what_it_cannot_mean(tmp_path: Path, pairs: list[str], message: str) -> None:
     path = write_jsonl(tmp_path / "d.jsonl", [decision_row("i1")])
     with pytest.raises(InputError, match=r"^--set: " + message):
-        import_decisions([path], tmp_path / "run", constants=pairs, mapping=["condition=cond"])
+        import_decisions([path], out=tmp_path / "run", constants=pairs, mapping=["condition=cond"])
     assert not (tmp_path / "run").exists()
 
 
@@ -238,7 +238,7 @@ def test_a_misnamed_e2_condition_is_refused_at_import_with_the_names_expected(
     tmp_path: Path,
 ) -> None:
     rows = [e2_row("31", "canonical", "kick the bucket"), e2_row("31", "alt-1", "kick it")]
-    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], out=tmp_path / "run")
     assert result.unmappable == {
         "condition 'alt-1' is not an E2 condition (canonical, alt1, alt2, …)": 1
     }
@@ -256,14 +256,14 @@ def test_two_rows_for_one_item_and_condition_stop_the_import_before_the_report(
     ]
     path = write_jsonl(tmp_path / "d.jsonl", rows)
     with pytest.raises(InputError) as caught:
-        import_decisions([path], tmp_path / "run")
+        import_decisions([path], out=tmp_path / "run")
     assert str(caught.value).startswith(
         f"{path}:3: condition: a second row for item 31 of e2 condition alt1"
     )
     assert "besides row 2" in str(caught.value)
     assert not (tmp_path / "run").exists()
     rows[2]["condition"] = "alt2"
-    result = import_decisions([write_jsonl(path, rows)], tmp_path / "run")
+    result = import_decisions([write_jsonl(path, rows)], out=tmp_path / "run")
     assert result.mapped == 3 and result.unmappable == {}
 
 
@@ -276,7 +276,7 @@ def test_e3_and_e6_conditions_are_the_names_their_analyses_read(
         decision_row("1", experiment=experiment, condition=good),
         decision_row("2", experiment=experiment, condition=bad),
     ]
-    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], tmp_path / "run")
+    result = import_decisions([write_jsonl(tmp_path / "d.jsonl", rows)], out=tmp_path / "run")
     ((reason, n),) = result.unmappable.items()
     assert n == 1 and reason.startswith(f"condition '{bad}' is not an {experiment} condition")
 
@@ -298,7 +298,7 @@ def test_an_imported_e4_is_oriented_by_the_corpus_language_not_the_row_order(
                 )
             )
     path = write_jsonl(tmp_path / "d.jsonl", rows)
-    import_decisions([path], tmp_path / "run", corpus_language="bn")
+    import_decisions([path], out=tmp_path / "run", corpus_language="bn")
     (analysis,) = analyse_runs([tmp_path / "run"])
     assert isinstance(analysis, MeaningAnalysis)
     (e4,) = [a.analysis.e4 for a in analysis.arms if a.analysis and a.analysis.e4]

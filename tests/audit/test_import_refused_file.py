@@ -40,7 +40,7 @@ def imported(tmp_path: Path, n: int) -> Path:
     run = tmp_path / f"run-{n}"
     import_decisions(
         [released(tmp_path / f"r{n}.csv", n)],
-        run,
+        out=run,
         instrument="scoring",
         mapping=MAPPING,
         constants=["experiment=e1", "condition=plain"],

@@ -37,7 +37,7 @@ def test_a_corrupt_results_file_is_a_recorded_warning(
 ) -> None:
     source, results = _copy(tmp_path)
     results.write_bytes(content)
-    result = import_lm_eval([source], tmp_path / "run")
+    result = import_lm_eval([source], out=tmp_path / "run")
     assert result.mapped == 8  # every sample still imported
     assert result.version is None
     (warning,) = result.warnings
@@ -50,7 +50,7 @@ def test_a_corrupt_results_file_is_a_recorded_warning(
 
 def test_a_readable_results_file_gives_no_warning(tmp_path: Path) -> None:
     source, _ = _copy(tmp_path)
-    result = import_lm_eval([source], tmp_path / "run")
+    result = import_lm_eval([source], out=tmp_path / "run")
     assert result.warnings == ()
     assert result.version == "0.4.13"
     assert open_run(tmp_path / "run").manifest.config["warnings"] == []
@@ -59,7 +59,7 @@ def test_a_readable_results_file_gives_no_warning(tmp_path: Path) -> None:
 def test_results_fields_of_the_wrong_type_are_read_as_absent(tmp_path: Path) -> None:
     source, results = _copy(tmp_path)
     results.write_text('{"configs": [1], "config": "x", "versions": 3}', encoding="utf-8")
-    result = import_lm_eval([source], tmp_path / "run")
+    result = import_lm_eval([source], out=tmp_path / "run")
     assert result.mapped == 8 and result.warnings == ()
     assert open_run(tmp_path / "run").manifest.config["tasks"]["choiceaudit_mc"]["version"] is None
 

@@ -45,7 +45,7 @@ def released(path: Path, n: int, *, repeat_every: int = 0) -> Path:
 def do_import(path: Path, out: Path) -> Any:
     return import_decisions(
         [path],
-        out,
+        out=out,
         instrument="scoring",
         mapping=MAPPING,
         model="released",
@@ -137,7 +137,7 @@ def test_a_killed_lm_eval_import_resumes(tmp_path: Path, monkeypatch: pytest.Mon
             sample["doc_id"] = i
             sample["doc"]["question"] = f"{template['doc'].get('question', '')} {i}"
             fh.write(json.dumps(sample) + "\n")
-    whole = import_lm_eval([folder], tmp_path / "whole")
+    whole = import_lm_eval([folder], out=tmp_path / "whole")
     write_part = RunStore.write_part
 
     def dies_on_the_second(self: RunStore, rows: Any, **kw: Any) -> Any:
@@ -147,9 +147,9 @@ def test_a_killed_lm_eval_import_resumes(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(RunStore, "write_part", dies_on_the_second)
     with pytest.raises(KeyboardInterrupt):
-        import_lm_eval([folder], tmp_path / "killed")
+        import_lm_eval([folder], out=tmp_path / "killed")
     monkeypatch.setattr(RunStore, "write_part", write_part)
-    again = import_lm_eval([folder], tmp_path / "killed")
+    again = import_lm_eval([folder], out=tmp_path / "killed")
     assert (again.summary.already_done, again.mapped) == (1000, whole.mapped)
     assert rows_of(tmp_path / "killed") == rows_of(tmp_path / "whole")
 

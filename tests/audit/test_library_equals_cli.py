@@ -57,7 +57,7 @@ def test_score_api_equals_cli(tmp_path: Path) -> None:
     ]
     qfile = tmp_path / "q.jsonl"
     write_queries(qfile, queries)
-    score_file(qfile, "fake", tmp_path / "api" / "run")
+    score_file(qfile, "fake", out=tmp_path / "api" / "run")
     result = runner.invoke(
         app, ["score", str(qfile), "--model", "fake", "--out", str(tmp_path / "cli" / "run")]
     )
@@ -72,7 +72,7 @@ def test_meaning_api_equals_cli(tmp_path: Path) -> None:
     corpus = write_bagdhara(tmp_path / "b.jsonl", 12)
     api = run_meaning(
         ["fake"],
-        tmp_path / "api",
+        out=tmp_path / "api",
         corpus=f"bagdhara:{corpus}",
         experiments=["e1", "e4", "e7", "matrix"],
         n_items=6,
@@ -111,7 +111,7 @@ def test_meaning_api_equals_cli(tmp_path: Path) -> None:
 
 def test_signalling_api_equals_cli(tmp_path: Path) -> None:
     args = {"norms": "lancaster", "n_items": 8, "n_candidates": 4000, "seed": 7}
-    api = run_signalling(["fake"], ["salience", "uniform"], tmp_path / "api", **args)  # type: ignore[arg-type]
+    api = run_signalling(["fake"], ["salience", "uniform"], out=tmp_path / "api", **args)  # type: ignore[arg-type]
     result = runner.invoke(
         app,
         [
@@ -151,5 +151,5 @@ def test_run_meaning_takes_a_string_root_like_run_signalling(tmp_path: Path) -> 
         "n_items": 4,
         "embedder": "none",
     }
-    (run,) = run_meaning(["fake"], str(tmp_path / "m"), **kwargs)
+    (run,) = run_meaning(["fake"], out=str(tmp_path / "m"), **kwargs)
     assert run == tmp_path / "m" / "meaning-fake" and _rows(run)

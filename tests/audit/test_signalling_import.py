@@ -57,7 +57,7 @@ def tool_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         # a stand-in with the scorer's methods, not declared as the protocol
         [ThreeRuleLM()],  # type: ignore[list-item]
         ["salience", "uniform"],
-        root,
+        out=root,
         norms="lancaster",
         n_items=12,
         n_candidates=2000,
@@ -186,7 +186,7 @@ def imported(
     out = root / "runs"
     model = import_decisions(
         [root / "model.csv"],
-        out / "three-rule-lm",
+        out=out / "three-rule-lm",
         instrument="signalling",
         items=items,
         mapping=MODEL_MAP,
@@ -195,7 +195,7 @@ def imported(
     )
     salience = import_decisions(
         [root / "salience.jsonl"],
-        out / "salience",
+        out=out / "salience",
         instrument="signalling",
         items=items,
         chooser="salience",
@@ -210,7 +210,7 @@ def imported(
     )
     uniform = import_decisions(
         [root / "uniform.parquet"],
-        out / "uniform",
+        out=out / "uniform",
         instrument="signalling",
         items=items,
         chooser="uniform",
@@ -246,7 +246,7 @@ def test_imported_arm_pairs_with_tool_runs(
 
 def test_report_lays_out_an_imported_arm(imported: dict[str, Any], tmp_path: Path) -> None:
     analysis = _one([imported[k].summary.path for k in ("model", "salience", "uniform")])
-    index = build_report([analysis], tmp_path / "report")
+    index = build_report([analysis], out=tmp_path / "report")
     assert index.is_file()
     assert any("signalling" in p.name for p in (tmp_path / "report" / "tables").iterdir())
 
@@ -283,7 +283,7 @@ def test_manifest_records_files_mapping_and_refusals(
     path.write_text("".join(json.dumps(r) + "\n" for r in [good, *bad]))
     result = import_decisions(
         [path],
-        tmp_path / "run",
+        out=tmp_path / "run",
         instrument="signalling",
         items=tool_runs["items"],
         model="released",
@@ -310,7 +310,7 @@ def test_manifest_records_files_mapping_and_refusals(
     with pytest.raises(InputError, match=r"mixed\.jsonl:2: probs: a second row for item"):
         import_decisions(
             [path],
-            tmp_path / "stopped",
+            out=tmp_path / "stopped",
             instrument="signalling",
             items=tool_runs["items"],
             model="released",
@@ -322,11 +322,11 @@ def test_signalling_import_needs_the_item_set(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text('{"item_id": "a"}\n')
     with pytest.raises(InputError, match="--items ITEMS is needed"):
-        import_decisions([path], tmp_path / "run", instrument="signalling")
+        import_decisions([path], out=tmp_path / "run", instrument="signalling")
     with pytest.raises(InputError, match="unknown field"):
         import_decisions(
             [path],
-            tmp_path / "run",
+            out=tmp_path / "run",
             instrument="signalling",
             items=tmp_path,
             mapping=["experiment=exp"],

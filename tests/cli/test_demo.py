@@ -84,7 +84,7 @@ def test_a_second_demo_resumes_every_run_and_scores_nothing(
     out, _ = tiny_demo
     before = manifests(out)
     # the same plan through the library call the command makes (the command adds the report)
-    again = run_demo(out, size="small", lm=["fake"], decision_model=["fake"])
+    again = run_demo(out=out, size="small", lm=["fake"], decision_model=["fake"])
     after = manifests(out)
     assert set(after) == set(before)
     for name, manifest in after.items():
@@ -106,7 +106,11 @@ def test_with_two_models_signalling_is_shown_after_the_first(
         scored_before.append(sum(1 for phase in timer.phases if phase.kind == "score"))
 
     done = run_demo(
-        tmp_path / "demo", size="small", lm=["fake", "fake"], decision_model=[], on_phase=on_phase
+        out=tmp_path / "demo",
+        size="small",
+        lm=["fake", "fake"],
+        decision_model=[],
+        on_phase=on_phase,
     )
     assert seen == ["signalling: first model", "signalling", "meaning"]
     assert [p.name for p in done.signalling_runs] == [

@@ -61,9 +61,9 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
     people |= {f"R{k}": "R" for k in range(4)} | {"X1": "S"}
     _simulate(items, root / "study", toml, people)
     run = root / "people"
-    import_human(root / "study", run)
+    import_human(root / "study", out=run)
     uniform = run_signalling(
-        [], ["uniform"], root / "runs", items=items, conditions=["4"], formats=["V"]
+        [], ["uniform"], out=root / "runs", items=items, conditions=["4"], formats=["V"]
     )[0]
     return run, uniform, root
 
@@ -134,7 +134,7 @@ def test_the_report_shows_people_beside_the_models(
     imported: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
     run_dir, uniform, _ = imported
-    index = build_report(analyse_runs([uniform, run_dir]), tmp_path / "report")
+    index = build_report(analyse_runs([uniform, run_dir]), out=tmp_path / "report")
     html = index.read_text(encoding="utf-8")
     assert "The human condition: people beside the models" in html
     assert "per-participant strategy classification" in html
@@ -146,7 +146,7 @@ def test_the_report_shows_people_beside_the_models(
 def test_an_import_never_overwrites_a_run(imported: tuple[Path, Path, Path]) -> None:
     run_dir, _, root = imported
     with pytest.raises(StoreError, match="already holds a run"):
-        import_human(root / "study", run_dir)
+        import_human(root / "study", out=run_dir)
 
 
 def test_cli_import_human_and_serve_human_errors(
@@ -198,7 +198,7 @@ def test_a_study_copied_without_its_write_ahead_log_is_refused_and_left_as_it_wa
     # what the main file holds before the log is written back: less than one page
     (copy / DB_FILE).write_bytes(b"")
     with pytest.raises(InputError, match="holds no study tables") as caught:
-        import_human(copy, tmp_path / "run")
+        import_human(copy, out=tmp_path / "run")
     message = str(caught.value)
     assert message.startswith(str(copy / DB_FILE))
     assert "participants, trials, responses missing; the file is 0 bytes" in message
@@ -207,7 +207,7 @@ def test_a_study_copied_without_its_write_ahead_log_is_refused_and_left_as_it_wa
     assert not (tmp_path / "run").exists()
     assert sorted(p.name for p in copy.iterdir() if p.name.startswith(DB_FILE)) == [DB_FILE]
     # the intact study still imports through the read-only path
-    result = import_human(root / "study", tmp_path / "intact")
+    result = import_human(root / "study", out=tmp_path / "intact")
     assert result.participants == 12
 
 

@@ -79,7 +79,7 @@ def test_meaning_queries_are_served_and_imported_as_an_arm(tmp_path: Path) -> No
             ).text
         assert "Thank you" in page
     people = tmp_path / "people"
-    imported = import_human(tmp_path / "study", people)
+    imported = import_human(tmp_path / "study", out=people)
     assert imported.participants == 3 and imported.responses == 30
     run = open_run(people)
     assert run.instrument == "meaning" and run.label == "people"

@@ -114,7 +114,7 @@ def test_import_refuses_an_id_the_app_could_not_have_enrolled(
     _rename(old_study, variant[where])
     out = tmp_path_factory.mktemp("people") / "run"
     with pytest.raises(InputError) as caught:
-        import_human(old_study, out)
+        import_human(old_study, out=out)
     assert caught.value.field == "panel_id"
     assert caught.value.row == "participant k=1, position 0"
     assert caught.value.source == str(old_study / DB_FILE)
@@ -123,7 +123,7 @@ def test_import_refuses_an_id_the_app_could_not_have_enrolled(
 
 def test_import_reads_the_same_ids_the_app_enrols(old_study: Path, tmp_path: Path) -> None:
     _rename(old_study, "TWIN1")
-    done = import_human(old_study, tmp_path / "run")
+    done = import_human(old_study, out=tmp_path / "run")
     assert done.participants == 2
 
 
@@ -143,11 +143,11 @@ def test_an_old_invalid_id_can_be_erased_so_the_study_imports(tmp_path: Path) ->
     study = _old_study(tmp_path)
     _rename(study, "TWIN1\n")
     with pytest.raises(InputError, match="withdraw-human STUDY ID --erase"):
-        import_human(study, tmp_path / "refused")
+        import_human(study, out=tmp_path / "refused")
     with pytest.raises(PanelIdError):
         withdraw(study, "TWIN1\n")  # a withdrawal would keep a digest of a non-id: refused
     with pytest.raises(PanelIdError):
         withdraw(study, "NOBODY\n", erase=True)  # not stored: still refused
     done = withdraw(study, "TWIN1\n", erase=True)
     assert done.found and done.erased and done.responses == 2
-    assert import_human(study, tmp_path / "run").participants == 1
+    assert import_human(study, out=tmp_path / "run").participants == 1

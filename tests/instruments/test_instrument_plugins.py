@@ -180,4 +180,4 @@ def test_a_report_of_a_result_no_layout_knows_is_refused_by_name(tmp_path: Path)
     from choiceaudit.report import build_report
 
     with pytest.raises(InputError, match="no report layout for Result"):
-        build_report([Result(1)], tmp_path / "rep")
+        build_report([Result(1)], out=tmp_path / "rep")

@@ -60,7 +60,7 @@ def jev(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for name in ("full", "subset"):
         (run,) = run_meaning(
             ["fake"],
-            root / name,
+            out=root / name,
             corpus=f"bagdhara:{corpus}",
             design="jev",
             n_items=None,
@@ -71,7 +71,7 @@ def jev(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         runs.append(run)
     (analysis,) = analyse_runs(runs)
     assert isinstance(analysis, MeaningAnalysis)
-    index = build_report((analysis,), root / "report")
+    index = build_report((analysis,), out=root / "report")
     return {"runs": runs, "analysis": analysis, "out": root / "report", "index": index}
 
 

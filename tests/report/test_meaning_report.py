@@ -123,7 +123,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for name, options in SCORERS.items():
         (run,) = run_meaning(
             ["fake"],
-            root / name,
+            out=root / name,
             corpus=corpus,
             n_items=12,
             n_order_items=3,
@@ -131,7 +131,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             scorer_options={"fake": options},
         )
         runs.append(run)
-    index = build_report(analyse_runs(runs), root / "report")
+    index = build_report(analyse_runs(runs), out=root / "report")
     queries = read_queries(runs[0] / QUERIES_FILE).queries
     return {"runs": runs, "out": root / "report", "index": index, "queries": queries}
 
@@ -262,14 +262,14 @@ def test_missing_experiments_are_listed_as_skipped(tmp_path: Path) -> None:
     corpus = "bagdhara:" + str(write_bagdhara(tmp_path / "b.jsonl", n=12))
     runs = run_meaning(
         ["fake"],
-        tmp_path / "runs",
+        out=tmp_path / "runs",
         corpus=corpus,
         experiments=["e1"],
         n_items=6,
         embedder="none",
         scorer_options={"fake": SCORERS["fake-d"]},
     )
-    index = build_report(analyse_runs(runs), tmp_path / "report")
+    index = build_report(analyse_runs(runs), out=tmp_path / "report")
     page = index.read_text(encoding="utf-8")
     assert "figure &#x27;capture matrix&#x27;: no run has capture-matrix rows" in page
     assert "order audit (E7): not in any run" in page
@@ -452,7 +452,7 @@ def test_a_model_contrast_without_shared_items_is_listed_as_skipped(
     )
     (run,) = run_meaning(
         ["fake"],
-        tmp_path / "other",
+        out=tmp_path / "other",
         corpus=f"bagdhara:{other}",
         n_items=12,
         n_order_items=3,
@@ -576,5 +576,5 @@ def test_a_family_sharing_no_item_with_d_rand_is_left_out_and_the_report_written
     assert [s.reason for s in analysis.skipped if "d-rand − d-lit" in s.analysis] == [
         "the two cells share no item"
     ]
-    out = build_report([analysis], tmp_path / "report")
+    out = build_report([analysis], out=tmp_path / "report")
     assert (tmp_path / "report" / "index.html").exists() and out is not None

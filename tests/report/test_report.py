@@ -45,7 +45,7 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         FakeScorer(content={}, position_bias=[9.0], name="slotty"), queries, RunStore(root / "a")
     )
     run_scoring(FakeScorer(content=gold, name="reader"), queries, RunStore(root / "b"))
-    build_report(analyse_runs([root / "a", root / "b"]), root / "out")
+    build_report(analyse_runs([root / "a", root / "b"]), out=root / "out")
     return root / "out"
 
 

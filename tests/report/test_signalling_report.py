@@ -52,13 +52,13 @@ def _freeze(tmp: Path, name: str, seed: int) -> Path:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     tmp = tmp_path_factory.mktemp("sig")
     items = _freeze(tmp, "items", seed=11)
-    return run_signalling(["fake"], ["uniform", "salience", "bayes"], tmp / "runs", items=items)
+    return run_signalling(["fake"], ["uniform", "salience", "bayes"], out=tmp / "runs", items=items)
 
 
 @pytest.fixture(scope="module")
 def report(runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report")
-    build_report(analyse_runs(runs), out)
+    build_report(analyse_runs(runs), out=out)
     return out
 
 
@@ -220,7 +220,7 @@ def test_report_refuses_a_run_with_another_hash(runs: list[Path], tmp_path: Path
     manifest["config"]["items_hash"] = "f" * 64
     (bad / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(InstrumentMismatchError, match="records items hash ffffffffffff"):
-        build_report(analyse_runs([bad]), tmp_path / "r")
+        build_report(analyse_runs([bad]), out=tmp_path / "r")
 
 
 def test_analysis_refuses_items_other_than_the_run_used(runs: list[Path], tmp_path: Path) -> None:
@@ -233,12 +233,12 @@ def test_analysis_refuses_items_other_than_the_run_used(runs: list[Path], tmp_pa
     shutil.copytree(runs[0], copy)
     (copy / "instrument" / "prompts.parquet").write_bytes(b"edited")
     with pytest.raises(InstrumentMismatchError, match=r"prompts\.parquet: changed after freezing"):
-        build_report(analyse_runs([copy]), tmp_path / "r")
+        build_report(analyse_runs([copy]), out=tmp_path / "r")
 
 
 def test_runs_on_different_items_get_separate_sections(runs: list[Path], tmp_path: Path) -> None:
     other = _freeze(tmp_path, "other", seed=12)
-    extra = run_signalling([], ["salience"], tmp_path / "runs", items=other)
+    extra = run_signalling([], ["salience"], out=tmp_path / "runs", items=other)
     analyses = analyse_signalling_runs([load_run(p).arm() for p in [runs[2], *extra]])
     assert len(analyses) == 2
     assert all(isinstance(s, Skipped) for a in analyses for s in a.skipped)
@@ -272,11 +272,11 @@ class ThreeRuleScorer:
 def test_model_rules_are_facets_and_references_repeat(tmp_path: Path) -> None:
     items = _freeze(tmp_path, "items", seed=13)
     dirs = run_signalling(
-        [ThreeRuleScorer()], ["salience"], tmp_path / "runs", items=items, formats=("V",)
+        [ThreeRuleScorer()], ["salience"], out=tmp_path / "runs", items=items, formats=("V",)
     )
     assert [d.name for d in dirs] == ["three-rule", "salience"]
     out = tmp_path / "report"
-    build_report(analyse_runs(dirs), out)
+    build_report(analyse_runs(dirs), out=out)
     coords = _csv(out / "figures" / "signalling_coordinates.csv")
     assert [r["facet"] for r in coords if r["point"] == "salience"] == ["pmi", "sum", "mean"]
     model = {r["facet"]: r for r in coords if r["point"] == "three-rule"}

@@ -88,6 +88,15 @@ def test_a_registered_backend_is_resolved_loaded_and_scored(table: None, tmp_pat
     assert run.manifest.scorer["unit"] == "words"
 
 
+def test_a_backend_registered_from_python_may_name_its_loader_itself(
+    table: None, tmp_path: Path
+) -> None:
+    register_backend(dataclasses.replace(LENGTH, loader=LengthScorer))
+    summary = run_scoring(load_scorer("length:words"), queries(), tmp_path / "run")
+    assert summary.scored == 5
+    assert open_run(tmp_path / "run").manifest.scorer["unit"] == "words"
+
+
 @pytest.mark.parametrize(
     ("change", "named"),
     [
@@ -97,6 +106,7 @@ def test_a_registered_backend_is_resolved_loaded_and_scored(table: None, tmp_pat
         ({"prefix": "hf:"}, "a prefix of its own ('hf:' is hf's)"),
         ({"names": ("fake",)}, "names of its own ('fake' is fake's)"),
         ({"loader": "no colon"}, "loader 'no colon'"),
+        ({"loader": 3}, "loader 3 as 'module:attribute' or a callable"),
         ({"target_param": None}, "target_param"),
         ({"capabilities": Capabilities("menu", (), ("backend",))}, "capabilities.rules"),
         ({"capabilities": Capabilities("menu", ("p",), ("model",))}, "including 'backend'"),

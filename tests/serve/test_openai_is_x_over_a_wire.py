@@ -74,8 +74,8 @@ def score_queries() -> list[Query]:
 def compare_score(remote: str, local: str, url: str, tmp: Path, atol: float) -> None:
     tmp.mkdir(parents=True, exist_ok=True)
     write_queries(tmp / "q.jsonl", score_queries())
-    score_file(tmp / "q.jsonl", remote, tmp / "a", scorer_options=wire(url))
-    score_file(tmp / "q.jsonl", local, tmp / "b")
+    score_file(tmp / "q.jsonl", remote, out=tmp / "a", scorer_options=wire(url))
+    score_file(tmp / "q.jsonl", local, out=tmp / "b")
     assert assert_same_rows(tmp / "a", tmp / "b", atol) == 3
 
 
@@ -83,7 +83,7 @@ def compare_meaning(
     remote: str, local: str, url: str, tmp: Path, atol: float, corpus: str = "idioms-en"
 ) -> None:
     options = {remote: wire(url)}
-    a, b = run_meaning([remote, local], tmp, corpus=corpus, scorer_options=options, **MEANING)  # type: ignore[arg-type]
+    a, b = run_meaning([remote, local], out=tmp, corpus=corpus, scorer_options=options, **MEANING)  # type: ignore[arg-type]
     assert assert_same_rows(a, b, atol) >= 6
     rows = RunStore(a).load().rows
     assert {r.query.answer_format for r in rows} == {"text"}  # the glosses as continuations
@@ -91,8 +91,8 @@ def compare_meaning(
 
 
 def compare_signalling(remote: str, local: str, url: str, tmp: Path, atol: float) -> None:
-    (a,) = run_signalling([remote], [], tmp, scorer_options=wire(url), **SIGNALLING)  # type: ignore[arg-type]
-    (b,) = run_signalling([local], [], tmp, **SIGNALLING)  # type: ignore[arg-type]
+    (a,) = run_signalling([remote], [], out=tmp, scorer_options=wire(url), **SIGNALLING)  # type: ignore[arg-type]
+    (b,) = run_signalling([local], [], out=tmp, **SIGNALLING)  # type: ignore[arg-type]
     assert assert_same_rows(a, b, atol) >= 8
     for run in (a, b):  # both under the model's own template, the default of §I-J
         assert RunStore(run).manifest().config["chat_template_default"]["chat_template"] == "own"

@@ -131,14 +131,16 @@ def test_split_characters_score_as_in_process_through_each_servers_rule(
     from choiceaudit.serve import ServerThread
 
     write_queries(tmp_path / "q.jsonl", QUERIES)
-    score_file(tmp_path / "q.jsonl", f"hf:{bytes_dir}", tmp_path / "local")
+    score_file(tmp_path / "q.jsonl", f"hf:{bytes_dir}", out=tmp_path / "local")
     api = {"sglang": "sglang", "vllm-prompt-logprobs": "vllm-prompt-logprobs"}.get(rule)
     options: dict[str, object] = {"base_url": "", "reorder_check": 0}
     if api:
         options["api"] = api
     with ServerThread(proxy_app(bytes_url, _tokenizer(bytes_dir), rule)) as url:
         options["base_url"] = url
-        score_file(tmp_path / "q.jsonl", "openai:tiny", tmp_path / "remote", scorer_options=options)
+        score_file(
+            tmp_path / "q.jsonl", "openai:tiny", out=tmp_path / "remote", scorer_options=options
+        )
     assert_same(tmp_path / "remote", tmp_path / "local")
     scorer = RunStore(tmp_path / "remote").manifest().scorer
     assert scorer["spans_by_method"]["partial"] > 0
@@ -149,11 +151,11 @@ def test_split_characters_score_as_in_process_through_serve_model_itself(
     bytes_dir: Path, bytes_url: str, tmp_path: Path
 ) -> None:
     write_queries(tmp_path / "q.jsonl", QUERIES)
-    score_file(tmp_path / "q.jsonl", f"hf:{bytes_dir}", tmp_path / "local")
+    score_file(tmp_path / "q.jsonl", f"hf:{bytes_dir}", out=tmp_path / "local")
     score_file(
         tmp_path / "q.jsonl",
         "openai:tiny",
-        tmp_path / "remote",
+        out=tmp_path / "remote",
         scorer_options={"base_url": bytes_url, "reorder_check": 0},
     )
     assert_same(tmp_path / "remote", tmp_path / "local")
@@ -170,7 +172,7 @@ def test_smollm2_split_characters_through_vllm_and_sglang_rules(rule: str, tmp_p
 
     scorer = load_scorer("smollm2")
     write_queries(tmp_path / "q.jsonl", QUERIES)
-    score_file(tmp_path / "q.jsonl", "smollm2", tmp_path / "local")
+    score_file(tmp_path / "q.jsonl", "smollm2", out=tmp_path / "local")
     tokenizer = scorer.lm.tokenizer  # type: ignore[attr-defined]
     options: dict[str, object] = {"reorder_check": 0}
     if rule == "sglang":
@@ -179,6 +181,6 @@ def test_smollm2_split_characters_through_vllm_and_sglang_rules(rule: str, tmp_p
     with upstream as up_url, ServerThread(proxy_app(up_url, tokenizer, rule)) as url:
         options["base_url"] = url
         score_file(
-            tmp_path / "q.jsonl", "openai:smollm2", tmp_path / "remote", scorer_options=options
+            tmp_path / "q.jsonl", "openai:smollm2", out=tmp_path / "remote", scorer_options=options
         )
     assert_same(tmp_path / "remote", tmp_path / "local")

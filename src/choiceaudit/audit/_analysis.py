@@ -36,7 +36,7 @@ def analyse_runs(run_dirs: Sequence[Path | str]) -> tuple[AnalysisResult, ...]:
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
     >>> line = {"state": "2 + 2 =", "options": ["4", "5"], "meta": {"gold": 0}}
     >>> _ = (tmp / "q.jsonl").write_text(json.dumps(line) + "\\n", encoding="utf-8")
-    >>> _ = score_file(tmp / "q.jsonl", "fake", tmp / "run")
+    >>> _ = score_file(tmp / "q.jsonl", "fake", out=tmp / "run")
     >>> (analysis,) = analyse_runs([tmp / "run"])
     >>> [(cell.rule, cell.rows) for cell in analysis.accuracy]
     [('probs', 1), ('logit', 1), ('prob', 1)]

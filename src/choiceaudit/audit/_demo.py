@@ -109,8 +109,8 @@ def demo_workers(workers: int | None) -> ProcessSettings | None:
 
 
 def run_demo(
-    out_dir: Path | str,
     *,
+    out: Path | str,
     size: str = "default",
     workers: int | None = None,
     gemma: bool | None = None,
@@ -119,24 +119,31 @@ def run_demo(
     norms: str = "lancaster",
     data: Path | str | None = None,
     command: Sequence[str] | None = None,
-    progress: Callable[[str], JobProgress] | None = None,
+    progress: JobProgress | None = None,
     on_phase: Callable[[str, Sequence[AnalysisResult], PhaseTimer], None] | None = None,
 ) -> DemoResult:
     """Run and analyse the signalling then the meaning instrument on the demo's models under
-    ``out_dir``. ``gemma`` includes gemma3-270m when installed; ``None`` takes the size's own
+    ``out``. ``gemma`` includes gemma3-270m when installed; ``None`` takes the size's own
     choice (every size but ``small``). ``workers`` is how many processes score each causal LM
-    (:func:`demo_workers`: two by default on two or more cores, each on its share of them). ``progress(prefix)`` gives the run loop's callback for
-    one instrument (a progress bar); ``on_phase(name, results, timer)`` is called as soon as
+    (:func:`demo_workers`: two by default on two or more cores, each on its share of them). ``progress(label, done, total)`` is called after each
+    written part, the label naming the instrument and the model (``"signalling · fake"``); ``on_phase(name, results, timer)`` is called as soon as
     each instrument's analysis is done, so a caller can show its summary before the next one
     starts; with more than one causal LM, signalling is also analysed once after its first LM
-    and the reference choosers (``"signalling: first model"``), before the other LMs are scored."""
+    and the reference choosers (``"signalling: first model"``), before the other LMs are scored.
+
+    >>> import pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> done = run_demo(out=tmp / "demo", size="small", lm=["fake"], decision_model=["fake"])
+    >>> [type(r).__name__ for r in done.results], [p.name for p in done.meaning_runs]
+    (['SignallingAnalysis', 'MeaningAnalysis'], ['meaning-fake'])
+    """
     if size not in DEMO_SIZES:
         raise InputError(f"--size must be one of {', '.join(DEMO_SIZES)}")
     if norms not in SIGNALLING_VARIANTS:
         raise InputError(f"--norms must be one of {', '.join(SIGNALLING_VARIANTS)}")
     if norms == "things" and data is None:
         raise InputError("--norms things needs --data DIR (see `choiceaudit data fetch things`)")
-    out = Path(out_dir)
+    out = Path(out)
     plan = DEMO_SIZES[size]
     with_gemma = plan.gemma if gemma is None else gemma
     lms, decision_models, choosers = demo_models(lm, decision_model, gemma=with_gemma)
@@ -146,13 +153,16 @@ def run_demo(
     timer = PhaseTimer()
 
     def bar(prefix: str) -> JobProgress | None:
-        return None if progress is None else progress(prefix)
+        if progress is None:
+            return None
+        report = progress
+        return lambda label, done, total: report(f"{prefix} · {label}", done, total)
 
     def signalling_runs(models: Sequence[str], with_choosers: Sequence[str]) -> list[Path]:
         return run_signalling(
             models,
             with_choosers,
-            out / ("signalling" if norms == "lancaster" else f"signalling-{norms}"),
+            out=out / ("signalling" if norms == "lancaster" else f"signalling-{norms}"),
             norms=norms,
             data=data,
             n_items=plan.signalling_items,
@@ -182,7 +192,7 @@ def run_demo(
     marker = [f"lm-choice:{m}" for m in lms if capabilities_of(m).engine]
     meaning = run_meaning(
         list(dict.fromkeys(decision_models + marker + lms)),
-        out / "meaning",
+        out=out / "meaning",
         corpus="idioms-en",
         n_items=plan.meaning_items,  # 0: every usable item
         n_order_items=plan.meaning_order_items,

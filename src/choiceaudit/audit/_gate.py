@@ -67,7 +67,7 @@ def gate_runs(
     ...           "meta": {"item_id": str(i), "gold": i % 3, "task": "ab"[i % 2]}}
     ...          for i in range(60)]
     >>> _ = (tmp / "q.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in lines))
-    >>> _ = score_file(tmp / "q.jsonl", "fake", tmp / "run")
+    >>> _ = score_file(tmp / "q.jsonl", "fake", out=tmp / "run")
     >>> spec = GateSpec("target_accuracy", 0.5, "task=a", n_resamples=200, repeats=2)
     >>> gate_runs([tmp / "run"], spec, out=tmp / "thresholds.json").path.name
     'thresholds.json'

@@ -166,8 +166,8 @@ def _config(record: StudyRecord, study: Path, label: str, human: dict[str, objec
 
 def import_human(
     study: Path | str,
-    out: Path | str,
     *,
+    out: Path | str,
     keep_failed_attention: bool = False,
     finished_only: bool = False,
     label: str = "people",

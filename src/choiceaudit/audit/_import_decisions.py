@@ -258,8 +258,8 @@ def check_sum_tolerance(tolerance: float) -> None:
 
 def import_decisions(
     files: Sequence[Path | str],
-    out: Path | str,
     *,
+    out: Path | str,
     instrument: str = "meaning",
     mapping: Sequence[str] = (),
     mapping_file: Path | str | None = None,
@@ -287,7 +287,7 @@ def import_decisions(
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
     >>> rows = 'item_id,state,probs,gold_position\\ni1,2 + 2 =,"[0.9, 0.1]",0\\ni2,3 + 3 =,"[0.2, 0.9]",1\\n'
     >>> _ = (tmp / "released.csv").write_text(rows, encoding="utf-8")
-    >>> result = import_decisions([tmp / "released.csv"], tmp / "run", instrument="scoring",
+    >>> result = import_decisions([tmp / "released.csv"], out=tmp / "run", instrument="scoring",
     ...                           constants=["experiment=e1", "condition=plain"], language="en")
     >>> result.mapped, dict(result.unmappable)
     (1, {'probs sums to 1.1, not 1 within the tolerance 0.02': 1})

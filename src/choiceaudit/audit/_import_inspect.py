@@ -316,14 +316,26 @@ def _shuffled(header: Mapping[str, object]) -> bool:
 
 def import_inspect(
     files: Sequence[Path | str],
-    out: Path | str,
     *,
+    out: Path | str,
     model: str | None = None,
     command: Sequence[str] | None = None,
 ) -> ImportResult:
     """Import inspect eval logs (``.json``, or ``.eval`` archives the standard library can
     read; directories are searched for both) of multiple-choice tasks into the run directory
-    ``out``."""
+    ``out``.
+
+    >>> import json, pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> sample = {"id": 1, "epoch": 1, "input": "2 + 2 =", "choices": ["4", "5"], "target": "A",
+    ...           "output": {"completion": "ANSWER: A"}, "scores": {"choice": {"value": "C"}}}
+    >>> log = {"version": 2, "status": "success", "samples": [sample],
+    ...        "eval": {"task": "arith", "model": "openai/my-model"}}
+    >>> _ = (tmp / "arith.json").write_text(json.dumps(log), encoding="utf-8")
+    >>> result = import_inspect([tmp / "arith.json"], out=tmp / "run")
+    >>> result.mapped, result.model
+    (1, 'openai/my-model')
+    """
     paths = _expand(files, ["*.eval", "*.json"])
     versions: set[str] = set()
     models: set[str] = set()

@@ -264,14 +264,27 @@ def _lm_eval_gold(target: Any, options: Sequence[str]) -> int:
 
 def import_lm_eval(
     files: Sequence[Path | str],
-    out: Path | str,
     *,
+    out: Path | str,
     model: str | None = None,
     command: Sequence[str] | None = None,
 ) -> ImportResult:
     """Import lm-evaluation-harness ``--log_samples`` files (``samples_<task>_<time>.jsonl``,
     or directories holding them) into the run directory ``out``. The version, model and task
-    configuration come from the ``results_<time>.json`` beside each file when it is there."""
+    configuration come from the ``results_<time>.json`` beside each file when it is there.
+
+    >>> import json, pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> context = "Question: 2 + 2 =\\nAnswer:"
+    >>> requests = {f"gen_args_{i}": {"arg_0": context, "arg_1": c} for i, c in enumerate([" 4", " 5"])}
+    >>> line = {"doc_id": 0, "target": 0, "arguments": requests,
+    ...         "filtered_resps": [["-0.2", "True"], ["-1.9", "False"]]}
+    >>> samples = tmp / "samples_arith_2026-12-01T08-14-59.jsonl"
+    >>> _ = samples.write_text(json.dumps(line) + "\\n", encoding="utf-8")
+    >>> result = import_lm_eval([samples], out=tmp / "run", model="my-model")
+    >>> result.mapped, result.model
+    (1, 'my-model')
+    """
     paths = _expand(files, ["samples_*.jsonl"])
     versions: set[str] = set()
     models: set[str] = set()

@@ -171,8 +171,8 @@ def build_meaning_plan(
 
 def run_meaning(
     models: Sequence[str],
-    out: Path | str,
     *,
+    out: Path | str,
     corpus: str | Corpus = "idioms-en",
     experiments: Sequence[str] = DEFAULT_MEANING_EXPERIMENTS,
     n_items: int | None = None,
@@ -210,7 +210,7 @@ def run_meaning(
 
     >>> import pathlib, tempfile
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> runs = run_meaning(["fake"], tmp, experiments=["e1"], n_items=4, embedder="none")
+    >>> runs = run_meaning(["fake"], out=tmp, experiments=["e1"], n_items=4, embedder="none")
     >>> [run.name for run in runs]
     ['meaning-fake']
     """

@@ -78,7 +78,12 @@ def dry_run_meaning(
 ) -> MeaningDryRun:
     """Count the plan :func:`~choiceaudit.audit.run_meaning` would score with ``models`` (its
     arguments, without the output directory and scorer options); nothing is scored or
-    written."""
+    written.
+
+    >>> plan = dry_run_meaning(["fake"], n_items=4, embedder="none")
+    >>> [(b.block, b.n_items) for b in plan.blocks][:2]
+    [('e1', 4), ('e2', 1)]
+    """
     if not models:
         raise InputError("a dry run needs at least one model (--model)")
     loaded, plan, _ = build_meaning_plan(

@@ -25,8 +25,8 @@ __all__ = ["run_instrument"]
 def run_instrument(
     name: str,
     models: Sequence[str],
-    out: Path | str,
     *,
+    out: Path | str,
     options: Mapping[str, str] | None = None,
     scorer_options: Mapping[str, Any] | None = None,
     workers: int = 1,

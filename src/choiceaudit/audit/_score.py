@@ -28,8 +28,8 @@ class ScoreFileResult:
 def score_file(
     queries: Path | str,
     model: str,
-    out: Path | str,
     *,
+    out: Path | str,
     scorer_options: Mapping[str, object] | None = None,
     chunk_size: int = 32,
     skip_invalid: bool = False,
@@ -51,9 +51,9 @@ def score_file(
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
     >>> line = {"state": "2 + 2 =", "options": ["4", "5"], "meta": {"gold": 0}}
     >>> _ = (tmp / "q.jsonl").write_text(json.dumps(line) + "\\n", encoding="utf-8")
-    >>> score_file(tmp / "q.jsonl", "fake", tmp / "run").summary.scored
+    >>> score_file(tmp / "q.jsonl", "fake", out=tmp / "run").summary.scored
     1
-    >>> score_file(tmp / "q.jsonl", "fake", tmp / "run").summary.already_done  # resumed
+    >>> score_file(tmp / "q.jsonl", "fake", out=tmp / "run").summary.already_done  # resumed
     1
     """
     check_chunk_size(chunk_size)  # refused before a model is loaded
@@ -96,7 +96,7 @@ def repair_run(path: Path | str, *, rebuild_manifest: bool = False) -> RepairRep
     >>> import json, pathlib, tempfile
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (tmp / "q.jsonl").write_text('{"state": "s", "options": ["a", "b"]}\\n')
-    >>> _ = score_file(tmp / "q.jsonl", "fake", tmp / "run")
+    >>> _ = score_file(tmp / "q.jsonl", "fake", out=tmp / "run")
     >>> repair_run(tmp / "run").blocked
     ()
     """

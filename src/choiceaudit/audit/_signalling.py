@@ -127,7 +127,7 @@ def _resolve_items(
     if not (item_dir / INSTRUMENT_FILE).exists():
         return build_instrument(
             norms,
-            item_dir,
+            out=item_dir,
             data=data,
             seed=seed,
             n_items=n_items,
@@ -322,8 +322,8 @@ def _jobs(
 def run_signalling(
     models: Sequence[str | Scorer],
     choosers: Sequence[str],
-    out: Path | str,
     *,
+    out: Path | str,
     norms: str = "lancaster",
     data: Path | str | None = None,
     items: Path | str | None = None,
@@ -360,7 +360,7 @@ def run_signalling(
 
     >>> import tempfile
     >>> out = tempfile.mkdtemp()
-    >>> [r.name for r in run_signalling(["fake"], ["salience"], out, n_items=8, n_candidates=4000)]
+    >>> [r.name for r in run_signalling(["fake"], ["salience"], out=out, n_items=8, n_candidates=4000)]
     ['fake', 'salience']
     """
     if not models and not choosers:

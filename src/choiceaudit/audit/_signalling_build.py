@@ -37,8 +37,8 @@ def _n_candidates(n_items: int) -> int:
 
 def build_instrument(
     norms: str,
-    out: Path | str,
     *,
+    out: Path | str,
     data: Path | str | None = None,
     seed: int = DEFAULT_SEED,
     n_items: int = 1000,
@@ -55,7 +55,14 @@ def build_instrument(
     recorded in the frozen configuration (``pool.norms_loss``). ``swow`` enters the pool
     intersection (§I-B); a tile file the §I-C screen disagrees with is refused unless
     ``override_tile_screen`` (recorded); ``filters`` are optional selection filters (none by
-    default; recorded)."""
+    default; recorded).
+
+    >>> import pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> frozen = build_instrument("lancaster", out=tmp / "items", n_items=8, n_candidates=2000)
+    >>> len(frozen.items.items), (tmp / "items" / "instrument.json").exists()
+    (8, True)
+    """
     if norms not in ("things", "lancaster"):
         raise InputError(f"unknown norms {norms!r}; use things or lancaster")
     check_counts(n_items, n_candidates)
@@ -104,7 +111,12 @@ def check_signalling(
     """The model-free conformance check (``choiceaudit check signalling``): build the paper's
     design (200,000 candidates, 1,000 items by default) under ``seeds`` item-set seeds
     (``seed``, ``seed + 1``, …) and report every number the paper gives that needs no model as
-    a distribution over those draws beside the paper's value."""
+    a distribution over those draws beside the paper's value.
+
+    >>> report = check_signalling("lancaster", n_items=8, n_candidates=2000, seeds=10)
+    >>> report.by_quantity("pool step: noun filter").mean
+    4094.0
+    """
     if seeds < MIN_SEEDS:
         raise InputError(
             f"must be at least {MIN_SEEDS}, got {seeds}: every tolerance is a multiple of the SD "

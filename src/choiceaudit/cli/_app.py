@@ -94,14 +94,14 @@ def progress_bar() -> Progress:
     )
 
 
-def labelled_progress(bar: Progress, prefix: str) -> Callable[[str, int, int], None]:
+def labelled_progress(bar: Progress, prefix: str = "") -> Callable[[str, int, int], None]:
     """``progress(label, done, total)`` drawing one task of ``bar`` per label (``prefix ·
-    label``), added when the label is first reported."""
+    label``, or the label alone without a prefix), added when the label is first reported."""
     tasks: dict[str, TaskID] = {}
 
     def advance(name: str, done: int, total: int) -> None:
         if name not in tasks:
-            tasks[name] = bar.add_task(f"{prefix} · {name}", total=total)
+            tasks[name] = bar.add_task(f"{prefix} · {name}" if prefix else name, total=total)
         bar.update(tasks[name], completed=done, total=total)
 
     return advance

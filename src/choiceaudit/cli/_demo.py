@@ -106,7 +106,7 @@ def demo(
 
     with progress_bar() as bar:
         done = run_demo(
-            out_dir,
+            out=out_dir,
             size=size,
             workers=workers,
             gemma=gemma,
@@ -115,12 +115,12 @@ def demo(
             norms=norms,
             data=data,
             command=["choiceaudit", *sys.argv[1:]],
-            progress=lambda prefix: labelled_progress(bar, prefix),
+            progress=labelled_progress(bar),
             on_phase=summary,
         )
     index = build_report(
         list(done.results),
-        out_dir / "report",
+        out=out_dir / "report",
         title=f"choiceaudit demo: embedded default models; signalling {done.variant}",
     )
     done.timer.lap("report: tables, figures, HTML", "report")

@@ -127,7 +127,7 @@ def import_human_cmd(
     `choiceaudit report`."""
     result = import_human(
         study,
-        out_dir,
+        out=out_dir,
         keep_failed_attention=keep_failed_attention,
         finished_only=finished_only,
         label=label,

@@ -52,7 +52,7 @@ def lm_eval(files: _FILES, out_dir: _OUT, model_name: _MODEL = None) -> None:
     """Import lm-evaluation-harness --log_samples files (samples_<task>_<time>.jsonl) of
     multiple-choice tasks; the results_<time>.json beside them gives version and model."""
     result = import_lm_eval(
-        files, out_dir, model=model_name, command=["choiceaudit", *sys.argv[1:]]
+        files, out=out_dir, model=model_name, command=["choiceaudit", *sys.argv[1:]]
     )
     print_import(result, out_dir)
 
@@ -64,7 +64,7 @@ def inspect_logs(files: _FILES, out_dir: _OUT, model_name: _MODEL = None) -> Non
     multiple-choice tasks; per-choice probabilities come from the answer letters'
     log-probabilities where the log has them."""
     result = import_inspect(
-        files, out_dir, model=model_name, command=["choiceaudit", *sys.argv[1:]]
+        files, out=out_dir, model=model_name, command=["choiceaudit", *sys.argv[1:]]
     )
     print_import(result, out_dir)
 
@@ -120,7 +120,7 @@ def decisions(
     with reasons."""
     result = import_decisions(
         files,
-        out_dir,
+        out=out_dir,
         instrument=instrument,
         mapping=mapping or [],
         mapping_file=mapping_file,

@@ -254,7 +254,7 @@ def run_command(
         advance = labelled_progress(bar, "meaning")
         paths = run_meaning(
             models,
-            out_dir,
+            out=out_dir,
             **plan_options,
             scorer_options={m: options for m in models},
             chunk_size=chunk_size,

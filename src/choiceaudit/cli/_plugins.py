@@ -41,7 +41,7 @@ def _command(name: str) -> Callable[..., None]:
             paths = run_instrument(
                 name,
                 model,
-                out_dir,
+                out=out_dir,
                 options=plan,
                 scorer_options=parse_options(option or []),
                 command=["choiceaudit", *sys.argv[1:]],

@@ -26,7 +26,7 @@ def report(
     from choiceaudit.audit import analyse_runs
     from choiceaudit.report import build_report
 
-    index = build_report(analyse_runs(runs), out_dir, title=title)
+    index = build_report(analyse_runs(runs), out=out_dir, title=title)
     out.print(f"report: {index}")
     if screenshot is not None:
         from choiceaudit.report import screenshot as take

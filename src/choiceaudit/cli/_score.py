@@ -89,7 +89,7 @@ def score(
         result = score_file(
             queries,
             model,
-            out_dir,
+            out=out_dir,
             scorer_options=parse_options(option or []),
             chunk_size=chunk_size,
             skip_invalid=skip_invalid,

@@ -245,7 +245,7 @@ def build_signalling(
     start = time.perf_counter()
     frozen = build_instrument(
         norms,
-        out_dir,
+        out=out_dir,
         data=data,
         seed=seed,
         n_items=n_items,
@@ -379,7 +379,7 @@ def run_signalling_command(
         run_dirs = run_signalling(
             model or [],
             chooser or [],
-            out_dir,
+            out=out_dir,
             norms=norms,
             data=data,
             items=items,

@@ -33,11 +33,22 @@ LAYOUTS: dict[type, Callable[[Sequence[Any]], Sequence[Section]]] = {
 
 
 def build_report(
-    results: Sequence[object], out_dir: Path | str, *, title: str = "choiceaudit report"
+    results: Sequence[object], *, out: Path | str, title: str = "choiceaudit report"
 ) -> Path:
     """Write the report of ``results`` (analysis results of any type in :data:`LAYOUTS`, or of
-    a type a plug-in instrument declares a layout for) into ``out_dir``; return the path of
-    ``index.html``. A result no layout knows is an :class:`~choiceaudit.errors.InputError`."""
+    a type a plug-in instrument declares a layout for) into ``out``; return the path of
+    ``index.html``. A result no layout knows is an :class:`~choiceaudit.errors.InputError`.
+
+    >>> import json, pathlib, tempfile
+    >>> from choiceaudit.audit import analyse_runs, score_file
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> line = {"state": "2 + 2 =", "options": ["4", "5"], "meta": {"gold": 0}}
+    >>> _ = (tmp / "q.jsonl").write_text(json.dumps(line) + "\\n", encoding="utf-8")
+    >>> _ = score_file(tmp / "q.jsonl", "fake", out=tmp / "run")
+    >>> index = build_report(analyse_runs([tmp / "run"]), out=tmp / "report")
+    >>> index.name, (tmp / "report" / "tables").is_dir()
+    ('index.html', True)
+    """
     if not results:
         raise InputError("build_report needs at least one analysis result")
     layouts = _layouts()
@@ -58,7 +69,7 @@ def build_report(
                     "not a choiceaudit.report.Section"
                 )
             sections.append(section)
-    return write_report(sections, Path(out_dir), title=title)
+    return write_report(sections, Path(out), title=title)
 
 
 def _layouts() -> dict[type, Callable[[Sequence[Any]], Sequence[object]]]:

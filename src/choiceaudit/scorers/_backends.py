@@ -88,7 +88,8 @@ class Backend:
 
     ``prefix`` (``"hf:"``) names specs of the form ``prefix<target>``; ``names`` are whole-word
     specs (``smollm2``). ``loader`` is ``"module:attribute"``, imported only when the backend is
-    used (so the core never needs torch); ``target_param`` is the loader's parameter the spec's
+    used (so the core never needs torch), or the callable itself (a backend registered from
+    Python, where the class is at hand); ``target_param`` is the loader's parameter the spec's
     target fills (``None``: the spec has no target), and ``target_is_spec`` makes the target the
     whole spec (the ``hf`` loader resolves ``hf:…`` itself). ``required`` are options the spec
     cannot do without, each with what it is; ``installed`` names the built-in model whose
@@ -104,7 +105,7 @@ class Backend:
     name: str
     prefix: str | None
     names: tuple[str, ...]
-    loader: str
+    loader: str | Callable[..., Any]
     target_param: str | None
     capabilities: Capabilities
     target_is_spec: bool = False
@@ -118,6 +119,8 @@ class Backend:
 
     def load_callable(self) -> Callable[..., Any]:
         """The loader itself (imports the backend's module, not the model)."""
+        if callable(self.loader):
+            return self.loader
         module, _, attribute = self.loader.partition(":")
         target: Any = importlib.import_module(module)
         for part in attribute.split("."):
@@ -270,8 +273,11 @@ def _problems(backend: object, table: Mapping[str, Backend]) -> list[str]:
         found.append(f"prefix {backend.prefix!r} ending in ':'")
     if backend.prefix is not None and backend.target_param is None:
         found.append("target_param (the loader parameter the spec's target fills)")
-    if not re.match(r"^[\w.]+:[\w.]+$", backend.loader):
-        found.append(f"loader {backend.loader!r} as 'module:attribute'")
+    if isinstance(backend.loader, str):
+        if not re.match(r"^[\w.]+:[\w.]+$", backend.loader):
+            found.append(f"loader {backend.loader!r} as 'module:attribute' or a callable")
+    elif not callable(backend.loader):
+        found.append(f"loader {backend.loader!r} as 'module:attribute' or a callable")
     found.extend(_capability_problems(backend.capabilities))
     named = backend.example in backend.names or (
         backend.prefix is not None and backend.example.startswith(backend.prefix)

@@ -140,7 +140,12 @@ class ModelStatus(TypedDict):
 def model_status() -> list[ModelStatus]:
     """One row per built-in model (name, backend, description, installed, pip commands
     missing), then one per model name a registered backend answers to that is not one of them
-    (a plug-in's, with its backend's description)."""
+    (a plug-in's, with its backend's description).
+
+    >>> rows = {row["name"]: row for row in model_status()}
+    >>> rows["smollm2"]["backend"], rows["minilm"]["installed"]
+    ('hf', True)
+    """
     rows: list[ModelStatus] = []
     for info in BUILTIN_MODELS.values():
         missing = info.missing()
@@ -318,6 +323,12 @@ def load_scorer(spec: str, **options: Any) -> Scorer:
     ``fake`` — the deterministic test scorer. ``options`` go to the backend's loader; one
     it does not take is a :class:`ScorerOptionError` listing those it does (before any weights
     load; :func:`accepted_options` gives the list).
+
+    >>> from choiceaudit.types import Query
+    >>> scorer = load_scorer("fake", temperature=2.0)
+    >>> decision = scorer.score([Query(state="2 + 2 =", options=("4", "5"))])[0]
+    >>> scorer.describe()["backend"], decision.probs.shape
+    ('fake', (2,))
     """
     check_options(spec, options)
     parsed = parse_model_spec(spec)

@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from choiceaudit.errors import StoreError
 from choiceaudit.files import atomic_write_bytes, make_dir
 from choiceaudit.store._index import IndexEntry, append_entry, entry_of, read_part, reconcile
-from choiceaudit.store._queries import read_queries, write_queries
-from choiceaudit.store._rows import SCORE_PREFIX, rows_to_table
-from choiceaudit.types import Arm, Decision, Manifest, Query, parse_perm
+from choiceaudit.store._loaded import QUERIES, Run, RunRow, row_of
+from choiceaudit.store._queries import write_queries
+from choiceaudit.store._rows import rows_to_table
+from choiceaudit.types import Decision, Manifest, Query
 
 __all__ = [
     "MANIFEST",
@@ -48,9 +48,6 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
-#: The queries an instrument planned for the run, written beside the decisions (a meaning run's
-#: whole plan, scored or not), so a study or a resume reads them without the instrument.
-QUERIES = "queries.jsonl"
 PARTS = "decisions"
 #: Where :func:`~choiceaudit.store.repair_run_dir` moves parts it cannot read.
 QUARANTINE = "quarantine"
@@ -89,75 +86,6 @@ class RepairReport:
     manifest_problem: str | None = None
     manifest_rebuilt: bool = False
     blocked: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One stored row: the input index, the query exactly as the scorer saw it, and its
-    decision."""
-
-    index: int
-    query: Query
-    decision: Decision
-
-    @property
-    def meta(self) -> Mapping[str, Any]:
-        return self.query.meta
-
-    @property
-    def choice_canonical(self) -> tuple[int, ...]:
-        """Canonical options of the chosen (tied) display slots under ``probs``, sorted."""
-        return tuple(sorted(self.query.canonical(s) for s in self.decision.choice()))
-
-    @property
-    def conf_head(self) -> float | None:
-        value = self.decision.aux.get("conf_head")
-        return None if value is None else float(value)
-
-
-@dataclass(frozen=True)
-class Run:
-    """A run directory read back: its manifest and its rows in input order."""
-
-    path: Path
-    manifest: Manifest
-    rows: tuple[RunRow, ...]
-
-    @property
-    def label(self) -> str:
-        """Short name for tables: the scorer's model name, else the directory name."""
-        return self.manifest.model_label or self.path.name
-
-    @property
-    def instrument(self) -> str:
-        return self.manifest.instrument
-
-    def pairs(self) -> list[tuple[Query, Decision]]:
-        return [(r.query, r.decision) for r in self.rows]
-
-    def arm(self, label: str | None = None) -> Arm:
-        """The run as an analysis reads it (:class:`~choiceaudit.types.Arm`; its configuration
-        as the base :class:`~choiceaudit.types.RunConfig`: ``Arm.with_config`` types it)."""
-        return Arm(
-            label=label or self.label,
-            source=str(self.path),
-            manifest=self.manifest,
-            rows=tuple((r.query, r.decision) for r in self.rows),
-        )
-
-    def planned_queries(self) -> list[Query]:
-        """The queries the instrument planned for this run (:data:`QUERIES`), scored or not."""
-        path = self.path / QUERIES
-        if not path.is_file():
-            raise StoreError(f"{self.path} holds no planned queries ({QUERIES})")
-        return list(read_queries(path).queries)
-
-    def rules(self) -> list[str]:
-        """Scoring rules every row holds, ``probs`` first, the others sorted."""
-        if not self.rows:
-            return ["probs"]
-        common = set.intersection(*(set(r.decision.scores) for r in self.rows))
-        return ["probs", *sorted(common)]
 
 
 def part_index(path: Path) -> int:
@@ -394,7 +322,7 @@ class RunStore:
         rows: list[RunRow] = []
         # converted a batch at a time: the rows as Python dicts never all exist at once
         for batch in table.to_batches(max_chunksize=_LOAD_BATCH):
-            rows.extend(_row(self.path, r) for r in batch.to_pylist())
+            rows.extend(row_of(self.path, r) for r in batch.to_pylist())
         return Run(self.path, manifest, tuple(rows))
 
 
@@ -453,39 +381,15 @@ def unreadable_part(run: Path, part: Path, exc: Exception) -> StoreError:
 
 
 def open_run(path: Path | str, *, allow_empty: bool = False) -> Run:
-    """:meth:`RunStore.load` of the run directory at ``path``."""
+    """:meth:`RunStore.load` of the run directory at ``path``: its rows (query and decision,
+    in input order) and its manifest.
+
+    >>> import pathlib, tempfile
+    >>> from choiceaudit.audit import score_file
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "q.jsonl").write_text('{"state": "2 + 2 =", "options": ["4", "5"]}\\n')
+    >>> run = open_run(score_file(tmp / "q.jsonl", "fake", out=tmp / "run").summary.path)
+    >>> run.manifest.status, run.rows[0].query.options, len(run.rows[0].decision.probs)
+    ('complete', ('4', '5'), 2)
+    """
     return RunStore(path).load(allow_empty=allow_empty)
-
-
-def _row(path: Path, record: dict[str, Any]) -> RunRow:
-    index = int(record["row"])
-    try:
-        query = Query(
-            state=record["state"],
-            options=tuple(record["options"]),
-            instruction=record["instruction"] or "",
-            keys=tuple(record["keys"]),
-            neutral_state=record["neutral_state"],
-            template=record["template"],
-            answer_format=record["answer_format"],
-            perm=parse_perm(record["perm"]) if record["perm"] is not None else None,
-            meta=json.loads(record["meta"]) if record.get("meta") else {},
-            id=record["query_id"],
-        )
-        scores = {
-            key.removeprefix(SCORE_PREFIX): np.asarray(value, dtype=np.float64)
-            for key, value in record.items()
-            if key.startswith(SCORE_PREFIX) and value is not None
-        }
-        decision = Decision(
-            query_id=query.id,
-            probs=np.asarray(record["probs"], dtype=np.float64),
-            scores=scores,
-            n_tokens=tuple(record["n_tokens"]) if record.get("n_tokens") is not None else None,
-            aux=json.loads(record["aux"]) if record.get("aux") else {},
-        )
-    except (ValueError, TypeError, KeyError) as exc:
-        raise StoreError(
-            f"{path}: row {index} (query {record.get('query_id')}): not a valid stored row ({exc})"
-        ) from None
-    return RunRow(index, query, decision)

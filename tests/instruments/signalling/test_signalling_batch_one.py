@@ -29,11 +29,11 @@ ARGS: _Args = {"norms": "lancaster", "n_items": 8, "n_candidates": 4000, "seed":
 
 def test_batch_one_needs_a_batched_causal_lm(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="max_batch_rows"):
-        run_signalling(["fake"], [], tmp_path / "r", batch_one=True, **ARGS)
+        run_signalling(["fake"], [], out=tmp_path / "r", batch_one=True, **ARGS)
 
 
 def test_the_flip_rate_counts_changed_choices_per_tile(tmp_path: Path) -> None:
-    (batched,) = run_signalling(["fake"], [], tmp_path / "r", **ARGS)
+    (batched,) = run_signalling(["fake"], [], out=tmp_path / "r", **ARGS)
     single = tmp_path / "r" / "fake-batch1"
     shutil.copytree(batched / "instrument", single / "instrument")
     manifest = RunStore(batched).read_manifest()
@@ -78,7 +78,7 @@ def test_the_batch_one_arm_is_never_a_model_cell(tmp_path: Path) -> None:
     # a batch-1 arm identical to its batched run: beside it (zero flips), not a second model
     # 16 items: an analysis set large enough for the cells' intervals against random
     args: _Args = {**ARGS, "n_items": 16}
-    (batched,) = run_signalling(["fake"], ["uniform"], tmp_path / "r", **args)[:1]
+    (batched,) = run_signalling(["fake"], ["uniform"], out=tmp_path / "r", **args)[:1]
     single = tmp_path / "r" / "fake-batch1"
     shutil.copytree(batched, single)
     manifest = RunStore(single).read_manifest()
@@ -100,5 +100,5 @@ def test_the_batch_one_arm_is_never_a_model_cell(tmp_path: Path) -> None:
 def test_the_frozen_battery_records_the_bonferroni_family_the_code_uses(tmp_path: Path) -> None:
     from choiceaudit.audit import build_instrument
 
-    frozen = build_instrument("lancaster", tmp_path / "items", n_items=8, n_candidates=4000)
+    frozen = build_instrument("lancaster", out=tmp_path / "items", n_items=8, n_candidates=4000)
     assert frozen.analysis["bonferroni"].startswith("across the model x rule cells")

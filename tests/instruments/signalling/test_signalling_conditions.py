@@ -85,12 +85,14 @@ def _association_files(items: ItemSet, tmp: Path) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def conditions(tmp_path_factory: pytest.TempPathFactory) -> tuple[SignallingAnalysis, Path]:
     tmp = tmp_path_factory.mktemp("cond")
-    frozen = build_instrument("lancaster", tmp / "items", seed=3, n_items=32, n_candidates=8_000)
+    frozen = build_instrument(
+        "lancaster", out=tmp / "items", seed=3, n_items=32, n_candidates=8_000
+    )
     swow, conceptnet = _association_files(frozen.items, tmp)
     runs = run_signalling(
         [],
         ["swow", "conceptnet", "rsa:swow", "rsa:conceptnet", "bayes", "uniform"],
-        tmp / "runs",
+        out=tmp / "runs",
         items=frozen.path,
         conditions=("4",),
         formats=("V",),
@@ -145,11 +147,11 @@ def test_rsa_alpha_and_conceptnet_decay_are_inert(
 
 def test_ineligible_rsa_bases_are_refused_with_the_reason(tmp_path: Path) -> None:
     with pytest.raises(IneligibleBaseError, match="signed, unbounded below"):
-        run_signalling([], ["rsa:cosine"], tmp_path, n_items=8)
+        run_signalling([], ["rsa:cosine"], out=tmp_path, n_items=8)
     with pytest.raises(IneligibleBaseError, match="speaker likelihood"):
-        run_signalling([], ["rsa:smollm2"], tmp_path, n_items=8)
+        run_signalling([], ["rsa:smollm2"], out=tmp_path, n_items=8)
     with pytest.raises(InputError, match="needs --swow FILE"):
-        run_signalling([], ["swow"], tmp_path, n_items=8)
+        run_signalling([], ["swow"], out=tmp_path, n_items=8)
     result = runner.invoke(
         app, ["run", "signalling", "--chooser", "rsa:cosine", "--out", str(tmp_path / "r")]
     )
@@ -226,7 +228,7 @@ def test_tile_screen_decides_or_the_build_refuses(tmp_path: Path) -> None:
 
 def test_unselected_candidates_and_user_filters_are_recorded(tmp_path: Path) -> None:
     frozen = build_instrument(
-        "lancaster", tmp_path / "plain", seed=2, n_items=40, n_candidates=6_000
+        "lancaster", out=tmp_path / "plain", seed=2, n_items=40, n_candidates=6_000
     )
     table = pq.read_table(tmp_path / "plain" / "candidates.parquet")
     assert table.num_rows == 6_000
@@ -246,7 +248,7 @@ def test_unselected_candidates_and_user_filters_are_recorded(tmp_path: Path) -> 
     assert frozen.items.config["selection_filters"] == {}
     filtered = build_instrument(
         "lancaster",
-        tmp_path / "filtered",
+        out=tmp_path / "filtered",
         seed=2,
         n_items=40,
         n_candidates=6_000,
@@ -269,7 +271,7 @@ def test_bfloat16_warns_with_the_measured_noise_floor(tmp_path: Path) -> None:
         run_signalling(
             [],
             ["uniform"],
-            tmp_path,
+            out=tmp_path,
             n_items=8,
             n_candidates=2_000,
             formats=("V",),

@@ -32,7 +32,7 @@ def _swow_file(frozen: FrozenInstrument, path: Path, *, leave_out: str | None) -
 @pytest.fixture(scope="module")
 def frozen(tmp_path_factory: pytest.TempPathFactory) -> FrozenInstrument:
     out = tmp_path_factory.mktemp("cov") / "items"
-    return build_instrument("lancaster", out, n_items=8, n_candidates=4000, seed=3)
+    return build_instrument("lancaster", out=out, n_items=8, n_candidates=4000, seed=3)
 
 
 def test_partial_coverage_is_refused_then_recorded_and_shown(
@@ -43,12 +43,12 @@ def test_partial_coverage_is_refused_then_recorded_and_shown(
     swow = _swow_file(frozen, tmp_path / "swow.tsv", leave_out=missing)
     args = {"items": frozen.path, "swow": swow, "formats": ("V",)}
     with pytest.raises(InputError, match=r"coverage check: chooser swow can score \d+ of the 8"):
-        run_signalling([], ["swow"], tmp_path / "refused", **args)  # type: ignore[arg-type]
+        run_signalling([], ["swow"], out=tmp_path / "refused", **args)  # type: ignore[arg-type]
     assert not (tmp_path / "refused" / "swow").exists()  # refused before any row
     runs = run_signalling(
         [],
         ["swow", "uniform"],
-        tmp_path / "runs",
+        out=tmp_path / "runs",
         allow_partial_coverage=True,
         **args,  # type: ignore[arg-type]
     )
@@ -69,7 +69,7 @@ def test_partial_coverage_is_refused_then_recorded_and_shown(
 def test_full_coverage_runs_without_permission(frozen: FrozenInstrument, tmp_path: Path) -> None:
     swow = _swow_file(frozen, tmp_path / "swow.tsv", leave_out=None)
     (run,) = run_signalling(
-        [], ["swow"], tmp_path / "runs", items=frozen.path, swow=swow, formats=("V",)
+        [], ["swow"], out=tmp_path / "runs", items=frozen.path, swow=swow, formats=("V",)
     )
     coverage = RunStore(run).manifest().config["coverage"]
     assert coverage["n_covered"] == coverage["n_items"] == 8
@@ -122,7 +122,7 @@ def test_a_model_run_of_one_condition_is_labelled_with_it(tmp_path: Path) -> Non
     runs = run_signalling(
         ["fake"],
         [],
-        tmp_path / "runs",
+        out=tmp_path / "runs",
         norms="lancaster",
         n_items=8,
         conditions=["4"],

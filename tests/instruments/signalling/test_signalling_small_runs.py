@@ -46,13 +46,13 @@ def test_small_runs_report_skips_not_tracebacks(n_items: int, tmp_path: Path) ->
     runs = run_signalling(
         [ThreeRuleLM()],
         ["uniform", "salience", "bayes"],
-        tmp_path / "runs",
+        out=tmp_path / "runs",
         norms="lancaster",
         n_items=n_items,
         formats=("V",),
     )
     (analysis,) = [a for a in analyse_runs(runs) if isinstance(a, SignallingAnalysis)]
-    index = build_report([analysis], tmp_path / "report")
+    index = build_report([analysis], out=tmp_path / "report")
     assert index.is_file()
     assert len({c.chooser for c in analysis.cells}) == 4
     # three model x rule cells; a correlation over them is attempted, and whatever cannot be
