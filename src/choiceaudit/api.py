@@ -47,7 +47,9 @@ from __future__ import annotations
 
 from choiceaudit.audit import (
     AnalysisResult,
+    DemoResult,
     GateResult,
+    HumanImport,
     ImportResult,
     MeaningDryRun,
     ProcessSettings,
@@ -80,8 +82,10 @@ from choiceaudit.store import Run, open_run
 
 __all__ = [
     "AnalysisResult",
+    "DemoResult",
     "GateResult",
     "HumanAnalysis",
+    "HumanImport",
     "ImportResult",
     "MeaningAnalysis",
     "MeaningDryRun",

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from choiceaudit.audit import loaded
-from choiceaudit.audit._runs import ReplayScorer, RunJob, run_jobs
+from choiceaudit.audit._runs import ReplayScorer, RunJob, loaded, run_jobs
 from choiceaudit.instruments.scoring import ScoreConfig
 from choiceaudit.store import RunStore, open_run
 from choiceaudit.types import Decision, Query

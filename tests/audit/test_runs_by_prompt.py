@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from choiceaudit.audit import by_prompt, loaded
-from choiceaudit.audit._runs import RunJob, run_jobs
+from choiceaudit.audit import by_prompt
+from choiceaudit.audit._runs import RunJob, loaded, run_jobs
 from choiceaudit.instruments.scoring import ScoreConfig
 from choiceaudit.scorers import FakeScorer, PartialScoreError
 from choiceaudit.store import RunStore, open_run

@@ -21,12 +21,16 @@ from choiceaudit.audit import (
     check_signalling,
     dry_run_meaning,
     import_decisions,
+    import_human,
+    run_demo,
     run_meaning,
     run_signalling,
     score_file,
 )
 from choiceaudit.cli import score
+from choiceaudit.cli._demo import demo
 from choiceaudit.cli._gate import gate
+from choiceaudit.cli._human import import_human_cmd
 from choiceaudit.cli._import_harness import decisions
 from choiceaudit.cli._meaning import run_command
 from choiceaudit.cli._signalling import (
@@ -137,6 +141,8 @@ def _compare(cli: Mapping[str, Any], lib: Mapping[str, Any], *, at_least: set[st
             {"instrument", "position_base", "sum_tolerance", "mapping", "constants"},
         ),
         (score, score_file, {"chunk_size", "skip_invalid", "workers"}),
+        (demo, run_demo, {"size", "workers", "gemma", "lm", "decision_model", "norms", "data"}),
+        (import_human_cmd, import_human, {"keep_failed_attention", "finished_only", "label"}),
     ],
     ids=lambda x: getattr(x, "__name__", ""),
 )

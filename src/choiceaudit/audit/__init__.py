@@ -1,9 +1,13 @@
-"""The audit layer: orchestration, and the Python API the command line calls.
+"""The audit layer: orchestration, and the functions the command line calls.
+
+The API for users is :mod:`choiceaudit.api`, which re-exports the entry points defined here and
+their result types. This package also exports what the command line, the benchmarks and the
+tests use of the layer (the worker and Ray fan-outs, the meaning plan's parts, the run loop).
 
 It builds or loads an instrument's items, turns the instrument's plan into the queries a given
 backend reads, scores them into run directories through one run loop (:func:`run_jobs`:
 resume, progress callbacks) and runs the instruments' analyses on stored runs, dispatched by the
-table of instrument declarations (:data:`INSTRUMENTS`). Every ``choiceaudit`` command is a thin wrapper over one
+table of instrument declarations (``audit/_registry.py``). Every ``choiceaudit`` command is a thin wrapper over one
 function here, so a Python user and a command-line user run the same code.
 """
 
@@ -15,7 +19,7 @@ from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._gate import GateResult, ThresholdsFile, gate_runs
 from choiceaudit.audit._human import HumanImport, import_human
 from choiceaudit.audit._import import ImportResult
-from choiceaudit.audit._import_decisions import DECISION_INSTRUMENTS, import_decisions
+from choiceaudit.audit._import_decisions import import_decisions
 from choiceaudit.audit._import_inspect import import_inspect
 from choiceaudit.audit._import_lm_eval import import_lm_eval
 from choiceaudit.audit._meaning import (
@@ -31,20 +35,16 @@ from choiceaudit.audit._meaning import (
 from choiceaudit.audit._meaning_dry import MeaningDryRun, dry_run_meaning
 from choiceaudit.audit._plugin_run import run_instrument
 from choiceaudit.audit._processes import ProcessFanout
-from choiceaudit.audit._registry import INSTRUMENTS
-from choiceaudit.audit._runs import by_prompt, loaded, made
+from choiceaudit.audit._runs import by_prompt
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
 from choiceaudit.audit._scoring import RunSummary, run_scoring
-from choiceaudit.audit._signalling import CHOOSERS, default_chat_template, run_signalling
+from choiceaudit.audit._signalling import default_chat_template, run_signalling
 from choiceaudit.audit._signalling_build import DEFAULT_SEED, build_instrument, check_signalling
 
 __all__ = [
-    "CHOOSERS",
-    "DECISION_INSTRUMENTS",
     "DEFAULT_MEANING_EXPERIMENTS",
     "DEFAULT_SEED",
     "DEMO_SIZES",
-    "INSTRUMENTS",
     "QUERIES_FILE",
     "SIGNALLING_VARIANTS",
     "AnalysisResult",
@@ -76,8 +76,6 @@ __all__ = [
     "import_inspect",
     "import_lm_eval",
     "load_meaning_corpus",
-    "loaded",
-    "made",
     "meaning_run_dir",
     "queries_for",
     "repair_run",
