@@ -29,10 +29,10 @@ import hashlib
 import json
 import math
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, TypeVar
 
 import numpy as np
 from typing_extensions import TypedDict
@@ -112,6 +112,9 @@ class ReplayDescription(TypedDict):
     source_version: str | None
 
 
+_T = TypeVar("_T")
+
+
 class _Unmappable(Exception):
     """A row that cannot become a query and decision; the message is the reason."""
 
@@ -149,6 +152,23 @@ class _Collector:
     warnings: list[str] = field(default_factory=list)
     _file: IO[bytes] | None = None
     _digest: Any = field(default_factory=hashlib.sha256)
+
+    def mapped_or_refused(
+        self, file: str, row: int | str, build: Callable[[], _T], *, what: str = "query"
+    ) -> _T | None:
+        """``build()``, the mapping of one row; ``None`` where the row is refused: one that cannot
+        be mapped (the reason is :class:`_Unmappable`'s message), or whose mapped values a
+        ``what`` refused (a ``ValueError`` from the query or decision). An :class:`InputError`
+        refuses the whole import, and passes through."""
+        try:
+            return build()
+        except _Unmappable as exc:
+            self.refuse(file, row, str(exc))
+        except InputError:
+            raise
+        except ValueError as exc:
+            self.refuse(file, row, f"not a valid {what} ({exc})")
+        return None
 
     def refuse(self, file: str, row: int | str, reason: str) -> None:
         self.refused[reason] = self.refused.get(reason, 0) + 1

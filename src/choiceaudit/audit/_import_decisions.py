@@ -230,17 +230,13 @@ def _reader(
             for number, row in iter_rows(path):
                 if not isinstance(row, str):
                     seen.update(row)
-                try:
-                    mapped = _read_one(row, parse, source, canon, (str(path), number))
-                except _Unmappable as exc:
-                    collector.refuse(str(path), number, str(exc))
-                    continue
-                except InputError:  # a refusal of the whole import, not of this row
-                    raise
-                except ValueError as exc:  # a Query or Decision refused the mapped values
-                    collector.refuse(str(path), number, f"not a valid query ({exc})")
-                    continue
-                yield mapped
+                mapped = collector.mapped_or_refused(
+                    str(path),
+                    number,
+                    partial(_read_one, row, parse, source, canon, (str(path), number)),
+                )
+                if mapped is not None:
+                    yield mapped
 
     return read_files
 

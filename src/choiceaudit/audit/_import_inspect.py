@@ -13,6 +13,7 @@ import re
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -232,6 +233,15 @@ def _inspect_gold(target: Any, options: Sequence[str]) -> int:
     raise _Unmappable("target is neither a choice letter nor a choice text")
 
 
+def _inspect_sample(
+    sample: object, task: str, shuffled: bool, collector: _Collector
+) -> tuple[Query, Decision]:
+    """One sample of a log as :func:`_inspect_row` maps it, once it is a JSON object."""
+    if not isinstance(sample, dict):
+        raise _Unmappable("the sample is not a JSON object")
+    return _inspect_row(sample, task, shuffled, collector)
+
+
 def _inspect_row(
     sample: Mapping[str, Any], task: str, shuffled: bool, collector: _Collector
 ) -> tuple[Query, Decision]:
@@ -364,19 +374,11 @@ def import_inspect(
                     if isinstance(sample, dict)
                     else number
                 )
-                try:
-                    if not isinstance(sample, dict):
-                        raise _Unmappable("the sample is not a JSON object")
-                    pair = _inspect_row(sample, task, shuffled, collector)
-                except _Unmappable as exc:
-                    collector.refuse(path.name, where, str(exc))
-                    continue
-                except InputError:  # a refusal of the whole import, not of this row
-                    raise
-                except ValueError as exc:
-                    collector.refuse(path.name, where, f"not a valid query ({exc})")
-                    continue
-                yield Mapped(path.name, where, *pair)
+                pair = collector.mapped_or_refused(
+                    path.name, where, partial(_inspect_sample, sample, task, shuffled, collector)
+                )
+                if pair is not None:
+                    yield Mapped(path.name, where, *pair)
 
     collector = _Collector("inspect", spool=True)
     ledger = check_rows(read, collector)

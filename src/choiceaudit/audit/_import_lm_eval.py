@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +183,17 @@ def _float(value: Any) -> float:
     return number
 
 
+def _lm_eval_line(
+    line: object, task: str, output_type: object, collector: _Collector
+) -> tuple[Query, Decision]:
+    """One line of a samples file as :func:`_lm_eval_row` maps it, once it is a JSON object."""
+    if isinstance(line, _Unmappable):
+        raise line
+    if not isinstance(line, dict):
+        raise _Unmappable("the line is not a JSON object")
+    return _lm_eval_row(line, task, output_type, collector)
+
+
 def _lm_eval_row(
     line: Mapping[str, Any], task: str, output_type: object, collector: _Collector
 ) -> tuple[Query, Decision]:
@@ -308,21 +320,11 @@ def import_lm_eval(
                 "results_file": results.found,
             }
             for number, line in _jsonl(path):
-                try:
-                    if isinstance(line, _Unmappable):
-                        raise line
-                    if not isinstance(line, dict):
-                        raise _Unmappable("the line is not a JSON object")
-                    pair = _lm_eval_row(line, task, output_type, collector)
-                except _Unmappable as exc:
-                    collector.refuse(path.name, number, str(exc))
-                    continue
-                except InputError:  # a refusal of the whole import, not of this row
-                    raise
-                except ValueError as exc:  # a Query or Decision refused the mapped values
-                    collector.refuse(path.name, number, f"not a valid query ({exc})")
-                    continue
-                yield Mapped(path.name, number, *pair)
+                pair = collector.mapped_or_refused(
+                    path.name, number, partial(_lm_eval_line, line, task, output_type, collector)
+                )
+                if pair is not None:
+                    yield Mapped(path.name, number, *pair)
 
     collector = _Collector("lm-eval", spool=True)
     ledger = check_rows(read, collector)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -356,23 +357,22 @@ def import_signalling_decisions(
     seen_fields: set[str] = set()
     grid: dict[str, set[str]] = {"conditions": set(), "formats": set(), "label_forms": set()}
 
+    def one(row: Mapping[str, Any] | str) -> tuple[Query, Decision]:
+        if isinstance(row, str):
+            raise _Unmappable(row)
+        seen_fields.update(row)
+        item, query = _rendering(row, columns, values, sets)
+        return query, _decision(row, columns, values, item, query, sum_tolerance)
+
     def read(collector: _Collector) -> Iterator[Mapped]:
         for path in paths:
             for number, row in iter_rows(path):
-                try:
-                    if isinstance(row, str):
-                        raise _Unmappable(row)
-                    seen_fields.update(row)
-                    item, query = _rendering(row, columns, values, sets)
-                    decision = _decision(row, columns, values, item, query, sum_tolerance)
-                except _Unmappable as exc:
-                    collector.refuse(str(path), number, str(exc))
+                mapped = collector.mapped_or_refused(
+                    str(path), number, partial(one, row), what="decision"
+                )
+                if mapped is None:
                     continue
-                except InputError:
-                    raise
-                except ValueError as exc:  # a Decision refused the mapped values
-                    collector.refuse(str(path), number, f"not a valid decision ({exc})")
-                    continue
+                query, decision = mapped
                 meta = query.meta
                 grid["conditions"].add(str(meta["condition"]))
                 grid["formats"].add(str(meta["format"]))
