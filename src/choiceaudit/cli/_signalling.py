@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.progress import TaskID
 from rich.table import Table
 
 from choiceaudit.audit import (
@@ -30,6 +29,7 @@ from choiceaudit.cli._app import (
     app,
     console,
     guarded,
+    labelled_progress,
     out,
     parse_options,
     progress_bar,
@@ -366,15 +366,13 @@ def run_signalling_command(
     """Score the signalling items with models and reference choosers, then summarise."""
     timings: dict[str, list[float]] = {}
     with progress_bar() as bar:
-        tasks: dict[str, TaskID] = {}
+        draw = labelled_progress(bar, "signalling")
 
         def advance(label: str, done: int, total: int) -> None:
-            if label not in tasks:
-                tasks[label] = bar.add_task(f"signalling: {label}", total=total)
-                timings[label] = [time.perf_counter(), 0.0, 0.0, float(total)]
-            bar.update(tasks[label], completed=done, total=total)
-            timings[label][1] = time.perf_counter()
-            timings[label][2] = float(done)
+            draw(label, done, total)
+            # first and last report of each arm, for the rates printed after the summary
+            timings.setdefault(label, [time.perf_counter(), 0.0, 0.0, float(total)])
+            timings[label][1:4] = [time.perf_counter(), float(done), float(total)]
 
         run_dirs = run_signalling(
             model or [],
