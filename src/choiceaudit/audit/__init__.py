@@ -37,7 +37,7 @@ from choiceaudit.audit._plugin_run import run_instrument
 from choiceaudit.audit._processes import ProcessFanout
 from choiceaudit.audit._runs import by_prompt
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
-from choiceaudit.audit._scoring import RunSummary, run_scoring
+from choiceaudit.audit._scoring import RunSummary, git_commit, run_scoring
 from choiceaudit.audit._signalling import default_chat_template, run_signalling
 from choiceaudit.audit._signalling_build import DEFAULT_SEED, build_instrument, check_signalling
 
@@ -71,6 +71,7 @@ __all__ = [
     "default_chat_template",
     "dry_run_meaning",
     "gate_runs",
+    "git_commit",
     "import_decisions",
     "import_human",
     "import_inspect",

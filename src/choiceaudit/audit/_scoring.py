@@ -44,6 +44,7 @@ __all__ = [
     "QueryStream",
     "RunSummary",
     "check_chunk_size",
+    "git_commit",
     "run_scoring",
 ]
 
@@ -127,7 +128,7 @@ class RunSummary:
     manifest: Manifest = field(default_factory=Manifest)
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     """The commit of the choiceaudit checkout that produced a run (None outside a checkout)."""
     here = Path(__file__).resolve().parent
     try:
@@ -209,7 +210,7 @@ def _session_manifest(
         manifest = Manifest(
             choiceaudit_version=_version(),
             created=now(),
-            git_commit=_git_commit(),
+            git_commit=git_commit(),
             config=config or {},
         )
         manifest = replace(manifest, stored_keys=frozenset({"git_commit"}))

@@ -7,6 +7,7 @@ scorer options parser and the Ray and worker options."""
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import sys
 from collections.abc import Callable
@@ -24,11 +25,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.text import Text
+from typer.core import TyperGroup
 
 from choiceaudit.audit import RaySettings
 from choiceaudit.errors import ChoiceAuditError
 
 __all__ = [
+    "PANELS",
+    "CommandGroup",
     "RayGpusOpt",
     "RayOpt",
     "RayWorkersOpt",
@@ -38,21 +42,103 @@ __all__ = [
     "guarded",
     "labelled_progress",
     "out",
+    "panel",
     "parse_options",
     "progress_bar",
     "ray_settings",
+    "summary",
 ]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
+#: The command line's panels in the order a user meets them, each with its commands in order;
+#: ``choiceaudit --help`` lists them so, and every command registers under its panel.
+PANELS: dict[str, tuple[str, ...]] = {
+    "Run an audit": ("demo", "run", "score", "report"),
+    "Bring results in": ("import", "data", "build"),
+    "Deploy": ("gate", "serve-model"),
+    "People": ("serve-human", "withdraw-human"),
+    "Maintain": ("repair", "check", "models"),
+}
+
+
+def panel(command: str) -> str:
+    """The panel of ``command`` in :data:`PANELS`."""
+    for title, commands in PANELS.items():
+        if command in commands:
+            return title
+    raise KeyError(f"the command {command!r} has no panel in PANELS")
+
+
+def summary(help_text: str) -> str:
+    """A command's one-line summary: the first paragraph of its help, on one line."""
+    return " ".join(inspect.cleandoc(help_text).split("\n\n")[0].split())
+
+
+class CommandGroup(TyperGroup):
+    """A group that lists its commands with their whole summaries (click would cut a summary to
+    fit beside the longest name): the top level in the order of :data:`PANELS` (typer lists
+    commands as registered, the order the command modules happen to be imported in), one
+    section per panel; a sub-group under "Commands", as registered."""
+
+    def list_commands(self, ctx: object) -> list[str]:
+        order = [name for commands in PANELS.values() for name in commands]
+        return sorted(self.commands, key=lambda n: order.index(n) if n in order else len(order))
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is None or command.hidden:
+                continue
+            title = next((t for t, names in PANELS.items() if name in names), "Commands")
+            sections.setdefault(title, []).append((name, summary(command.help or "")))
+        # names padded to the longest, so every section's summaries start in one column
+        width = max((len(name) for rows in sections.values() for name, _ in rows), default=0)
+        for title, rows in sections.items():
+            with formatter.section(title):
+                formatter.write_dl([(name.ljust(width), text) for name, text in rows])
+
+
+# Plain help (click's): every paragraph is reflowed to the terminal's width and no word is cut
+# or dropped at any width. Rich help kept the source's line breaks, cut long words in narrow
+# columns with an ellipsis and read "[ray]" as a style tag.
 app = typer.Typer(
     name="choiceaudit",
     help="Audit models that choose among caller-supplied options.",
+    cls=CommandGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from choiceaudit import __version__
+        from choiceaudit.audit import git_commit
+
+        typer.echo(f"choiceaudit {__version__} (commit {git_commit() or 'unknown'})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and the commit, and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """Audit models that choose among caller-supplied options."""
+
+
 # soft_wrap: an error message is never broken inside a path or a token, whatever the width.
 console = Console(stderr=True, soft_wrap=True)
 # Summaries are tables: when stdout is a file or pipe, keep them whole rather than at 80 columns.

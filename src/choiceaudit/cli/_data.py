@@ -8,11 +8,13 @@ from typing import Annotated
 import httpx
 import typer
 
-from choiceaudit.cli._app import _fail, app, out
+from choiceaudit.cli._app import CommandGroup, _fail, app, out, panel
 from choiceaudit.errors import InputError
 
-data_app = typer.Typer(help="Fetch norms and corpora to local files.", no_args_is_help=True)
-app.add_typer(data_app, name="data")
+data_app = typer.Typer(
+    cls=CommandGroup, help="Fetch norms and corpora to local files.", no_args_is_help=True
+)
+app.add_typer(data_app, name="data", rich_help_panel=panel("data"))
 
 
 @data_app.command("fetch")
@@ -26,7 +28,16 @@ def fetch(
         typer.Option(help="A mirror laid out like --dest (default: the canonical OSF project)."),
     ] = None,
 ) -> None:
-    """Download a bundle, verify its sha256 sums and record them in DEST/SHA256SUMS.json."""
+    """Download a data bundle and verify its checksums.
+
+    Writes the bundle's files into DEST and records their sha256 sums in
+    DEST/SHA256SUMS.json; a file whose sum differs from the bundle's is refused.
+
+    Example:
+
+    \b
+      choiceaudit data fetch things --dest data
+    """
     if name != "things":
         raise _fail(f"unknown bundle {name!r}; available: things")
     from choiceaudit.instruments.signalling import fetch_things

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from choiceaudit.audit import DEMO_SIZES, SIGNALLING_VARIANTS, DemoSize
-from choiceaudit.cli._app import app, console, guarded, labelled_progress, out, progress_bar
+from choiceaudit.cli._app import app, console, guarded, labelled_progress, out, panel, progress_bar
 
 __all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoSize", "demo"]
 
@@ -29,7 +29,7 @@ DemoWorkersOpt = Annotated[
 ]
 
 
-@app.command()
+@app.command(rich_help_panel=panel("demo"))
 @guarded
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Where runs and the report go.")] = Path(
@@ -74,7 +74,18 @@ def demo(
     ] = None,
     workers: DemoWorkersOpt = None,
 ) -> None:
-    """Audit the embedded default models with both instruments and write the report."""
+    """Audit the built-in models with both instruments.
+
+    Runs the signalling and the meaning instrument on the embedded default models (offline, on
+    this machine's CPU), analyses them and writes the HTML report under OUT/report. The same
+    command again resumes where it stopped.
+
+    Example:
+
+    \b
+      choiceaudit demo
+      choiceaudit demo --size small --out runs/demo
+    """
     from choiceaudit.audit import AnalysisResult, PhaseTimer, run_demo
     from choiceaudit.cli._meaning import print_meaning_summary
     from choiceaudit.cli._signalling import print_signalling_summary

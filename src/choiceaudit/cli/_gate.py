@@ -14,7 +14,7 @@ from rich import box
 from rich.table import Table
 
 from choiceaudit.audit import gate_runs
-from choiceaudit.cli._app import app, guarded, out
+from choiceaudit.cli._app import app, guarded, out, panel
 from choiceaudit.errors import InputError
 from choiceaudit.gate import GateAnalysis, GateSpec
 from choiceaudit.metrics import CONFIDENCE_DEFINITIONS, N_RESAMPLES, SEED
@@ -81,7 +81,7 @@ def _where(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-@app.command()
+@app.command(rich_help_panel=panel("gate"))
 @guarded
 def gate(
     runs: Annotated[list[Path], typer.Argument(help="Run directories (rows need a gold option).")],
@@ -128,7 +128,17 @@ def gate(
     folds: Annotated[int, typer.Option(help="Folds of items for the out-of-sample estimate.")] = 5,
     repeats: Annotated[int, typer.Option(help="Random fold assignments averaged.")] = 10,
 ) -> None:
-    """Choose a confidence cut-point on one slice and report what it delivers on every other."""
+    """Choose a confidence cut-point and test it out of sample.
+
+    Chooses the cut-point on one slice of the runs (--fit) and reports what it delivers on
+    every other slice, with bootstrap intervals over items; writes the thresholds as JSON a
+    service can read.
+
+    Example:
+
+    \b
+      choiceaudit gate runs/mc --fit split=dev --target-accuracy 0.9 --out thresholds.json
+    """
     given = {
         "target_accuracy": target_accuracy,
         "max_risk": max_risk,

@@ -13,14 +13,14 @@ import typer
 
 from choiceaudit import human
 from choiceaudit.audit import import_human
-from choiceaudit.cli._app import app, console, guarded, out
+from choiceaudit.cli._app import app, console, guarded, out, panel
 from choiceaudit.cli._groups import import_app
 from choiceaudit.human import ADMIN_TOKEN_ENV, Limits, parse_study_file
 
 __all__: list[str] = []
 
 
-@app.command("serve-human")
+@app.command("serve-human", rich_help_panel=panel("serve-human"))
 @guarded
 def serve_human(
     items: Annotated[
@@ -75,8 +75,17 @@ def serve_human(
         ),
     ] = None,
 ) -> None:
-    """Serve a frozen item set to people (consent, instructions, items, completion code).
-    The admin export at /admin/export needs the token in $CHOICEAUDIT_HUMAN_ADMIN_TOKEN."""
+    """Serve a frozen item set to people in a browser.
+
+    Consent, instructions, the items and a completion code; answers are kept in the study
+    directory, and a second call reopens it. The admin export at /admin/export needs the
+    token in $CHOICEAUDIT_HUMAN_ADMIN_TOKEN.
+
+    Example:
+
+    \b
+      choiceaudit serve-human runs/sig/.items --study study.toml --out study
+    """
     spec = parse_study_file(study) if study is not None else None
     admin = "on" if os.environ.get(ADMIN_TOKEN_ENV) else f"off (set {ADMIN_TOKEN_ENV})"
 
@@ -123,8 +132,16 @@ def import_human_cmd(
         str, typer.Option(help="The arm's name in tables (distinct per study in one report).")
     ] = "people",
 ) -> None:
-    """Import a study's responses as Decision rows of a run: people become one more arm for
-    `choiceaudit report`."""
+    """Import a study's responses as a run.
+
+    People become one more arm beside the models in `choiceaudit report`; participants who
+    failed an attention check are left out unless --keep-failed-attention.
+
+    Example:
+
+    \b
+      choiceaudit import human study --out runs/people
+    """
     result = import_human(
         study,
         out=out_dir,
@@ -141,7 +158,7 @@ def import_human_cmd(
     )
 
 
-@app.command("withdraw-human")
+@app.command("withdraw-human", rich_help_panel=panel("withdraw-human"))
 @guarded
 def withdraw_human(
     study: Annotated[Path, typer.Argument(help="Study directory written by serve-human.")],
@@ -154,9 +171,17 @@ def withdraw_human(
         ),
     ] = False,
 ) -> None:
-    """Withdraw one participant: delete their row, trials and responses, and keep a keyed
-    digest of the panel id (not the id) so the same id is not enrolled again; --erase keeps
-    nothing. Safe while the server runs. Runs imported before keep their copy: re-import."""
+    """Withdraw one participant from a study.
+
+    Deletes their row, trials and responses, and keeps a keyed digest of the panel id (not the
+    id) so the same id is not enrolled again; --erase keeps nothing. Safe while the server
+    runs. Runs imported before keep their copy: import again.
+
+    Example:
+
+    \b
+      choiceaudit withdraw-human study P0123
+    """
     from choiceaudit.human import withdraw
 
     done = withdraw(study, panel_id, erase=erase)

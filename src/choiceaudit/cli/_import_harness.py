@@ -49,8 +49,16 @@ _MODEL = Annotated[
 @import_app.command("lm-eval")
 @guarded
 def lm_eval(files: _FILES, out_dir: _OUT, model_name: _MODEL = None) -> None:
-    """Import lm-evaluation-harness --log_samples files (samples_<task>_<time>.jsonl) of
-    multiple-choice tasks; the results_<time>.json beside them gives version and model."""
+    """Import lm-evaluation-harness per-sample outputs.
+
+    Reads --log_samples files (samples_<task>_<time>.jsonl) of multiple-choice tasks; the
+    results_<time>.json beside them gives the version and the model.
+
+    Example:
+
+    \b
+      choiceaudit import lm-eval results/ --out runs/lm-eval
+    """
     result = import_lm_eval(
         files, out=out_dir, model=model_name, command=["choiceaudit", *sys.argv[1:]]
     )
@@ -60,9 +68,16 @@ def lm_eval(files: _FILES, out_dir: _OUT, model_name: _MODEL = None) -> None:
 @import_app.command("inspect")
 @guarded
 def inspect_logs(files: _FILES, out_dir: _OUT, model_name: _MODEL = None) -> None:
-    """Import inspect eval logs (.json, or .eval the standard library can read) of
-    multiple-choice tasks; per-choice probabilities come from the answer letters'
-    log-probabilities where the log has them."""
+    """Import inspect_ai eval logs of multiple-choice tasks.
+
+    Reads .json logs, or .eval archives the standard library can read; per-choice
+    probabilities come from the answer letters' log-probabilities where the log has them.
+
+    Example:
+
+    \b
+      choiceaudit import inspect logs/ --out runs/inspect
+    """
     result = import_inspect(
         files, out=out_dir, model=model_name, command=["choiceaudit", *sys.argv[1:]]
     )
@@ -113,11 +128,18 @@ def decisions(
         typer.Option("--chooser", help="Signalling: the reference chooser the rows come from."),
     ] = None,
 ) -> None:
-    """Import per-item decision files (one row per item per condition: item id, experiment,
-    condition or family, the probability vector, gold key or position, literal key, display
-    order) as a meaning or scoring run, or (item id, condition, format, display order, vector
-    or chosen option) as a signalling arm on --items; rows that cannot be validated are listed
-    with reasons."""
+    """Import per-item decision files (CSV, JSONL, Parquet).
+
+    One row per item per condition (item id, experiment, condition or family, the probability
+    vector, gold key or position, literal key, display order) as a meaning or scoring run, or
+    (item id, condition, format, display order, vector or chosen option) as a signalling arm
+    on --items; rows that cannot be validated are listed with their reasons.
+
+    Example:
+
+    \b
+      choiceaudit import decisions released.csv --map probs=pA,pB,pC,pD --out runs/released
+    """
     result = import_decisions(
         files,
         out=out_dir,

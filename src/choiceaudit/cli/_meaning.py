@@ -226,7 +226,17 @@ def run_command(
     split_seed: SplitSeedOpt = None,
     dry_run: DryRunOpt = False,
 ) -> None:
-    """Score the meaning plan with each model (resumable), then print a short summary."""
+    """Run the meaning instrument on one or more models.
+
+    Scores the meaning plan with each model (resumable), then prints a short summary;
+    --dry-run counts the plan's items, rows and calls without scoring.
+
+    Example:
+
+    \b
+      choiceaudit run meaning -m sparrow -m lm-choice:smollm2 --out runs/meaning
+      choiceaudit run meaning -m smollm2 --dry-run
+    """
     models = _split_csv(model)
     options = parse_options(option or [])
     if corpus == "bagdhara":

@@ -50,7 +50,12 @@ def _command(name: str) -> Callable[..., None]:
         for path in paths:
             out.print(f"{path}", highlight=False)
 
-    run.__doc__ = f"Run the {name} instrument (a plug-in) on each model."
+    run.__doc__ = (
+        f"Run the {name} instrument (a plug-in) on each model.\n\n"
+        "Plans with the -p options, scores each model into its own run directory under --out\n"
+        "(resumable); `choiceaudit report` analyses and lays out the runs.\n\n"
+        f"Example:\n\n\b\n  choiceaudit run {name} -m smollm2 -p key=value --out runs\n"
+    )
     return guarded(run)
 
 

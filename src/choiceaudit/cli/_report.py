@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from choiceaudit.cli._app import app, guarded, out
+from choiceaudit.cli._app import app, guarded, out, panel
 
 
-@app.command()
+@app.command(rich_help_panel=panel("report"))
 @guarded
 def report(
     runs: Annotated[list[Path], typer.Argument(help="Run directories to report on.")],
@@ -22,7 +22,17 @@ def report(
         Path | None, typer.Option(help="Also save a full-page PNG of the report (needs chromium).")
     ] = None,
 ) -> None:
-    """Write a self-contained HTML report with tables (CSV, Markdown, LaTeX) and figures (PNG, SVG, CSV)."""
+    """Write the HTML report of run directories.
+
+    Analyses the runs (each by its instrument) and writes a self-contained index.html with
+    every table (CSV, Markdown, LaTeX) and figure (PNG, SVG, and the CSV it plots) beside it.
+
+    Example:
+
+    \b
+      choiceaudit report runs/mc --out report
+      choiceaudit report runs/sig/* --out report/sig
+    """
     from choiceaudit.audit import analyse_runs
     from choiceaudit.report import build_report
 

