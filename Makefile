@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # pytest-xdist workers for `make test` (one per core here; 0 runs the suite in one process)
 TEST_WORKERS ?= 2
 
-.PHONY: demo test venv browser clean-venv bench bench-engine bench-scale
+.PHONY: demo test docs venv browser clean-venv bench bench-engine bench-scale
 
 venv: $(STAMP)
 
@@ -35,11 +35,17 @@ browser:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver; }
 
 test: $(STAMP) browser
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks scripts
 	$(VENV)/bin/mypy
+	# the docs site, strict: a broken link or reference fails the build
+	NO_MKDOCS_2_WARNING=1 HF_HUB_OFFLINE=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir .site
 	# one torch thread per worker: the workers, not torch's threads, take the cores
 	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) -m pytest -m "not slow" -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# The documentation site at http://127.0.0.1:8000, rebuilt as pages change.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 HF_HUB_OFFLINE=1 $(VENV)/bin/mkdocs serve
 
 # Benchmarks print ratios measured side by side in one run; the README quotes their output.
 bench: $(STAMP)

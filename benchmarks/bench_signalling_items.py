@@ -4,7 +4,7 @@ Times candidate generation plus the exact oracle under both decay families (what
 ``generate_candidates`` does), then the robustness pass and selection. Target: under 10 s on two
 cores. Run::
 
-    python benchmarks/bench_signalling_items.py                       # things from ../shared/data
+    python benchmarks/bench_signalling_items.py                       # things from a shared/data directory beside the checkout
     python benchmarks/bench_signalling_items.py --norms lancaster     # offline default norms
 """
 

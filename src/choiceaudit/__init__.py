@@ -1,7 +1,7 @@
 """choiceaudit: audit models that choose among caller-supplied options.
 
 The flow is ``types → scorers → instruments → store → report`` with ``stats`` instrument-free;
-see DESIGN.md. The top-level package re-exports the core types and the scorer registry.
+see docs/architecture.md. The top-level package re-exports the core types and the scorer registry.
 """
 
 from choiceaudit.types import Decision, Item, ItemSet, Query

@@ -143,7 +143,7 @@ def test_signalling_api_equals_cli(tmp_path: Path) -> None:
 
 
 def test_run_meaning_takes_a_string_root_like_run_signalling(tmp_path: Path) -> None:
-    # the README's call: run_meaning([...], "runs/meaning", ...) with a str root
+    # the Python API docs' call: run_meaning([...], "runs/meaning", ...) with a str root
     corpus = write_bagdhara(tmp_path / "b.jsonl", 8)
     kwargs: dict[str, Any] = {
         "corpus": f"bagdhara:{corpus}",

@@ -15,7 +15,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from choiceaudit import __version__
+import choiceaudit
 from choiceaudit.cli import app
 from choiceaudit.cli._app import PANELS, summary
 
@@ -120,5 +120,7 @@ def test_every_command_has_an_example() -> None:
 def test_version_prints_the_version_and_the_commit() -> None:
     done = CliRunner().invoke(app, ["--version"])
     assert done.exit_code == 0
-    pattern = rf"choiceaudit {re.escape(__version__)} \(commit ([0-9a-f]{{40}}|unknown)\)\n"
+    pattern = (
+        rf"choiceaudit {re.escape(choiceaudit.__version__)} \(commit ([0-9a-f]{{40}}|unknown)\)\n"
+    )
     assert re.fullmatch(pattern, done.output), done.output

@@ -605,7 +605,7 @@ def test_the_served_host_names_default_to_loopback_and_are_required_elsewhere() 
 
 
 def test_the_population_block_can_draw_on_the_analysis_set(study: tuple[Path, Path]) -> None:
-    # the README's study file: classification takes its n_items conflict items of the analysis
+    # the human study guide's study file: classification takes its n_items conflict items of the analysis
     # set, and the population block draws on the rest of the analysis set (not on nothing)
     items, out = study
     text = (

@@ -1,7 +1,7 @@
 """A real browser completes a participant session end to end, with a reload mid-study:
 headless Chromium (Debian's ``chromium`` + ``chromedriver``, installed by
 ``make browser``) driven by Selenium against the server on loopback. The screenshots of each
-page are written to ``docs/human/`` (embedded in the README) when ``CHOICEAUDIT_WRITE_DOCS=1``,
+page are written to ``docs/human/`` (embedded in the human study guide) when ``CHOICEAUDIT_WRITE_DOCS=1``,
 and otherwise beside the test's other files, so a test run leaves the repository as it was."""
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def test_a_full_table_stays_at_its_size_whatever_the_keys() -> None:
     assert limiter.max_keys == 32_768
     _fill(limiter)
     assert len(limiter) == 32_768
-    assert limiter.table_bytes() < 12 * 2**20  # the README's bound for one full table
+    assert limiter.table_bytes() < 12 * 2**20  # the human study guide's bound for one full table
     # the most recent keys are the ones kept: the newest still has its bucket (29 tokens left)
     assert limiter.allow(f"{99_999:08d}" + "x" * 3992, now=100.0) is None
     assert len(limiter) == 32_768
@@ -130,7 +130,7 @@ def test_a_full_table_holds_a_bounded_amount_of_memory() -> None:
     finally:
         tracemalloc.stop()
     assert len(limiter) == 32_768
-    assert held < 12 * 2**20  # the README's bound for one full table
+    assert held < 12 * 2**20  # the human study guide's bound for one full table
 
 
 def test_a_bucket_refills_at_its_rate_and_says_how_long_to_wait() -> None:

@@ -158,11 +158,11 @@ def probe_or_refusal(url: str) -> tuple[OpenAIScorer, ProbeFailed | None]:
 
 def test_llama_cpp_python_server_is_refused_naming_its_fault(llama_cpp_python_url: str) -> None:
     _, refusal = probe_or_refusal(llama_cpp_python_url)
-    # its echo is shifted by one position and it generates after max_tokens 0 (see README)
+    # its echo is shifted by one position and it generates after max_tokens 0 (see docs/guides/servers.md)
     assert refusal is not None, "llama-cpp-python's server passed the probe: re-measure it"
     died = SERVERS[llama_cpp_python_url].poll()
     if died is not None:
-        # a build whose AMX kernels crash on the quantized file (see README) dies on the first
+        # a build whose AMX kernels crash on the quantized file (see docs/guides/servers.md) dies on the first
         # request: refused all the same, but not for the fault this test is about
         pytest.skip(f"the server died while probed (exit {died}), and was refused: {refusal}")
     assert "llama-cpp-python" in str(refusal)  # the known fault is named

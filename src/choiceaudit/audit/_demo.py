@@ -57,7 +57,7 @@ DEMO_SIZES = {
     # a smoke run under two minutes on 2 cores (1.8 min measured, SmolLM2's conversion
     # included): every instrument, analysis and figure, on SmolLM2 alone unless --gemma
     "small": DemoSize(signalling_items=16, meaning_items=12, meaning_order_items=2, gemma=False),
-    # Measured on 2 quiet cores (see README): the whole default demo, five models, 13.6 min.
+    # Measured on 2 quiet cores (docs/benchmarks.md): the whole default demo, five models, 13.6 min.
     "default": DemoSize(signalling_items=64, meaning_items=80, meaning_order_items=8),
     "full": DemoSize(signalling_items=1000, meaning_items=0, meaning_order_items=50),
 }

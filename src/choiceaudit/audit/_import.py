@@ -14,8 +14,8 @@ What the manifest records (``config``): the source and its version, each file's 
 sha256, every field of the harness's rows that was *not* mapped (with the number of rows that
 carried it), every row that could not be mapped (counted by reason, and listed with file and
 row), warnings about the harness's files (a results file that could not be read), and how the
-fields were mapped. The rows' own fields are described in the package's README
-(``src/choiceaudit/instruments/scoring/README.md``, "Importers").
+fields were mapped. The rows' own fields are described in
+``docs/reference/import-formats.md``.
 
 Identity across orderings: an item is its task, its prompt (state) and its *set* of options;
 the first rendering read fixes the canonical option order and every rendering records its

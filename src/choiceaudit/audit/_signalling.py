@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: Why bfloat16 is warned about (§I-J rules it out), with the noise floor this project measured
-#: (README, ``benchmarks/noise_floor.py``: SmolLM2 on CPU, 32 signalling-like queries).
+#: (docs/benchmarks.md, ``benchmarks/noise_floor.py``: SmolLM2 on CPU, 32 signalling-like queries).
 BFLOAT16_WARNING = (
     "bfloat16 scoring: the paper rules it out (§I-J: every rung at one precision, fp16). "
     "Measured noise floor against fp32: max |delta| of the summed log-probability 0.92 under "

@@ -58,6 +58,6 @@ def print_conformance(report: SeedConformanceReport) -> None:
         f"of one draw over {len(seeds)} seeds); listed apart and never counted: "
         f"{c['by construction']} by construction, {c['fitted']} fitted, {c['complement']} "
         f"complements, {c['reading']} Appendix B readings; every gap is discussed in "
-        "instruments/signalling/README.md",
+        "docs/instruments/signalling.md",
         highlight=False,
     )

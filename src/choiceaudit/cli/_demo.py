@@ -1,6 +1,6 @@
 """``choiceaudit demo``: both instruments on the embedded default models, then the report.
 
-The README's main command: it parses its options, calls :func:`choiceaudit.audit.run_demo`,
+The main command of the README: it parses its options, calls :func:`choiceaudit.audit.run_demo`,
 prints each instrument's summary as soon as that instrument is analysed, and writes the report.
 """
 

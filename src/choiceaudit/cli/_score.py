@@ -68,7 +68,9 @@ def models(
 @app.command(rich_help_panel=panel("score"))
 @guarded
 def score(
-    queries: Annotated[Path, typer.Argument(help="JSONL query file (format: see README).")],
+    queries: Annotated[
+        Path, typer.Argument(help="JSONL query file (format: docs/reference/query-format.md).")
+    ],
     model: Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. smollm2, sparrow.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Run directory (created or resumed).")],
     option: Annotated[

@@ -4,7 +4,7 @@ A deployer auto-accepts a decision when its confidence is at or above a cut-poin
 the rest. :func:`analyse_gate` chooses that cut-point on one slice of the rows (a family, a
 language, an experiment cell, any meta field ``key=value``), for each confidence definition
 (:data:`~choiceaudit.metrics.CONFIDENCE_DEFINITIONS`), and reports what it delivers
-on every other value of the same field. The choices, all documented in ``src/choiceaudit/instruments/scoring/README.md`` ("The gate"):
+on every other value of the same field. The choices, all documented in ``docs/instruments/scoring.md`` ("The gate"):
 
 * **Rule.** Accept iff ``confidence >= cut_point``. A cut-point accepts whole tie blocks (a
   service cannot accept part of a tie), and the cut-point is the lowest accepted confidence.

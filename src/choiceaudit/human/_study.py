@@ -105,7 +105,7 @@ class StudyFileJSON(TypedDict):
 
 @dataclass(frozen=True)
 class StudySpec:
-    """The study file, resolved (see README "The human condition" for its format)."""
+    """The study file, resolved (its format: docs/guides/human-study.md)."""
 
     seed: int
     condition: str = "4"

@@ -58,7 +58,7 @@ class KeyedLimiter:
 
     def table_bytes(self) -> int:
         """The memory the table holds now (the mapping, its keys and its buckets), by
-        ``sys.getsizeof``: what a full table's bound in the README is checked against."""
+        ``sys.getsizeof``: what a full table's bound in the human study guide is checked against."""
         with self._lock:
             entries = sum(
                 sys.getsizeof(k) + sys.getsizeof(v) + sum(sys.getsizeof(x) for x in v)
@@ -97,7 +97,7 @@ def _networks(values: Sequence[str]) -> tuple[_Network, ...]:
 @dataclass(frozen=True)
 class Limits:
     """The study app's throttles (see the module docstring); every default is documented in
-    the human section of the README."""
+    the human study guide (docs/guides/human-study.md)."""
 
     rate: float = 10.0
     burst: int = 30

@@ -2,7 +2,7 @@
 
 A template is a Jinja string as tokenizers ship it. ``"own"`` takes the scored model's own
 template; a model name (``"smollm2"``, ``"hf:/models/qwen-instruct"``) takes that model's, so a
-base model can be scored under its instruct sibling's template (DESIGN.md, "Chat templates").
+base model can be scored under its instruct sibling's template (docs/architecture.md, "Chat templates").
 The rendered text already contains whatever special tokens the template writes (a BOS, turn
 markers), so a templated prompt is tokenized without adding special tokens.
 """

@@ -13,7 +13,7 @@ the same leading tokens reuses (within a call always; across calls through the p
 so the template and instruction a prompt shares with its neutral prompt and with other queries
 run once too. The hidden state of a node depends only on its root path with positions
 ``0..depth``, exactly the computation of a plain forward pass over that sequence, so the
-scores equal the naive per-option forward up to floating-point reduction order (DESIGN.md,
+scores equal the naive per-option forward up to floating-point reduction order (docs/architecture.md,
 "The causal-LM engine").
 
 A row's tail (what follows its whole blocks) is batched with rows of the same block count and

@@ -29,7 +29,7 @@ child; the result is in ``describe()``.
 running ggml's GELU op on four inputs: a stock build rounds GELU's input and output to float16
 through a table (``GGML_GELU_FP16``), which on a GELU model such as Gemma 3 moves token
 log-probabilities by up to ~6e-3 against ``hf`` on the same F32 file, where a build without it
-agrees within ~7e-5 (README: the agreement table).
+agrees within ~7e-5 (docs/guides/servers.md: the agreement table).
 
 This is the CPU path for GGUF files as they are quantized: ``hf`` dequantizes a GGUF to
 float32, llama.cpp executes the quantized types. The optional extra is ``llama-cpp``

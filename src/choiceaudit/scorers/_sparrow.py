@@ -3,7 +3,7 @@
 A query becomes one ``choice`` question of the /v1/systemone contract: ``criteria`` maps each key
 to its option text in display order. ``probs`` is the model's unrounded probability vector
 (``Decider.probs``), kept as returned in ``scores["prob"]``; the ``confidence`` field the contract
-exposes — a separate head, not the max probability — is kept as ``aux["conf_head"]`` (DESIGN.md,
+exposes — a separate head, not the max probability — is kept as ``aux["conf_head"]`` (docs/architecture.md,
 "Embedded defaults"), and the returned ``choice`` as ``aux["choice_key"]`` with
 ``aux["choice_is_argmax"]`` (whether it is the argmax of the vector).
 

@@ -1,4 +1,4 @@
-"""Instrument-free statistics on arrays (DESIGN.md, "Statistics"; the names are a contract).
+"""Instrument-free statistics on arrays (docs/architecture.md, "Statistics"; the names are a contract).
 
 Pure functions with keyword-only options, importing only numpy and scipy. Every function validates
 its input: NaN, empty input, mismatched shapes and probability rows that do not sum to 1 (within

@@ -1,6 +1,6 @@
 """The run store: a run directory of ``manifest.json`` plus Parquet decision parts, and the
 JSONL query format. The store only reads and writes; scoring into a run is
-:func:`choiceaudit.audit.run_scoring`. See DESIGN.md, "The run store"."""
+:func:`choiceaudit.audit.run_scoring`. See docs/architecture.md, "The run store"."""
 
 from choiceaudit.errors import StoreError
 from choiceaudit.store._columns import read_choice_columns, stored_arm

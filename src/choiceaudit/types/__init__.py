@@ -2,7 +2,7 @@
 build (`Item`, `ItemSet`), and the records of a run (`RunConfig`, `Manifest`, `Arm`, `Skipped`).
 
 Every type is a frozen dataclass validated at construction, so a malformed value fails where it
-is made, not three stages later in an analysis. See DESIGN.md, "Core types". The choice types
+is made, not three stages later in an analysis. See docs/architecture.md, "Core types". The choice types
 live in ``_choice`` and the run records in ``_run``; ``choiceaudit.types`` is the one import path.
 """
 

@@ -6,7 +6,7 @@ item draws per distractor family, interventions, typed choice queries) → any s
 :class:`MeaningRows`) → a frozen :class:`MeaningAnalysis` that the report lays out.
 
 The entry points are exported here; the building blocks (pools, slates, interventions, single
-analyses such as ``paired_contrast``) live in the private modules, listed in README.md beside
+analyses such as ``paired_contrast``) live in the private modules, listed in docs/instruments/meaning.md beside
 every choice the paper leaves open. The JSON records of a run's configuration are typed in
 :mod:`choiceaudit.instruments.meaning.records`; ``Interval`` is
 :class:`choiceaudit.stats.Interval`, re-exported for the report, which does not import ``stats``.

@@ -60,7 +60,7 @@ SUBSET_SEED = 909
 
 #: The split seed of Appendix R, "Seeds" ("The split seed is 20261001"; the contract's
 #: ``laya_split_seed``). The paper does not say what it draws; the instrument records it in
-#: every run's config (``split_seed``) and draws nothing with it (see the README).
+#: every run's config (``split_seed``) and draws nothing with it (see docs/instruments/meaning.md).
 SPLIT_SEED = 20261001
 
 

@@ -3,7 +3,7 @@
 A row is one (query, decision) pair. Probabilities stay in **display** order with the permutation
 beside them, and every outcome is read through the canonical identity the query recorded (the
 gold at canonical 0, the literal gloss at canonical 1 where present), never through a slot letter
-(DESIGN.md, "Canonical identity"; the meaning paper, Appendix Q, "Recovering option identity").
+(docs/architecture.md, "Canonical identity"; the meaning paper, Appendix Q, "Recovering option identity").
 
 Choices are tied *sets*: a row whose maximum is shared by ``t`` slots gives each of them credit
 ``1/t`` (:func:`choice_credit`), so accuracy and the literal attraction rate never depend on

@@ -4,7 +4,7 @@ meta, selection by display slot, the order audit where items were rendered under
 orderings, and calibration and selective prediction under four confidence definitions. The
 metrics themselves live in :mod:`choiceaudit.metrics` (every instrument may use them); the
 confidence gate chosen on one slice and read on every other is :mod:`choiceaudit.gate`. The
-choices behind each number are documented in this package's README.md."""
+choices behind each number are documented in docs/instruments/scoring.md."""
 
 from choiceaudit.instruments.scoring._analysis import ScoringAnalysis, analyse_scoring_runs
 from choiceaudit.instruments.scoring._config import ScoreConfig

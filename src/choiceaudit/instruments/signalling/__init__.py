@@ -15,8 +15,8 @@ oracle, cosine — in :mod:`choiceaudit.instruments.signalling.choosers`; the au
 ``analyse_signalling_runs`` runs the frozen analysis battery on the scored runs, returning one
 typed :class:`SignallingAnalysis` (Table I ``CoordinateCell`` s, references, slopes, condition
 agreement, format L, excess against distance with r, and every skipped analysis) per
-instrument. README.md in this directory lists every
-choice made where the paper is silent.
+instrument. docs/instruments/signalling.md lists
+every choice made where the paper is silent.
 """
 
 from choiceaudit.instruments.signalling._build import (

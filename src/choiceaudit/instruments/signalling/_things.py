@@ -1,6 +1,6 @@
 """The ``things`` norms bundle: THINGS concepts, THINGSplus property and size ratings, SPoSE.
 
-File formats (paper §I-B, §I-C; ``../shared/data/README.md``):
+File formats (paper §I-B, §I-C; the THINGS and THINGSplus releases):
 
 * THINGS ``things_concepts.tsv`` — tab-separated, CRLF line endings, one row per concept with
   ``Word``, ``uniqueID``, ``Concreteness (M)``, ``SUBTLEX freq``, ``Dominant Part of Speech``.
@@ -383,7 +383,8 @@ def _dimensions(
 def load_things(
     data_dir: str | Path, *, spose: bool = True, allow_loss: bool = False
 ) -> NormsBundle:
-    """Assemble the ``things`` bundle from a directory laid out like ``../shared/data``.
+    """Assemble the ``things`` bundle from a directory laid out as ``choiceaudit data fetch things``
+    writes it.
 
     Dimensions: the eleven THINGSplus properties on 1–7 and ``size`` on 0–520, each with its
     per-concept rater SD. Coverage sources: ``property_ratings``, ``size_ratings`` and (with
