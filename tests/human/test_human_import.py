@@ -4,6 +4,7 @@ chooser's, with per-participant strategy classification and the population curve
 from __future__ import annotations
 
 import random
+import re
 from functools import partial
 from pathlib import Path
 
@@ -141,6 +142,10 @@ def test_the_report_shows_people_beside_the_models(
     assert (tmp_path / "report" / "tables" / "human_participants.csv").exists() or any(
         p.name.startswith("human_participants") for p in (tmp_path / "report").rglob("*.csv")
     )
+    # every people's table says what it computed and links its definition
+    tables = re.findall(r'<figure class="table" id="table-human_.*?</figure>', html, re.DOTALL)
+    assert tables and all('class="computed"' in t for t in tables)
+    assert all("instruments/signalling/#human_" in t for t in tables)
 
 
 def test_an_import_never_overwrites_a_run(imported: tuple[Path, Path, Path]) -> None:

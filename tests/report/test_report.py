@@ -100,7 +100,7 @@ def test_report_renders_in_headless_chromium(report_dir: Path) -> None:
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
-    from choiceaudit.report import CHROMIUM_FLAGS
+    from choiceaudit.report import CHROMIUM_FLAGS, DOCS_URL
 
     options = Options()
     options.binary_location = shutil.which("chromium")  # type: ignore[assignment]
@@ -124,6 +124,8 @@ def test_report_renders_in_headless_chromium(report_dir: Path) -> None:
         url = urlparse(href)
         if url.scheme == "file":
             assert Path(unquote(url.path)).is_file(), f"broken link {href}"
+        elif href.startswith(DOCS_URL):
+            assert url.fragment, f"a definition link without its section: {href}"
         else:
             assert url.scheme == "" and url.fragment, f"unexpected link {href}"
     png = (report_dir.parent / "shot.png").read_bytes()

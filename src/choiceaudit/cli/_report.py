@@ -21,6 +21,13 @@ def report(
     screenshot: Annotated[
         Path | None, typer.Option(help="Also save a full-page PNG of the report (needs chromium).")
     ] = None,
+    docs_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Documentation site each table's definition links into (default: the site "
+            "`make docs` serves)."
+        ),
+    ] = None,
 ) -> None:
     """Write the HTML report of run directories.
 
@@ -34,9 +41,11 @@ def report(
       choiceaudit report runs/sig/* --out report/sig
     """
     from choiceaudit.audit import analyse_runs
-    from choiceaudit.report import build_report
+    from choiceaudit.report import DOCS_URL, build_report
 
-    index = build_report(analyse_runs(runs), out=out_dir, title=title)
+    index = build_report(
+        analyse_runs(runs), out=out_dir, title=title, docs_url=docs_url or DOCS_URL
+    )
     out.print(f"report: {index}")
     if screenshot is not None:
         from choiceaudit.report import screenshot as take

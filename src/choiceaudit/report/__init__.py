@@ -7,10 +7,12 @@ from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._gate import gate_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._screenshot import CHROMIUM_FLAGS, screenshot
-from choiceaudit.report._tables import ReportTable
+from choiceaudit.report._tables import DOCS_URL, Computed, ReportTable
 
 __all__ = [
     "CHROMIUM_FLAGS",
+    "DOCS_URL",
+    "Computed",
     "ReportFigure",
     "ReportTable",
     "Section",

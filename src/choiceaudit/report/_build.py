@@ -20,6 +20,7 @@ from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._human import human_sections
 from choiceaudit.report._meaning import meaning_sections
 from choiceaudit.report._signalling import signalling_sections
+from choiceaudit.report._tables import DOCS_URL
 
 __all__ = ["LAYOUTS", "build_report"]
 
@@ -33,11 +34,17 @@ LAYOUTS: dict[type, Callable[[Sequence[Any]], Sequence[Section]]] = {
 
 
 def build_report(
-    results: Sequence[object], *, out: Path | str, title: str = "choiceaudit report"
+    results: Sequence[object],
+    *,
+    out: Path | str,
+    title: str = "choiceaudit report",
+    docs_url: str = DOCS_URL,
 ) -> Path:
     """Write the report of ``results`` (analysis results of any type in :data:`LAYOUTS`, or of
     a type a plug-in instrument declares a layout for) into ``out``; return the path of
     ``index.html``. A result no layout knows is an :class:`~choiceaudit.errors.InputError`.
+    Each table and figure links the page of the documentation site at ``docs_url`` that
+    defines it.
 
     >>> import json, pathlib, tempfile
     >>> from choiceaudit.audit import analyse_runs, score_file
@@ -69,7 +76,7 @@ def build_report(
                     "not a choiceaudit.report.Section"
                 )
             sections.append(section)
-    return write_report(sections, Path(out), title=title)
+    return write_report(sections, Path(out), title=title, docs_url=docs_url)
 
 
 def _layouts() -> dict[type, Callable[[Sequence[Any]], Sequence[object]]]:

@@ -19,9 +19,45 @@ from choiceaudit.gate import DefinitionGate, GateAnalysis, Interval, SliceResult
 from choiceaudit.metrics import DEFINITION_TEXT
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._html import Section
-from choiceaudit.report._tables import ReportTable
+from choiceaudit.report._tables import Computed, ReportTable
 
 __all__ = ["gate_section", "risk_coverage_panels"]
+
+
+PAGE = "instruments/scoring.md"
+_ACCEPT = (
+    "a row is accepted when its confidence (under the definition named) is at or above the "
+    "cut-point; correct = its argmax is the gold option, a tie holding it earning 1/(tie size)."
+)
+THRESHOLDS = Computed(
+    rule=_ACCEPT,
+    aggregation="the cut-point chosen on the fit slice's rows for the objective; its interval a "
+    "percentile bootstrap over items with the cut-point re-chosen each time; oos_* cross-fitted "
+    "over folds of items (min and max over the fold assignments).",
+    n="column fit_rows: the fit slice's rows.",
+    page=PAGE,
+)
+SLICES = Computed(
+    rule=_ACCEPT,
+    aggregation="per slice: coverage (share accepted), accuracy among the accepted, AURC and "
+    "AUGRC against the random gate; intervals a bootstrap over items with the cut-point fixed.",
+    n="columns n_rows and n_items.",
+    page=PAGE,
+)
+SIDE_BY_SIDE = Computed(
+    rule=_ACCEPT + " Each definition has its own cut-point, fitted to the same target.",
+    aggregation="per model and slice: coverage and accuracy among the accepted, per definition.",
+    n="the slice's rows, as in gate_slices.",
+    page=PAGE,
+)
+RISK_COVERAGE = Computed(
+    rule="confidence under each definition; error = 1 − credit of the argmax.",
+    aggregation="per slice, selective risk at each coverage (most confident accepted first), "
+    "and the point the fitted cut-point gives there.",
+    n="the slice's rows, as in gate_slices.",
+    page=PAGE,
+    anchor="gate_risk_coverage",
+)
 
 
 def _est(i: Interval | None) -> float | None:
@@ -196,7 +232,10 @@ def _curve_records(g: DefinitionGate) -> list[dict[str, object]]:
 def _figure(model: str, gates: Sequence[DefinitionGate], analysis: GateAnalysis) -> ReportFigure:
     records = [r for g in gates for r in _curve_records(g)]
     table = ReportTable.from_records(
-        f"gate_risk_coverage_{_safe(model)}", f"Risk–coverage by slice: {model}", records
+        f"gate_risk_coverage_{_safe(model)}",
+        f"Risk–coverage by slice: {model}",
+        records,
+        computed=RISK_COVERAGE,
     )
     target = 1.0 - analysis.spec.required_accuracy
     fit = f"{analysis.fit_key}={analysis.fit_value}"
@@ -258,6 +297,7 @@ def gate_section(analysis: GateAnalysis) -> Section:
                 note="cut_point empty: no cut-point meets the target on the fit slice (accept "
                 "nothing). fit_accuracy is in-sample and biased upwards; oos_accuracy is the "
                 "cross-fitted estimate (its min and max over the fold assignments).",
+                computed=THRESHOLDS,
             )
         )
         section.tables.append(
@@ -269,6 +309,7 @@ def gate_section(analysis: GateAnalysis) -> Section:
                 "coverage_shift: against the fit slice; accuracy: among accepted rows; intervals "
                 "are item bootstraps with the cut-point fixed. status MISSED: below target; "
                 "MISSED (INTERVAL BELOW TARGET): the whole interval is.",
+                computed=SLICES,
             )
         )
         section.tables.append(
@@ -279,6 +320,7 @@ def gate_section(analysis: GateAnalysis) -> Section:
                 note="Each definition has its own cut-point, fitted on the same slice to the same "
                 "target; a threshold tuned on one definition says nothing about the automation "
                 "rate of another.",
+                computed=SIDE_BY_SIDE,
             )
         )
         by_model: dict[str, list[DefinitionGate]] = {}

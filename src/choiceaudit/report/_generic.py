@@ -23,10 +23,89 @@ from choiceaudit.instruments.scoring import (
 from choiceaudit.report._figures import ReportFigure
 from choiceaudit.report._gate import risk_coverage_panels
 from choiceaudit.report._html import Section
-from choiceaudit.report._tables import ReportTable
+from choiceaudit.report._tables import Computed, ReportTable
 from choiceaudit.types import Manifest
 
 __all__ = ["run_summary_table", "scoring_section"]
+
+#: the scoring guide, whose section named after each table defines it
+PAGE = "instruments/scoring.md"
+#: a choice under a rule, as every gold-scored table of the section reads it
+CHOICE = "the choice is the argmax of the row's probabilities (probs); a tie is a tied set."
+CREDIT = "a tie holding the gold option earns 1/(tie size)."
+
+RUNS = Computed(
+    rule="none: what each run's manifest records.",
+    aggregation="one row per run.",
+    n="rows = the rows the run stores.",
+    page="reference/report.md",
+)
+SLOT_SHARES = Computed(
+    rule=CHOICE + " The chosen display slot; a tie splits its one choice evenly over its slots.",
+    aggregation="share of a model's choices falling in each slot, per menu size k.",
+    n="column n: the rows of that menu size.",
+    page=PAGE,
+)
+CALIBRATION = Computed(
+    rule="confidence = the top-label probability; correct = the argmax is the gold option, "
+    + CREDIT,
+    aggregation="ECE over 15 equal-width bins (ece) and 15 equal-mass bins (ece_mass), "
+    "multiclass Brier, per cell (all rows, then each condition or task).",
+    n="column n_rows: the gold-scored rows of the cell.",
+    page=PAGE,
+)
+SELECTIVE_GATES = Computed(
+    rule="confidence under each definition (maxprob, conf_head, margin, entropy); correct as "
+    "for accuracy, " + CREDIT,
+    aggregation="area under the risk–coverage curve (AURC) and its generalised form (AUGRC), "
+    "against a random gate's (the error rate; half of it); ties in confidence spread evenly.",
+    n="column n_rows: the gold-scored rows of the cell.",
+    page=PAGE,
+)
+SELECTIVE_ACCURACY = Computed(
+    rule="rows ordered by confidence under each definition; correct as for accuracy, " + CREDIT,
+    aggregation="accuracy on the most confident fraction of rows at each coverage (at_1.00: "
+    "all rows); ties in confidence spread evenly.",
+    n="the gold-scored rows of the cell, as in scoring_selective_gates.",
+    page=PAGE,
+)
+RELIABILITY = Computed(
+    rule="confidence = the top-label probability; correct as for accuracy.",
+    aggregation="15 equal-width bins of confidence; per bin the mean confidence and the "
+    "accuracy (empty bins left out).",
+    n="column n_rows: the rows in the bin.",
+    page=PAGE,
+)
+RISK_COVERAGE = Computed(
+    rule="confidence under each definition; error = 1 − credit of the argmax.",
+    aggregation="selective risk (the error rate among the accepted rows) at each coverage, "
+    "the most confident accepted first; the dotted line is the overall error rate.",
+    n="the gold-scored rows of each series.",
+    page=PAGE,
+)
+ORDER_AUDIT = Computed(
+    rule="the chosen canonical option perm[slot] of each ordering of an item (never the slot "
+    "letter); travel: an option's own probability across orderings.",
+    aggregation="over items seen under several orderings: the share whose choice changes "
+    "(answer_instability), the mean number of distinct choices, travel's median and share "
+    "under 1e-4.",
+    n="columns items and orderings.",
+    page=PAGE,
+)
+
+
+def _accuracy_computed(analysis: ScoringAnalysis) -> Computed:
+    rules = "; ".join(
+        f"{rule}: the argmax of {RULE_TEXT.get(rule, 'the stored score ' + rule)}"
+        for rule in dict.fromkeys(c.rule for c in analysis.accuracy)
+    )
+    return Computed(
+        rule=f"one row per choice rule (column rule) — {rules}; " + CREDIT,
+        aggregation=f"mean credit over rows; 95% percentile bootstrap over whole items "
+        f"({analysis.n_resamples} resamples, seed {analysis.seed}).",
+        n="columns rows and items.",
+        page=PAGE,
+    )
 
 
 def run_summary_table(
@@ -47,7 +126,7 @@ def run_summary_table(
                 "created": manifest.created,
             }
         )
-    return ReportTable.from_records(name, "Runs in this report", records)
+    return ReportTable.from_records(name, "Runs in this report", records, computed=RUNS)
 
 
 def _draw_slots(table: ReportTable) -> ReportFigure:
@@ -101,6 +180,7 @@ def _calibration_tables(analysis: ScoringAnalysis) -> list[ReportTable]:
                 "equal-width bins; ece_mass: 15 equal-mass bins; multiclass Brier against its "
                 "uniform reference 1 − 1/k (above it: worse than reporting a flat distribution; "
                 "empty where menus differ in size). Cells: all rows, then each condition / task.",
+                computed=CALIBRATION,
             )
         )
     if analysis.selective:
@@ -132,6 +212,7 @@ def _calibration_tables(analysis: ScoringAnalysis) -> list[ReportTable]:
                 "direction a gate needs; the reverse is anti-diagnostic. maxprob = max p, "
                 "conf_head = the model's own confidence field, margin = p(1) − p(2), entropy = "
                 "1 − H(p)/log k.",
+                computed=SELECTIVE_GATES,
             )
         )
         tables.append(
@@ -149,6 +230,7 @@ def _calibration_tables(analysis: ScoringAnalysis) -> list[ReportTable]:
                 ],
                 note=f"Coverages {', '.join(f'{c:.2f}' for c in COVERAGES)} (Appendix F, Table "
                 "9); at_1.00 is plain accuracy. Ties in confidence are spread evenly.",
+                computed=SELECTIVE_ACCURACY,
             )
         )
     if analysis.reliability:
@@ -169,6 +251,7 @@ def _calibration_tables(analysis: ScoringAnalysis) -> list[ReportTable]:
                 "scoring_reliability",
                 "Reliability bins of the top-label probability (15 equal-width, non-empty)",
                 records,
+                computed=RELIABILITY,
             )
         )
     return tables
@@ -192,7 +275,9 @@ def _risk_coverage_figure(analysis: ScoringAnalysis) -> ReportFigure | None:
             )
     if not records:
         return None
-    table = ReportTable.from_records("scoring_risk_coverage", "Risk–coverage curves", records)
+    table = ReportTable.from_records(
+        "scoring_risk_coverage", "Risk–coverage curves", records, computed=RISK_COVERAGE
+    )
     n_panels = len({r["definition"] for r in records})
 
     def draw(fig: Figure) -> None:
@@ -242,6 +327,7 @@ def scoring_section(analysis: ScoringAnalysis) -> Section:
                 )
                 + f". Percentile bootstrap, {analysis.n_resamples} resamples of whole items, "
                 f"seed {analysis.seed}; a tie containing the gold option earns 1/(tie size).",
+                computed=_accuracy_computed(analysis),
             )
         )
     if analysis.slot_shares:
@@ -250,6 +336,7 @@ def scoring_section(analysis: ScoringAnalysis) -> Section:
             "Share of choices by display slot (ties split evenly)",
             [asdict(c) for c in analysis.slot_shares],
             note="Without position bias and with options placed at random, each slot gets 1/k.",
+            computed=SLOT_SHARES,
         )
         section.figures.append(_draw_slots(slots))
         section.tables.append(slots)
@@ -267,6 +354,7 @@ def scoring_section(analysis: ScoringAnalysis) -> Section:
                 note="Answer identity is the canonical option perm[slot(ŷ)], never the slot "
                 "letter; travel is the largest distance one option's own probability moves "
                 "across orderings.",
+                computed=ORDER_AUDIT,
             )
         )
     return section

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from choiceaudit.files import make_dir
 from choiceaudit.report._figures import ReportFigure
-from choiceaudit.report._tables import ReportTable
+from choiceaudit.report._tables import DOCS_URL, ReportTable
 from choiceaudit.types import Manifest
 
 __all__ = ["Section", "write_report"]
@@ -57,9 +57,11 @@ def _files(links: dict[str, Path], root: Path) -> str:
     return f'<div class="files">{"".join(parts)}</div>'
 
 
-def _figure_html(fig: ReportFigure, paths: dict[str, Path], root: Path) -> str:
+def _figure_html(fig: ReportFigure, paths: dict[str, Path], root: Path, docs_url: str) -> str:
     data = base64.b64encode(paths["png"].read_bytes()).decode("ascii")
     caption = f'<p class="note">{html.escape(fig.caption)}</p>' if fig.caption else ""
+    if fig.data.computed is not None:
+        caption += fig.data.computed.to_html(fig.data.name, docs_url)
     return (
         f'<figure id="figure-{html.escape(fig.name)}"><figcaption>{html.escape(fig.title)}</figcaption>'
         f'<img alt="{html.escape(fig.title)}" src="data:image/png;base64,{data}">'
@@ -93,9 +95,14 @@ def _provenance(runs: list[tuple[str, Manifest]]) -> str:
 
 
 def write_report(
-    sections: list[Section], out_dir: Path, *, title: str = "choiceaudit report"
+    sections: list[Section],
+    out_dir: Path,
+    *,
+    title: str = "choiceaudit report",
+    docs_url: str = DOCS_URL,
 ) -> Path:
-    """Write every figure and table file and ``index.html``; return the HTML path."""
+    """Write every figure and table file and ``index.html``; return the HTML path. Each table
+    and figure states what it computed and links its definition under ``docs_url``."""
     make_dir(out_dir)
     body: list[str] = []
     nav = " ".join(f'<a href="#{html.escape(s.key)}">{html.escape(s.title)}</a>' for s in sections)
@@ -104,10 +111,10 @@ def write_report(
         parts.append(f'<div class="method">{section.method}</div>')
         for fig in section.figures:
             paths = fig.write(out_dir / "figures")
-            parts.append(_figure_html(fig, paths, out_dir))
+            parts.append(_figure_html(fig, paths, out_dir, docs_url))
         for table in section.tables:
             paths = table.write(out_dir / "tables")
-            parts.append(table.to_html() + _files(paths, out_dir))
+            parts.append(table.to_html(docs_url) + _files(paths, out_dir))
         if section.item_tables:
             links = []
             for table in section.item_tables:

@@ -13,9 +13,44 @@ from dataclasses import asdict
 
 from choiceaudit.instruments.signalling import HumanAnalysis
 from choiceaudit.report._html import Section
-from choiceaudit.report._tables import ReportTable
+from choiceaudit.report._tables import Computed, ReportTable
 
 __all__ = ["human_sections"]
+
+PAGE = "instruments/signalling.md"
+COUNTS = Computed(
+    rule="each participant's strategy from their classification-block choices (salience, "
+    "Bayes, random-like or unclassified, by where the exact intervals of their o_fit and o_bayes "
+    "rates lie).",
+    aggregation="participants per strategy.",
+    n="column participants; the sum is the participants analysed.",
+    page=PAGE,
+    anchor="human_strategy_counts",
+)
+POPULATION = Computed(
+    rule="each response's achieved post_norm and fit_norm on the population block's analysis set.",
+    aggregation="mean within item, then over items; delta is the paired per-item difference from "
+    "the random reference, with its item-bootstrap interval.",
+    n="the items of the analysis set the people answered (column n_items).",
+    page=PAGE,
+    anchor="human_population",
+)
+POPULATION_BINS = Computed(
+    rule="each response's achieved fit_norm on the population block.",
+    aggregation="mean per fit_cost bin (§IV-D), within item, then over the bin's items.",
+    n="the bin's items.",
+    page=PAGE,
+    anchor="human_population_fit_cost",
+)
+PARTICIPANTS = Computed(
+    rule="a participant's choices on the classification block: o_fit and o_bayes rates.",
+    aggregation="per participant: rates with exact (Clopper–Pearson) intervals beside the rate "
+    "random selection gives; coordinate means with item-bootstrap intervals.",
+    n="the participant's answered classification items.",
+    page=PAGE,
+    anchor="human_participants",
+)
+
 
 _METHOD = """<p>The human condition (condition 8, §V): people saw the frozen renderings exactly as a
 chooser receives them (the two candidate lists with the target pair marked, then the tile's
@@ -38,7 +73,10 @@ def _section(a: HumanAnalysis, key: str) -> Section:
     counts = [{"strategy": s, "participants": n} for s, n in a.counts.items()]
     tables.append(
         ReportTable.from_records(
-            f"human_strategy_counts{key}", "People: strategies on the classification block", counts
+            f"human_strategy_counts{key}",
+            "People: strategies on the classification block",
+            counts,
+            computed=COUNTS,
         )
     )
     if a.population is not None:
@@ -50,6 +88,7 @@ def _section(a: HumanAnalysis, key: str) -> Section:
                 f"People: population curve ({a.set_label})",
                 [p],
                 note="delta = paired per-item difference from the random reference, [low, high] its interval.",
+                computed=POPULATION,
             )
         )
         if bins:
@@ -58,6 +97,7 @@ def _section(a: HumanAnalysis, key: str) -> Section:
                     f"human_population_fit_cost{key}",
                     "People: achieved fit_norm by fit_cost bin (population block, §IV-D)",
                     bins,
+                    computed=POPULATION_BINS,
                 )
             )
     if a.participants:
@@ -67,6 +107,7 @@ def _section(a: HumanAnalysis, key: str) -> Section:
                 "People: per-participant strategy classification",
                 [asdict(x) for x in a.participants],
                 note="rates with exact (Clopper–Pearson) intervals; coordinate means with item-bootstrap intervals.",
+                computed=PARTICIPANTS,
             )
         )
     excluded = ", ".join(f"{n} {why}" for why, n in a.excluded.items() if n) or "none"

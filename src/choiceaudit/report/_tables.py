@@ -11,7 +11,44 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ReportTable", "format_cell"]
+__all__ = ["DOCS_URL", "Computed", "ReportTable", "format_cell"]
+
+#: Where a report's "defined in" links point: the documentation site ``make docs`` serves; a
+#: report built for readers elsewhere names the published site (``report --docs-url``).
+DOCS_URL = "http://127.0.0.1:8000/"
+
+
+@dataclass(frozen=True)
+class Computed:
+    """What a table's numbers are, as the report states beside it: the ``rule`` that turns a
+    stored row into the value (which score, which choice), the ``aggregation`` over rows or
+    items (and the interval), the ``n`` each number rests on, and the documentation ``page``
+    whose section named after the table defines it and says how to read it (``anchor``, where a
+    table's name varies, as one per model does, names that section instead)."""
+
+    rule: str
+    aggregation: str
+    n: str
+    page: str
+    anchor: str = ""
+
+    def section(self, table: str) -> str:
+        """The anchor of the documentation's section on ``table``."""
+        return self.anchor or table
+
+    def href(self, table: str, docs_url: str = DOCS_URL) -> str:
+        """The link to the table's section of the documentation site (``page.md#table``)."""
+        return f"{docs_url.rstrip('/')}/{self.page.removesuffix('.md')}/#{self.section(table)}"
+
+    def to_html(self, table: str, docs_url: str = DOCS_URL) -> str:
+        where = f"docs/{self.page}#{self.section(table)}"
+        return (
+            '<p class="computed"><b>Computed.</b> '
+            f"Rule: {html.escape(self.rule)} Aggregation: {html.escape(self.aggregation)} "
+            f"n: {html.escape(self.n)} "
+            f'Defined in <a href="{html.escape(self.href(table, docs_url))}">'
+            f"{html.escape(where)}</a>.</p>"
+        )
 
 
 def format_cell(value: object, *, digits: int = 3) -> str:
@@ -55,6 +92,7 @@ class ReportTable:
     rows: tuple[tuple[object, ...], ...]
     note: str = ""
     digits: int = 3
+    computed: Computed | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns))
@@ -74,6 +112,7 @@ class ReportTable:
         *,
         note: str = "",
         digits: int = 3,
+        computed: Computed | None = None,
     ) -> ReportTable:
         columns: list[str] = []
         for record in records:
@@ -81,7 +120,7 @@ class ReportTable:
                 if key not in columns:
                     columns.append(key)
         rows = tuple(tuple(record.get(c) for c in columns) for record in records)
-        return cls(name, title, tuple(columns), rows, note=note, digits=digits)
+        return cls(name, title, tuple(columns), rows, note=note, digits=digits, computed=computed)
 
     def records(self) -> list[dict[str, Any]]:
         """The rows back as column → value records, for the figures drawn from a table (their
@@ -133,13 +172,15 @@ class ReportTable:
         lines.append(r"\end{table}")
         return "\n".join(lines) + "\n"
 
-    def to_html(self) -> str:
+    def to_html(self, docs_url: str = DOCS_URL) -> str:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
         body = "".join(
             "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
             for cells in self._cells()
         )
         note = f'<p class="note">{html.escape(self.note)}</p>' if self.note else ""
+        if self.computed is not None:
+            note += self.computed.to_html(self.name, docs_url)
         return (
             f'<figure class="table" id="table-{html.escape(self.name)}">'
             f"<figcaption>{html.escape(self.title)}</figcaption>"
