@@ -81,3 +81,74 @@ def test_a_table_that_states_nothing_or_links_nowhere_is_found() -> None:
         "s: table mystery states nothing it computed",
         "s: table lost links docs/instruments/scoring.md#lost, which has no such section",
     ]
+
+
+def _declared() -> list[tuple[str, str, Computed]]:
+    """Every statement the report modules declare at module level (constants, and the values
+    of module-level dicts), with the module and name it is declared under."""
+    import importlib
+    import pkgutil
+
+    import choiceaudit.report as report
+
+    found = []
+    for info in pkgutil.iter_modules(report.__path__):
+        module = importlib.import_module(f"choiceaudit.report.{info.name}")
+        for name, value in vars(module).items():
+            values = value.items() if isinstance(value, dict) else [(name, value)]
+            for key, item in values:
+                if isinstance(item, Computed):
+                    found.append((info.name, str(key), item))
+    return found
+
+
+def test_every_declared_statement_links_a_section_that_exists() -> None:
+    """Tables built only on some data (a batch-1 run, an RSA sweep, a second decay family) are
+    checked here, by their declarations, as well as when a report holds them."""
+    from report_docs import DOCS, anchors
+
+    declared = _declared()
+    assert len(declared) >= 30
+    for module, name, computed in declared:
+        assert (DOCS / computed.page).is_file(), f"{module}.{name}: docs/{computed.page}"
+        if computed.anchor or name.islower():
+            anchor = computed.anchor or name
+            assert anchor in anchors(computed.page), f"{module}.{name}: #{anchor} missing"
+
+
+def test_the_signalling_section_says_what_each_table_computed(tmp_path: Path) -> None:
+    from choiceaudit.report._signalling import signalling_sections
+
+    runs = api.run_signalling(
+        ["fake"],
+        ["salience", "bayes", "uniform"],
+        out=tmp_path / "sig",
+        norms="lancaster",
+        n_items=8,
+        n_candidates=2000,
+    )
+    sections = signalling_sections(
+        [a for a in api.analyse_runs(runs) if isinstance(a, api.SignallingAnalysis)]
+    )
+    assert sections and sections[0].tables and sections[0].figures
+    assert undocumented(sections) == []
+
+
+def test_the_meaning_section_says_what_each_table_computed(tmp_path: Path) -> None:
+    from choiceaudit.report._meaning import meaning_sections
+
+    runs = api.run_meaning(["fake"], out=tmp_path / "meaning", n_items=6, embedder="none")
+    (analysis,) = [a for a in api.analyse_runs(runs) if isinstance(a, api.MeaningAnalysis)]
+    sections = meaning_sections(analysis)
+    assert len(sections[0].tables) >= 10 and sections[0].figures
+    assert undocumented(sections) == []
+
+
+def test_a_meaning_table_with_no_statement_stops_the_report() -> None:
+    from choiceaudit.errors import AnalysisError
+    from choiceaudit.report import Section
+    from choiceaudit.report._meaning_computed import stated
+
+    table = ReportTable("meaning_new_table", "New", ("x",), ((1,),))
+    with pytest.raises(AnalysisError, match="meaning_new_table"):
+        stated(Section("meaning", "Meaning", "", tables=[table]))

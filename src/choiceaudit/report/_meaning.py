@@ -26,6 +26,7 @@ from choiceaudit.report._meaning_calibration import (
     risk_coverage_table,
     selective_table,
 )
+from choiceaudit.report._meaning_computed import stated
 from choiceaudit.report._meaning_extra import (
     choice_check_table,
     cue_free_table,
@@ -243,7 +244,7 @@ def meaning_sections(analysis: MeaningAnalysis) -> list[Section]:
         if late is not None:
             section.tables.append(late)
     section.item_tables.extend(item_tables(analysis))
-    return [section]
+    return [stated(section)]
 
 
 def _has_curve_cells(table: ReportTable) -> bool:

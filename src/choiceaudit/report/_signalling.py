@@ -12,6 +12,19 @@ from typing import TYPE_CHECKING
 
 from choiceaudit.instruments.signalling import SignallingAnalysis
 from choiceaudit.report._html import Section
+from choiceaudit.report._signalling_computed import (
+    CONDITIONS,
+    DECAY,
+    DECILES,
+    FORMAT_L,
+    PLAIN,
+    RANDOM_COMPARISON,
+    REFERENCES,
+    RUNS,
+    SLOPES,
+    SLOPES_GAUSSIAN,
+    TABLE1,
+)
 from choiceaudit.report._signalling_figures import (
     coordinate_figure,
     excess_figure,
@@ -75,6 +88,7 @@ def _run_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "the analysis-set items the run could score of those it was given (a run that "
             "covers none is complete but has no Table I cell)."
         ),
+        computed=RUNS,
     )
 
 
@@ -148,6 +162,7 @@ def _table1(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "o_bayes = share of choices on the salience / Bayes option; ties = renderings whose "
             "choice is a tied set."
         ),
+        computed=TABLE1,
     )
 
 
@@ -158,6 +173,7 @@ def _references_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
         f"({analysis.set_label}; §I-H1)",
         _records(analysis.references),
         note="SD across items: the random reference is drawn with its spread, not as a point.",
+        computed=REFERENCES,
     )
 
 
@@ -172,6 +188,7 @@ def _decay_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "are pre-registered and run everywhere (§I-A); sig = the 95 % interval of delta "
             "excludes 0."
         ),
+        computed=DECAY,
     )
 
 
@@ -187,6 +204,7 @@ def _slope_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "fit_cost (§IV-E); predicted_change = post_slope x the observed fit_cost range, "
             "against the pre-registered smallest effect of interest sesoi."
         ),
+        computed=SLOPES,
     )
 
 
@@ -217,6 +235,7 @@ def _deciles_table(analysis: SignallingAnalysis, key: str) -> ReportTable:
             "pole post_norm (paper: 0.128 to 0.415); departure_from_o_fit = share of choices "
             "off o_fit (uninformative where fit_cost is small, §IV-E)."
         ),
+        computed=DECILES,
     )
 
 
@@ -298,6 +317,7 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                         "level across the model x rule cells only; below_random_mean = point "
                         "estimate below the random reference."
                     ),
+                    computed=RANDOM_COMPARISON,
                 )
             )
         if analysis.fit_cost:
@@ -311,6 +331,7 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                     f"Slopes under the Gaussian decay family ({set_label}; §I-A, §IV-D, §IV-E)",
                     _records(analysis.slopes_gaussian),
                     note="fit_cost, fit_norm and post_norm recomputed under f = exp(-(d/w)^2).",
+                    computed=SLOPES_GAUSSIAN,
                 )
             )
         if analysis.excess and analysis.excess_r is not None:
@@ -322,6 +343,7 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                 "Condition 4 vs condition 5: agreement of canonical choices and total-variation "
                 "distance (§IV-G; format V, all items)",
                 _records(analysis.conditions),
+                computed=CONDITIONS,
             )
         )
     for attr, name, title, note in _PLAIN_TABLES:
@@ -329,7 +351,9 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
         if records:
             heading = title.format(set_label=set_label)
             tables.append(
-                ReportTable.from_records(f"{name}{key}", heading, _records(records), note=note)
+                ReportTable.from_records(
+                    f"{name}{key}", heading, _records(records), note=note, computed=PLAIN[name]
+                )
             )
     if analysis.format_l:
         tables.append(
@@ -345,6 +369,7 @@ def _section(analysis: SignallingAnalysis, key: str) -> Section:
                     "chosen letter (the letter prior); canonical_dev = largest distance of the "
                     "canonical option distribution from uniform."
                 ),
+                computed=FORMAT_L,
             )
         )
     method = _METHOD.format(

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 from choiceaudit.instruments.signalling.records import CoordinatePoint, ExcessPoint, FitCostBin
 from choiceaudit.report._figures import ReportFigure
-from choiceaudit.report._tables import ReportTable
+from choiceaudit.report._tables import Computed, ReportTable
 
 __all__ = [
     "coordinate_figure",
@@ -23,6 +23,31 @@ __all__ = [
 _MARKERS = ("o", "^", "v", "P", "X", "*", "h", "<", ">", "p")
 _COLOURS = ("#1b6ca8", "#d1495b", "#2e933c", "#8e5ea2", "#e08e0b", "#00798c", "#6b4226", "#444")
 _POLES = {"salience pole (S)": ("s", "S"), "Bayes pole (B)": ("D", "B"), "random (R)": ("o", "R")}
+
+
+PAGE = "instruments/signalling.md"
+COORDINATES = Computed(
+    rule="each chooser's choices placed on the coordinate (post_norm: 1 = the Bayes pole; "
+    "fit_norm: 1 = the salience pole); a model's under each rule.",
+    aggregation="mean over the analysis set's items per chooser × rule, with the references' "
+    "poles and the random reference's spread.",
+    n="the analysis set's items (column n_items).",
+    page=PAGE,
+)
+FIT_COST = Computed(
+    rule="each item's achieved fit_norm of the chosen option, by the item's fit_cost.",
+    aggregation="mean per fit_cost bin of the analysis set's items.",
+    n="the bin's items.",
+    page=PAGE,
+)
+EXCESS = Computed(
+    rule="per chooser × rule cell: excess consistency (permutation consistency minus the "
+    "marginal null) and the distance of its post_norm from random.",
+    aggregation="one point per cell; r = Pearson correlation over the model × rule cells with "
+    "its interval.",
+    n="the model × rule cells (in the r text).",
+    page=PAGE,
+)
 
 
 def _style(names: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -41,6 +66,7 @@ def coordinate_figure(records: Sequence[CoordinatePoint], set_label: str) -> Rep
         "signalling_coordinates",
         f"Coordinates against the references ({set_label})",
         [asdict(r) for r in records],
+        computed=COORDINATES,
     )
     facets = _facets(records)
     choosers = list(dict.fromkeys(r.point for r in records if r.kind != "pole"))
@@ -117,6 +143,7 @@ def fit_cost_figure(records: Sequence[FitCostBin], set_label: str) -> ReportFigu
         "signalling_fit_cost",
         f"Achieved fit by fit_cost bin ({set_label})",
         [asdict(r) for r in records],
+        computed=FIT_COST,
     )
     facets = _facets(records)
     choosers = list(dict.fromkeys(r.chooser for r in records))
@@ -214,6 +241,7 @@ def excess_figure(records: Sequence[ExcessPoint], r_text: str) -> ReportFigure:
         "signalling_excess_vs_distance",
         "Excess over the marginal null against distance from random, per chooser x rule cell",
         [asdict(r) for r in records],
+        computed=EXCESS,
     )
     choosers = list(dict.fromkeys(r.chooser for r in records))
     style = _style(choosers)
