@@ -3,6 +3,7 @@ model the serving tests score through ``serve-model`` and in process alike."""
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 from typing import Any
 
@@ -29,3 +30,22 @@ def save_tiny_llama(directory: Path, tokenizer: Any, *, seed: int, context: int)
     transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+def tiny_tokenizer() -> Any:
+    """A character BPE over printable ASCII whose merges cross the prompt/option join
+    (``": yes"``), with a BOS the tokenizer adds in front."""
+    import transformers
+    from tokenizers import Tokenizer, models, processors
+
+    specials = ["<unk>", "<pad>", "<s>"]
+    chars = ["\n", *string.printable[:95]]
+    merges = [(":", " "), (": ", "y"), ("e", "s"), (": y", "es"), ("t", "h"), ("th", "e")]
+    vocab = {t: i for i, t in enumerate([*specials, *chars, *(a + b for a, b in merges)])}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>"))
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", vocab["<s>"])]
+    )
+    return transformers.PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # unannotated upstream
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>"
+    )

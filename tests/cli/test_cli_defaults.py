@@ -18,6 +18,7 @@ import pytest
 from choiceaudit.audit import (
     RaySettings,
     build_instrument,
+    check_precision,
     check_signalling,
     dry_run_meaning,
     import_decisions,
@@ -33,6 +34,7 @@ from choiceaudit.cli._gate import gate
 from choiceaudit.cli._human import import_human_cmd
 from choiceaudit.cli._import_harness import decisions
 from choiceaudit.cli._meaning import run_command
+from choiceaudit.cli._precision import check_precision_command
 from choiceaudit.cli._signalling import (
     build_signalling,
     check_signalling_command,
@@ -41,7 +43,7 @@ from choiceaudit.cli._signalling import (
 from choiceaudit.gate import GateSpec
 
 #: command line -> library, for options the two name differently
-RENAMES = {"n_matrix_items": "matrix_items", "out_dir": "out"}
+RENAMES = {"n_matrix_items": "matrix_items", "out_dir": "out", "n": "n_queries"}
 
 
 def _normalised(value: Any) -> Any:
@@ -143,6 +145,7 @@ def _compare(cli: Mapping[str, Any], lib: Mapping[str, Any], *, at_least: set[st
         (score, score_file, {"chunk_size", "skip_invalid", "workers"}),
         (demo, run_demo, {"size", "workers", "gemma", "lm", "decision_model", "norms", "data"}),
         (import_human_cmd, import_human, {"keep_failed_attention", "finished_only", "label"}),
+        (check_precision_command, check_precision, {"dtype", "n_queries", "n_reference"}),
     ],
     ids=lambda x: getattr(x, "__name__", ""),
 )

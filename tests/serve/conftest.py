@@ -4,33 +4,15 @@ BOS the tokenizer adds in front, saved and loaded as a user's local model would 
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tiny_llama import save_tiny_llama
+from tiny_llama import save_tiny_llama, tiny_tokenizer
 
 CONTEXT = 48
-
-
-def tiny_tokenizer() -> Any:
-    import transformers
-    from tokenizers import Tokenizer, models, processors
-
-    specials = ["<unk>", "<pad>", "<s>"]
-    chars = ["\n", *string.printable[:95]]
-    merges = [(":", " "), (": ", "y"), ("e", "s"), (": y", "es"), ("t", "h"), ("th", "e")]
-    vocab = {t: i for i, t in enumerate([*specials, *chars, *(a + b for a, b in merges)])}
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>"))
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A", special_tokens=[("<s>", vocab["<s>"])]
-    )
-    return transformers.PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # unannotated upstream
-        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>"
-    )
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,7 @@ from choiceaudit.audit._meaning import (
 )
 from choiceaudit.audit._meaning_dry import MeaningDryRun, dry_run_meaning
 from choiceaudit.audit._plugin_run import run_instrument
+from choiceaudit.audit._precision import REFERENCE_TOLERANCE, PrecisionReport, check_precision
 from choiceaudit.audit._processes import ProcessFanout
 from choiceaudit.audit._runs import by_prompt
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
@@ -46,6 +47,7 @@ __all__ = [
     "DEFAULT_SEED",
     "DEMO_SIZES",
     "QUERIES_FILE",
+    "REFERENCE_TOLERANCE",
     "SIGNALLING_VARIANTS",
     "AnalysisResult",
     "DemoResult",
@@ -55,6 +57,7 @@ __all__ = [
     "ImportResult",
     "MeaningDryRun",
     "PhaseTimer",
+    "PrecisionReport",
     "ProcessFanout",
     "ProcessSettings",
     "RayFanout",
@@ -67,6 +70,7 @@ __all__ = [
     "build_instrument",
     "build_meaning_plan",
     "by_prompt",
+    "check_precision",
     "check_signalling",
     "default_chat_template",
     "dry_run_meaning",

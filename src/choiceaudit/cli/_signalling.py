@@ -22,23 +22,20 @@ from choiceaudit.audit import (
     run_signalling,
 )
 from choiceaudit.cli._app import (
-    CommandGroup,
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,
     WorkersOpt,
-    app,
     console,
     guarded,
     labelled_progress,
     out,
-    panel,
     parse_options,
     progress_bar,
     ray_settings,
 )
 from choiceaudit.cli._conformance import print_conformance
-from choiceaudit.cli._groups import build_app, run_app
+from choiceaudit.cli._groups import build_app, check_app, run_app
 from choiceaudit.instruments.signalling import (
     RobustnessConfig,
     SignallingAnalysis,
@@ -46,14 +43,7 @@ from choiceaudit.instruments.signalling import (
 )
 from choiceaudit.instruments.signalling.frozen import amend_instrument, read_amendments
 
-__all__ = ["check_app", "print_signalling_summary", "signalling_summary"]
-
-check_app = typer.Typer(
-    cls=CommandGroup,
-    help="Check an instrument against its paper, without a model.",
-    no_args_is_help=True,
-)
-app.add_typer(check_app, name="check", rich_help_panel=panel("check"))
+__all__ = ["print_signalling_summary", "signalling_summary"]
 
 
 def signalling_summary(run_dirs: Sequence[Path]) -> tuple[SignallingAnalysis, ...]:

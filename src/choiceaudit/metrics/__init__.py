@@ -12,7 +12,9 @@ instruments (they read :class:`~choiceaudit.types.Arm` rows and call :mod:`choic
   per cell on plain arrays under a confidence the caller chooses (:func:`calibration_scores`,
   :func:`reliability`, :func:`selective_scores`, :func:`risk_coverage`);
 * the order audit of complete permutation sweeps on plain arrays (:func:`sweep_audit`) and the
-  gold option's tie credit (:func:`gold_credit`).
+  gold option's tie credit (:func:`gold_credit`);
+* how far scores move between two scorings of the same queries, per rule, and the choices that
+  flip (:func:`rule_shifts`: the precision gate's noise floor and float64 diagnostic).
 
 The plain scoring analysis (``choiceaudit.instruments.scoring``), the meaning instrument
 (``choiceaudit.instruments.meaning``) and the confidence gate (``choiceaudit.gate``) are built on
@@ -61,6 +63,7 @@ from choiceaudit.metrics._gold import (
     confidence_values,
     gold_rows,
 )
+from choiceaudit.metrics._precision import RuleShift, rule_shifts
 
 __all__ = [
     "CELL_FIELDS",
@@ -82,6 +85,7 @@ __all__ = [
     "ReliabilityCell",
     "RiskCoverageCurve",
     "RiskCoveragePoints",
+    "RuleShift",
     "SelectiveCell",
     "SelectiveScores",
     "SlotShareCell",
@@ -96,6 +100,7 @@ __all__ = [
     "order_audit_cells",
     "reliability",
     "risk_coverage",
+    "rule_shifts",
     "selective_scores",
     "slot_share_cells",
     "sweep_audit",

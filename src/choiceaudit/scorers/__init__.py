@@ -74,6 +74,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing the
     from choiceaudit.scorers._lm_choice import LMChoiceScorer
     from choiceaudit.scorers._prefix_cache import PrefixCache
     from choiceaudit.scorers._prompt import NextToken, PromptLogprobs, next_token, prompt_logprobs
+    from choiceaudit.scorers._reference import reference_scores
 
 _LAZY = {
     "EngineOptions": "choiceaudit.scorers._hf",
@@ -88,6 +89,7 @@ _LAZY = {
     "ScoreSpec": "choiceaudit.scorers._engine",
     "sequence_logprobs": "choiceaudit.scorers._engine",
     "next_token_logits": "choiceaudit.scorers._engine",
+    "reference_scores": "choiceaudit.scorers._reference",
 }
 
 
@@ -154,6 +156,7 @@ __all__ = [
     "prepare_scorer",
     "prompt_logprobs",
     "query_strings",
+    "reference_scores",
     "register_backend",
     "registered_backends",
     "resolve_causal_lm",

@@ -1,0 +1,67 @@
+"""The float64 reference shares nothing with the engine but the tokens: on a healthy engine
+float32 agrees with it to rounding, and an engine bug (here, a position offset applied to every
+packed row's last scored token) shows at full magnitude against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from choiceaudit.scorers import _hf as hf
+from choiceaudit.scorers import load_scorer, reference_scores, sequence_logprobs
+from choiceaudit.types import Query
+from tiny_llama import save_tiny_llama, tiny_tokenizer
+
+QUERIES = [
+    Query(state="the capital of france", options=("paris", "london", "berlin")),
+    Query(state="is it yes", options=("yes", "no"), neutral_state="is it"),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("torch")
+    return save_tiny_llama(
+        tmp_path_factory.mktemp("reference") / "tiny", tiny_tokenizer(), seed=13, context=256
+    )
+
+
+def _largest(scorer: Any) -> float:
+    engine = scorer.score(QUERIES)
+    reference = reference_scores(scorer, QUERIES)
+    return max(
+        float(np.abs(d.scores[rule] - r[rule]).max())
+        for d, r in zip(engine, reference, strict=True)
+        for rule in r
+    )
+
+
+def test_float32_agrees_with_the_float64_reference_to_rounding(tiny: Path) -> None:
+    scorer = load_scorer(f"hf:{tiny}")
+    reference = reference_scores(scorer, QUERIES)
+    assert set(reference[1]) == {"sum", "mean", "pmi"} and set(reference[0]) == {"sum", "mean"}
+    assert _largest(scorer) < 1e-4
+
+
+def test_an_engine_bug_survives_float32_against_the_reference(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scorer = load_scorer(f"hf:{tiny}")
+    real = sequence_logprobs
+
+    def shifted(*args: Any, **kwargs: Any) -> Any:
+        rows = real(*args, **kwargs)
+        return [[np.concatenate([x[:-1], x[-1:] + 0.05]) for x in group] for group in rows]
+
+    monkeypatch.setattr(hf, "sequence_logprobs", shifted)
+    assert _largest(scorer) > 0.04
+
+
+def test_the_reference_refuses_a_scorer_that_is_not_the_engine() -> None:
+    from choiceaudit.scorers import ScorerError
+
+    with pytest.raises(ScorerError, match="float64 reference needs the in-process causal LM"):
+        reference_scores(load_scorer("fake"), QUERIES)
