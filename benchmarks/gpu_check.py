@@ -95,6 +95,7 @@ def precision_rows(model_name: str, device: str, args: argparse.Namespace) -> di
                 "max_abs": s.max_abs,
                 "flips": s.flips,
                 "n_queries": s.n_queries,
+                "n_not_finite": s.n_not_finite,
             }
             for s in report.floor
         ],

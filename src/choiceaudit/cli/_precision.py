@@ -69,12 +69,14 @@ def check_precision_command(
         ("float32 against the float64 reference", report.reference, report.n_reference),
     ):
         table = Table(title=f"{title}: {report.model}, {count} queries from {report.source}")
-        for column in ("rule", "options", "median |Δ|", "p95 |Δ|", "max |Δ|", "flips"):
+        columns = ("rule", "options", "not finite", "median |Δ|", "p95 |Δ|", "max |Δ|", "flips")
+        for column in columns:
             table.add_column(column)
         for s in shifts:
             table.add_row(
                 s.rule,
                 str(s.n_options),
+                str(s.n_not_finite),
                 f"{s.median_abs:.3g}",
                 f"{s.p95_abs:.3g}",
                 f"{s.max_abs:.3g}",

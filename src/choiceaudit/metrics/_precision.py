@@ -18,7 +18,9 @@ __all__ = ["RuleShift", "rule_shifts"]
 @dataclass(frozen=True)
 class RuleShift:
     """One rule's movement between two scorings of the same queries: |Δ score| per option
-    (median, 95th percentile, largest) and the queries whose chosen (tied) set differs."""
+    (median, 95th percentile, largest) over the options finite on both sides, the queries whose
+    chosen (tied) set differs, and the options not finite on either side (``n_not_finite``:
+    an overflow to NaN or infinity in a reduced precision is a finding, never dropped)."""
 
     rule: str
     n_queries: int
@@ -27,10 +29,20 @@ class RuleShift:
     p95_abs: float
     max_abs: float
     flips: int
+    n_not_finite: int = 0
 
     @property
     def flip_rate(self) -> float:
         return self.flips / self.n_queries if self.n_queries else float("nan")
+
+
+def _chosen(scores: FloatArray) -> tuple[int, ...]:
+    """The tied argmax set, a non-finite score ranking below every finite one (all tied when
+    none is finite)."""
+    finite = np.isfinite(scores)
+    if not finite.any():
+        return tuple(range(scores.size))
+    return tuple(int(i) for i in np.flatnonzero(finite)[list(tied_argmax(scores[finite]))])
 
 
 def rule_shifts(
@@ -38,8 +50,9 @@ def rule_shifts(
 ) -> tuple[RuleShift, ...]:
     """Per rule both sides hold for every query (in ``a``'s order of rules): the distances
     between ``a`` and ``b`` (one mapping of rule → per-option scores per query, in the same
-    query order) and the flips of the argmax set. A rule's scores that are not finite on either
-    side count as a flip when only one side is finite, and are left out of the distances."""
+    query order) and the flips of the argmax set. An option not finite on either side is left
+    out of the distances and counted; in a choice it ranks below every finite score (a NaN as
+    an impossible option), so a query whose scores overflowed still has a chosen set."""
     if len(a) != len(b):
         raise ValueError(f"rule_shifts: {len(a)} queries against {len(b)}")
     if not a:
@@ -48,7 +61,7 @@ def rule_shifts(
     shifts = []
     for rule in rules:
         deltas: list[FloatArray] = []
-        flips = 0
+        flips = not_finite = 0
         for x, y in zip(a, b, strict=True):
             u = np.asarray(x[rule], dtype=np.float64)
             v = np.asarray(y[rule], dtype=np.float64)
@@ -56,7 +69,8 @@ def rule_shifts(
                 raise ValueError(f"rule_shifts: rule {rule}: {u.shape} options against {v.shape}")
             both = np.isfinite(u) & np.isfinite(v)
             deltas.append(np.abs(u[both] - v[both]))
-            flips += tied_argmax(u) != tied_argmax(v)
+            not_finite += int((~both).sum())
+            flips += _chosen(u) != _chosen(v)
         flat = np.concatenate(deltas) if deltas else np.zeros(0)
         shifts.append(
             RuleShift(
@@ -67,6 +81,7 @@ def rule_shifts(
                 p95_abs=float(np.percentile(flat, 95)) if flat.size else float("nan"),
                 max_abs=float(flat.max()) if flat.size else float("nan"),
                 flips=int(flips),
+                n_not_finite=not_finite,
             )
         )
     return tuple(shifts)
