@@ -71,6 +71,7 @@ def test_a_reference_that_disagrees_exits_1_naming_a_bug(
         ({"dtype": "float32"}, "use bfloat16 or float16"),
         ({"n_queries": 2, "n_reference": 3}, "--n-reference"),
         ({"scorer_options": {"dtype": "float16"}}, "not -o dtype="),
+        ({"tolerance": 0.0}, "--tolerance must be above 0"),
     ],
 )
 def test_bad_arguments_are_refused(

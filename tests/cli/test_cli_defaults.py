@@ -145,7 +145,11 @@ def _compare(cli: Mapping[str, Any], lib: Mapping[str, Any], *, at_least: set[st
         (score, score_file, {"chunk_size", "skip_invalid", "workers"}),
         (demo, run_demo, {"size", "workers", "gemma", "lm", "decision_model", "norms", "data"}),
         (import_human_cmd, import_human, {"keep_failed_attention", "finished_only", "label"}),
-        (check_precision_command, check_precision, {"dtype", "n_queries", "n_reference"}),
+        (
+            check_precision_command,
+            check_precision,
+            {"dtype", "n_queries", "n_reference", "tolerance"},
+        ),
     ],
     ids=lambda x: getattr(x, "__name__", ""),
 )

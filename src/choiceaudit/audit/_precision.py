@@ -111,6 +111,8 @@ def check_precision(
     >>> report.reference_ok, [s.rule for s in report.floor]
     (True, ['probs', 'sum', 'mean', 'pmi'])
     """
+    if not 0 < tolerance < float("inf"):
+        raise InputError(f"--tolerance must be above 0 and finite, got {tolerance!r}")
     if dtype not in REDUCED_DTYPES:
         raise InputError(f"--dtype {dtype!r}: use {' or '.join(REDUCED_DTYPES)}", field="--dtype")
     if n_queries < 1 or not 0 < n_reference <= n_queries:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from choiceaudit.audit import REFERENCE_TOLERANCE
 from choiceaudit.cli._app import guarded, out, parse_options
 from choiceaudit.cli._groups import check_app
 
@@ -36,6 +37,13 @@ def check_precision_command(
         list[str] | None,
         typer.Option("--option", "-o", help="Scorer option key=value (device, batching)."),
     ] = None,
+    tolerance: Annotated[
+        float,
+        typer.Option(
+            help="Largest float32 |Δ| from float64 counted as rounding (not the paper's: "
+            "ours, documented in the precision guide)."
+        ),
+    ] = REFERENCE_TOLERANCE,
 ) -> None:
     """Measure a causal LM's noise floor in reduced precision.
 
@@ -63,6 +71,7 @@ def check_precision_command(
         n_queries=n,
         n_reference=n_reference,
         scorer_options=parse_options(option or []),
+        tolerance=tolerance,
     )
     for title, shifts, count in (
         (f"{report.dtype} against float32 (the noise floor)", report.floor, report.n_queries),
