@@ -47,7 +47,15 @@ from choiceaudit.instruments.scoring import ScoreConfig
 from choiceaudit.store import RunStore
 from choiceaudit.types import Decision, Query, RunConfig
 
-__all__ = ["IDENTICAL_NOTE", "Ledger", "Reader", "check_rows", "write_import", "write_rows"]
+__all__ = [
+    "IDENTICAL_NOTE",
+    "Ledger",
+    "Reader",
+    "check_rows",
+    "import_result",
+    "write_import",
+    "write_rows",
+]
 
 #: reads the files once, in order, yielding each mapped row and giving each refused row to the
 #: collector; called twice (the files are read again when written)
@@ -362,6 +370,13 @@ def write_rows(
         config=config_type.from_json(config),
         command=command,
     )
+    return import_result(summary, collector, ledger, version=version, model=model)
+
+
+def import_result(
+    summary: RunSummary, collector: _Collector, ledger: Ledger, *, version: str | None, model: str
+) -> ImportResult:
+    """What an import returns: the written run, and what reading its files found."""
     return ImportResult(
         summary=summary,
         source=collector.source,

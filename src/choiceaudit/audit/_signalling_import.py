@@ -57,7 +57,13 @@ from choiceaudit.audit._import import (
     _expand,
     _Unmappable,
 )
-from choiceaudit.audit._import_write import Ledger, Reader, check_rows, write_import
+from choiceaudit.audit._import_write import (
+    Ledger,
+    Reader,
+    check_rows,
+    import_result,
+    write_import,
+)
 from choiceaudit.audit._signalling import CHOOSERS
 from choiceaudit.errors import InputError
 from choiceaudit.files import sha256_file
@@ -471,13 +477,4 @@ def _write(
         command=command,
         on_accepted=lambda directory: frozen.copy_to(directory / "instrument"),
     )
-    return ImportResult(
-        summary=summary,
-        source=collector.source,
-        version=None,
-        model=label,
-        mapped=ledger.n_kept,
-        unmappable=dict(collector.refused),
-        unmapped_fields=dict(collector.unmapped),
-        identical_duplicates=ledger.identical,
-    )
+    return import_result(summary, collector, ledger, version=None, model=label)
