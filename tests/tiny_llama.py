@@ -8,13 +8,22 @@ from pathlib import Path
 from typing import Any
 
 
-def save_tiny_llama(directory: Path, tokenizer: Any, *, seed: int, context: int) -> Path:
+def save_tiny_llama(
+    directory: Path,
+    tokenizer: Any,
+    *,
+    seed: int,
+    context: int,
+    chat_template: str | None = None,
+    **config: Any,
+) -> Path:
     """Two layers of width 32 over ``tokenizer``'s vocabulary, weights drawn with ``seed``,
-    saved (safetensors) with the tokenizer into ``directory``."""
+    saved (safetensors) with the tokenizer into ``directory``; ``chat_template`` is saved with
+    the tokenizer, and ``config`` sets further ``LlamaConfig`` fields."""
     import torch
     import transformers
 
-    config = transformers.LlamaConfig(
+    llama = transformers.LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
@@ -25,9 +34,12 @@ def save_tiny_llama(directory: Path, tokenizer: Any, *, seed: int, context: int)
         initializer_range=0.3,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
+        **config,
     )
     torch.manual_seed(seed)
-    transformers.LlamaForCausalLM(config).save_pretrained(directory, safe_serialization=True)
+    transformers.LlamaForCausalLM(llama).save_pretrained(directory, safe_serialization=True)
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
     tokenizer.save_pretrained(directory)
     return directory
 

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tiny_llama import save_tiny_llama
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 TINY_CONTEXT = 64
@@ -42,30 +44,15 @@ def _require_torch() -> Any:
 def _save_tiny(
     directory: Path, tokenizer: Any, *, seed: int, chat_template: str | None = None
 ) -> Path:
-    import transformers
-
-    torch = _require_torch()
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=TINY_CONTEXT,
-        initializer_range=0.3,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
+    _require_torch()
+    return save_tiny_llama(
+        directory,
+        tokenizer,
+        seed=seed,
+        context=TINY_CONTEXT,
+        chat_template=chat_template,
         eos_token_id=tokenizer.eos_token_id,
     )
-    torch.manual_seed(seed)
-    model = transformers.LlamaForCausalLM(config)
-    directory.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(directory, safe_serialization=True)
-    if chat_template is not None:
-        tokenizer.chat_template = chat_template
-    tokenizer.save_pretrained(directory)
-    return directory
 
 
 def merge_tokenizer() -> Any:
