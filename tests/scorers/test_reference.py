@@ -65,3 +65,16 @@ def test_the_reference_refuses_a_scorer_that_is_not_the_engine() -> None:
 
     with pytest.raises(ScorerError, match="float64 reference needs the in-process causal LM"):
         reference_scores(load_scorer("fake"), QUERIES)
+
+
+def test_a_reference_that_cannot_run_in_float64_is_one_error_naming_why(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from choiceaudit.scorers import ScorerError, _reference
+
+    def no_kernel(model: Any, encoded: Any) -> float:
+        raise RuntimeError("no float64 kernel for this operation")
+
+    monkeypatch.setattr(_reference, "_option_logprob", no_kernel)
+    with pytest.raises(ScorerError, match="float64 reference could not run on cpu: no float64"):
+        reference_scores(load_scorer(f"hf:{tiny}"), QUERIES)

@@ -50,7 +50,18 @@ def reference_scores(scorer: Any, queries: Sequence[Query]) -> list[dict[str, Fl
         )
     import torch
 
-    model = copy.deepcopy(scorer.lm.model).to(torch.float64).eval()
+    try:
+        return _scores(scorer, copy.deepcopy(scorer.lm.model).to(torch.float64).eval(), queries)
+    except ScorerError:  # a refusal of the input, already named
+        raise
+    except RuntimeError as exc:  # out of memory, or an operation with no float64 kernel
+        raise ScorerError(
+            f"the float64 reference could not run on {scorer.lm.model.device}: {exc}; check "
+            "fewer queries (--n-reference) or on the CPU"
+        ) from None
+
+
+def _scores(scorer: Any, model: Any, queries: Sequence[Query]) -> list[dict[str, FloatArray]]:
     out: list[dict[str, FloatArray]] = []
     for query in queries:
         prompt, neutral = scorer._encode(query)
@@ -62,5 +73,4 @@ def reference_scores(scorer: Any, queries: Sequence[Query]) -> list[dict[str, Fl
                 [_option_logprob(model, e) for e in neutral], dtype=np.float64
             )
         out.append(scores)
-    del model
     return out
