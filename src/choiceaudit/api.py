@@ -7,8 +7,9 @@ that score a causal LM loaded in process (or a :class:`ProcessSettings`), ``ray=
 :class:`RaySettings` to score on Ray actors instead, ``progress=`` a callable
 ``progress(label, done, total)`` called after each written part (the label names the model, and
 the instrument where one call runs several), ``scorer_options=`` the ``-o key=value`` options of
-the model, and ``command=`` the command line recorded in the manifest. A second call with the
-same ``out`` resumes. Seeds are named by what they draw: ``seed`` is the one seed of an
+the model, ``precision_gate=`` how a model run in a reduced precision gates itself first (a
+:class:`PrecisionGate`; ``None`` opts out), and ``command=`` the command line recorded in the
+manifest. A second call with the same ``out`` resumes. Seeds are named by what they draw: ``seed`` is the one seed of an
 instrument's item set (signalling) or of the gate's bootstrap, ``split_seed`` the meaning
 paper's split seed, which a meaning run records and draws nothing with; each defaults to the
 paper's value, as the command's option does.
@@ -52,6 +53,8 @@ from choiceaudit.audit import (
     HumanImport,
     ImportResult,
     MeaningDryRun,
+    PrecisionGate,
+    PrecisionGateError,
     PrecisionReport,
     ProcessSettings,
     RaySettings,
@@ -91,6 +94,8 @@ __all__ = [
     "ImportResult",
     "MeaningAnalysis",
     "MeaningDryRun",
+    "PrecisionGate",
+    "PrecisionGateError",
     "PrecisionReport",
     "ProcessSettings",
     "RaySettings",

@@ -80,3 +80,16 @@ def test_bad_arguments_are_refused(
     model, queries = tiny
     with pytest.raises(InputError, match=message):
         check_precision(model, queries=queries, **kwargs)
+
+
+def test_a_backend_without_a_float64_path_is_measured_and_says_so(
+    tiny: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend the float64 reference does not re-compute (a causal LM asked for a key reads
+    another distribution than the engine's option log-probabilities): its floor is measured,
+    its float64 check is skipped with the reason, and that is not a bug."""
+    model, queries = tiny
+    monkeypatch.setattr(scorers, "has_reference", lambda scorer: False)
+    report = check_precision(model, dtype="float16", queries=queries, n_queries=3, n_reference=1)
+    assert report.floor and report.reference == () and report.n_reference == 0
+    assert "no float64 reference path" in report.reference_skipped and report.reference_ok

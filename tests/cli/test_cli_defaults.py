@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from choiceaudit.audit import (
+    PrecisionGate,
     RaySettings,
     build_instrument,
     check_precision,
@@ -48,7 +49,11 @@ RENAMES = {"n_matrix_items": "matrix_items", "out_dir": "out", "n": "n_queries"}
 
 def _normalised(value: Any) -> Any:
     """A default as the command reads it: a comma-separated text is its items; a list, a tuple;
-    0 items and ``None`` alike ask for every item; a path, its text."""
+    0 items and ``None`` alike ask for every item; a path, its text; the precision gate's
+    settings, the gate switched on (their fields are compared with the command's own options
+    below)."""
+    if isinstance(value, PrecisionGate):
+        return True
     if isinstance(value, str) and "," in value:
         return tuple(v.strip() for v in value.split(","))
     if isinstance(value, list | tuple):
@@ -197,3 +202,13 @@ def test_a_design_asks_its_full_item_sets_from_python_as_from_the_command(
     assert [q.id for q in default.queries()] == [q.id for q in every.queries()]
     plain = build_meaning_plan(spec, experiments=("e1",), embedder="none")[1]
     assert len({q.meta["item_id"] for q in plain.queries()}) == 100
+
+
+def test_the_precision_gate_options_share_the_gates_defaults() -> None:
+    """Every command that scores a model gates a reduced precision as Python does."""
+    spec = {f.name: f.default for f in dataclasses.fields(PrecisionGate)}
+    for command in (score, run_command, run_signalling_command):
+        _compare(_defaults(command), spec, at_least={"max_flip_rate", "accept_flips"})
+        assert _defaults(command)["precision_gate"] is True
+    for function in (score_file, run_meaning, run_signalling):
+        assert _defaults(function)["precision_gate"] == PrecisionGate()

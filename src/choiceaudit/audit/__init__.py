@@ -35,6 +35,11 @@ from choiceaudit.audit._meaning import (
 from choiceaudit.audit._meaning_dry import MeaningDryRun, dry_run_meaning
 from choiceaudit.audit._plugin_run import run_instrument
 from choiceaudit.audit._precision import REFERENCE_TOLERANCE, PrecisionReport, check_precision
+from choiceaudit.audit._precision_gate import (
+    MAX_FLIP_RATE,
+    PrecisionGate,
+    PrecisionGateError,
+)
 from choiceaudit.audit._processes import ProcessFanout
 from choiceaudit.audit._runs import by_prompt
 from choiceaudit.audit._score import ScoreFileResult, repair_run, score_file
@@ -46,6 +51,7 @@ __all__ = [
     "DEFAULT_MEANING_EXPERIMENTS",
     "DEFAULT_SEED",
     "DEMO_SIZES",
+    "MAX_FLIP_RATE",
     "QUERIES_FILE",
     "REFERENCE_TOLERANCE",
     "SIGNALLING_VARIANTS",
@@ -57,6 +63,8 @@ __all__ = [
     "ImportResult",
     "MeaningDryRun",
     "PhaseTimer",
+    "PrecisionGate",
+    "PrecisionGateError",
     "PrecisionReport",
     "ProcessFanout",
     "ProcessSettings",

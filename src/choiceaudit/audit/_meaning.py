@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 
 from choiceaudit.audit._backend import ProcessSettings, RaySettings
+from choiceaudit.audit._precision_gate import DEFAULT_PRECISION_GATE, PrecisionGate
 from choiceaudit.audit._runs import RunJob, model_scorer, run_jobs
 from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.errors import InputError
@@ -189,6 +190,7 @@ def run_meaning(
     ray: RaySettings | None = None,
     split_seed: int | None = None,
     workers: int | ProcessSettings = 1,
+    precision_gate: PrecisionGate | None = DEFAULT_PRECISION_GATE,
 ) -> list[Path]:
     """Score the meaning plan with every model; return the run directories, in model order.
 
@@ -206,7 +208,9 @@ def run_meaning(
     are scored on Ray actors (:class:`~choiceaudit.audit.RaySettings`), with ``workers`` above
     one (or :class:`~choiceaudit.audit.ProcessSettings`) on worker processes of this machine
     (for a causal LM run in process); the parts are written here. Each model's run directory is
-    ``out/meaning-<model>``.
+    ``out/meaning-<model>``. A model run in a reduced precision (``dtype`` in its options) is
+    first gated on a sample of its own queries (``precision_gate``; ``None`` opts out, which is
+    recorded): see :class:`~choiceaudit.audit.PrecisionGate`.
 
     >>> import pathlib, tempfile
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
@@ -254,7 +258,7 @@ def run_meaning(
                 label=model,
                 config=config,
                 queries=model_queries,
-                scorer=model_scorer(model, options, ray, processes),
+                scorer=model_scorer(model, options, ray, processes, precision=precision_gate),
                 on_accepted=_plan_writer(model_queries),
                 after=record_choice_check,
             )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._backend import ProcessSettings
+from choiceaudit.audit._precision_gate import DEFAULT_PRECISION_GATE, PrecisionGate
 from choiceaudit.audit._runs import JobProgress, RunJob, model_scorer, run_jobs
 from choiceaudit.errors import InputError
 from choiceaudit.instruments import plugin_instruments
@@ -33,9 +34,12 @@ def run_instrument(
     chunk_size: int = 32,
     command: Sequence[str] | None = None,
     progress: JobProgress | None = None,
+    precision_gate: PrecisionGate | None = DEFAULT_PRECISION_GATE,
 ) -> list[Path]:
     """Plan the plug-in instrument ``name`` with ``options`` and score its queries with each
-    model into ``out`` (see the module docstring); return the run directories."""
+    model into ``out`` (see the module docstring); return the run directories. A model run in a
+    reduced precision is first gated on a sample of the queries (``precision_gate``; ``None``
+    opts out, which is recorded)."""
     instrument = plugin_instruments().get(name)
     if instrument is None:
         raise InputError(
@@ -61,7 +65,11 @@ def run_instrument(
             config=config,
             queries=queries,
             scorer=model_scorer(
-                model, dict(scorer_options or {}), None, ProcessSettings.of(workers)
+                model,
+                dict(scorer_options or {}),
+                None,
+                ProcessSettings.of(workers),
+                precision=precision_gate,
             ),
         )
         for model in models

@@ -29,7 +29,13 @@ from choiceaudit.metrics import RuleShift, rule_shifts
 from choiceaudit.scorers import load_scorer
 from choiceaudit.types import Decision, FloatArray, Query
 
-__all__ = ["REDUCED_DTYPES", "REFERENCE_TOLERANCE", "PrecisionReport", "check_precision"]
+__all__ = [
+    "REDUCED_DTYPES",
+    "REFERENCE_TOLERANCE",
+    "PrecisionReport",
+    "check_precision",
+    "measure_precision",
+]
 
 #: The largest |Δ summed log-probability| per option between float32 and the float64 reference
 #: that counts as rounding. The signalling paper measures 1.9e-6 in float32 against a noise
@@ -56,6 +62,9 @@ class PrecisionReport:
     n_reference: int
     reference: tuple[RuleShift, ...]
     tolerance: float
+    #: why float32 was not checked against float64 ("" when it was): the backend has no
+    #: float64 reference path (a causal LM asked for a key reads another distribution)
+    reference_skipped: str = ""
 
     @property
     def reference_max_abs(self) -> float:
@@ -63,7 +72,8 @@ class PrecisionReport:
 
     @property
     def reference_ok(self) -> bool:
-        """Float32 agrees with float64 within ``tolerance`` on every option, each finite."""
+        """Float32 agrees with float64 within ``tolerance`` on every option, each finite (True
+        when the check was skipped: see ``reference_skipped``)."""
         finite = all(s.n_not_finite == 0 for s in self.reference)
         return finite and self.reference_max_abs <= self.tolerance
 
@@ -125,14 +135,50 @@ def check_precision(
     sample, source = _sample(queries, items, n_queries)
     if not sample:
         raise InputError(f"{source} holds no query to measure")
-    full = load_scorer(model, dtype="float32", **options)
-    reduced = load_scorer(model, dtype=dtype, **options)
+    return measure_precision(
+        model,
+        sample,
+        dtype=dtype,
+        source=source,
+        n_reference=n_reference,
+        scorer_options=options,
+        tolerance=tolerance,
+    )
+
+
+def measure_precision(
+    model: str,
+    sample: Sequence[Query],
+    *,
+    dtype: str,
+    source: str,
+    n_reference: int,
+    scorer_options: Mapping[str, Any],
+    tolerance: float = REFERENCE_TOLERANCE,
+) -> PrecisionReport:
+    """The gate's two measurements on ``sample`` as given (checked arguments; ``scorer_options``
+    without ``dtype``): the noise floor of ``dtype`` against float32 on every query, and float32
+    against the float64 reference on the first ``n_reference``."""
+    full = load_scorer(model, dtype="float32", **scorer_options)
+    reduced = load_scorer(model, dtype=dtype, **scorer_options)
     fp32 = full.score(sample)
     floor = rule_shifts(_scores(fp32), _scores(reduced.score(sample)))
     del reduced
-    from choiceaudit.scorers import reference_scores
+    from choiceaudit.scorers import has_reference, reference_scores
 
-    checked = sample[:n_reference]
+    if not has_reference(full):
+        return PrecisionReport(
+            model=model,
+            dtype=dtype,
+            source=source,
+            n_queries=len(sample),
+            floor=floor,
+            n_reference=0,
+            reference=(),
+            tolerance=tolerance,
+            reference_skipped=f"{type(full).__name__} has no float64 reference path",
+        )
+    checked = list(sample[:n_reference])
     reference = rule_shifts(
         [{k: v for k, v in s.items() if k != "probs"} for s in _scores(fp32[:n_reference])],
         reference_scores(full, checked),

@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._backend import ProcessSettings, RaySettings, open_scorer
+from choiceaudit.audit._precision_gate import (
+    DEFAULT_PRECISION_GATE,
+    PrecisionGate,
+    run_precision_gate,
+)
 from choiceaudit.audit._scoring import ChunkExecutor, RunSummary, _sequential, run_scoring
 from choiceaudit.scorers import PartialScoreError, Scorer
 from choiceaudit.store import RunStore
@@ -26,6 +31,7 @@ from choiceaudit.types import Decision, Query, RunConfig
 
 __all__ = [
     "JobProgress",
+    "ModelOpener",
     "ReplayScorer",
     "RunJob",
     "by_prompt",
@@ -41,15 +47,38 @@ JobProgress = Callable[[str, int, int], None]
 ScorerOpener = Callable[[], AbstractContextManager[tuple[Scorer, ChunkExecutor | None]]]
 
 
+@dataclass(frozen=True)
+class ModelOpener:
+    """Opens the model ``spec`` with ``options`` when its job starts (on Ray actors with
+    ``ray``, in worker processes with ``processes``); in a reduced precision the job first runs
+    the precision gate (``precision``; ``None``: opted out, which is recorded)."""
+
+    spec: str
+    options: Mapping[str, Any]
+    ray: RaySettings | None = None
+    processes: ProcessSettings | None = None
+    precision: PrecisionGate | None = DEFAULT_PRECISION_GATE
+
+    def __call__(self) -> AbstractContextManager[tuple[Scorer, ChunkExecutor | None]]:
+        return open_scorer(self.spec, self.options, self.ray, self.processes)
+
+    def gate(self, queries: Sequence[Query], store: RunStore) -> dict[str, Any] | None:
+        """The run's ``precision_gate`` record (see :func:`run_precision_gate`); a resumed run
+        keeps the one its first session stored."""
+        stored = store.manifest().precision_gate if store.exists() else None
+        return run_precision_gate(self.spec, self.options, queries, self.precision, stored=stored)
+
+
 def model_scorer(
     spec: str,
     options: Mapping[str, Any],
     ray: RaySettings | None,
     processes: ProcessSettings | None = None,
-) -> ScorerOpener:
-    """Open the model ``spec`` with ``options`` when the job starts (on Ray actors with
-    ``ray``, in worker processes with ``processes``)."""
-    return lambda: open_scorer(spec, options, ray, processes)
+    *,
+    precision: PrecisionGate | None = DEFAULT_PRECISION_GATE,
+) -> ModelOpener:
+    """Open the model ``spec`` with ``options`` when the job starts (see :class:`ModelOpener`)."""
+    return ModelOpener(spec, options, ray, processes, precision)
 
 
 def loaded(scorer: Scorer) -> ScorerOpener:
@@ -171,6 +200,8 @@ def _run_each(
             if progress is not None:
                 progress(label, done, total)
 
+        gate = job.scorer.gate if isinstance(job.scorer, ModelOpener) else None
+        precision = None if gate is None else gate(job.queries, store)
         with job.scorer() as (scorer, executor):
             summary = run_scoring(
                 scorer,
@@ -185,6 +216,7 @@ def _run_each(
                 on_progress=advance,
                 executor=by_prompt(executor or _sequential(scorer)),
                 session_notes=job.notes,
+                precision_gate=precision,
             )
         if job.after is not None:
             job.after(store)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from choiceaudit.audit._backend import ProcessSettings, RaySettings
+from choiceaudit.audit._precision_gate import DEFAULT_PRECISION_GATE, PrecisionGate
 from choiceaudit.audit._runs import JobProgress, RunJob, model_scorer, run_jobs
 from choiceaudit.audit._scoring import RunSummary, check_chunk_size
 from choiceaudit.errors import InputError, ScorerError
@@ -37,6 +38,7 @@ def score_file(
     progress: JobProgress | None = None,
     ray: RaySettings | None = None,
     workers: int | ProcessSettings = 1,
+    precision_gate: PrecisionGate | None = DEFAULT_PRECISION_GATE,
 ) -> ScoreFileResult:
     """Read ``queries`` (invalid lines are an :class:`~choiceaudit.errors.InputError` listing
     every one, unless ``skip_invalid``, which records them in the manifest), load ``model`` and
@@ -45,7 +47,10 @@ def score_file(
     ``"auto"`` or a cluster address, actors, GPUs per actor) the chunks are scored on Ray
     actors, one model each, and the parts are written here. With ``workers`` above one (or
     :class:`~choiceaudit.audit.ProcessSettings`), a causal LM loaded in process is scored by
-    that many processes of this machine, each on its share of the cores.
+    that many processes of this machine, each on its share of the cores. A model run in a
+    reduced precision (``dtype`` in ``scorer_options``) is first gated on a sample of the
+    queries (``precision_gate``; ``None`` opts out, which is recorded): see
+    :class:`~choiceaudit.audit.PrecisionGate`.
 
     >>> import json, pathlib, tempfile
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
@@ -75,6 +80,7 @@ def score_file(
             dict(scorer_options or {}),
             ray,
             ProcessSettings.of(workers),
+            precision=precision_gate,
         ),
         skipped={"invalid_input_line": len(result.errors)} if result.errors else {},
         skipped_lines=tuple(result.errors),

@@ -327,6 +327,7 @@ def run_scoring(
     on_progress: ProgressCallback | None = None,
     executor: ChunkExecutor | None = None,
     session_notes: Mapping[str, Any] | None = None,
+    precision_gate: Mapping[str, Any] | None = None,
 ) -> RunSummary:
     """Score the queries not yet in the run ``run``, one atomically written part per chunk.
 
@@ -346,6 +347,9 @@ def run_scoring(
     the failure and is re-raised; a resume scores only the rest. ``executor`` scores the chunks
     elsewhere (Ray actors: :class:`choiceaudit.audit.RayFanout`); parts are still written here.
     ``queries`` may be a :class:`QueryStream`, read a chunk at a time as it is scored.
+    ``precision_gate`` is what the precision gate measured before the run
+    (:func:`~choiceaudit.audit.run_precision_gate`), stored in the manifest beside the
+    configuration, outside its hash.
     """
     check_chunk_size(chunk_size)
     store = run if isinstance(run, RunStore) else RunStore(run)
@@ -356,6 +360,8 @@ def run_scoring(
             prepare()
         description = scorer.describe()
         manifest = _session_manifest(store, description, command=command, config=stored)
+        if precision_gate is not None:
+            manifest = replace(manifest, precision_gate=dict(precision_gate))
         stale = store.clean_partial()
         stamp = _stamp(description, stored or {})
         _check_parts(store, stamp)

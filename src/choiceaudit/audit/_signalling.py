@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from choiceaudit.audit._backend import ProcessSettings, RaySettings
+from choiceaudit.audit._precision_gate import DEFAULT_PRECISION_GATE, PrecisionGate
 from choiceaudit.audit._runs import RunJob, ScorerOpener, loaded, made, model_scorer, run_jobs
 from choiceaudit.audit._scoring import check_chunk_size
 from choiceaudit.audit._signalling_build import DEFAULT_SEED, build_instrument, check_counts
@@ -270,13 +271,15 @@ def _jobs(
     swow: Path | str | None,
     conceptnet: Path | str | None,
     checked: dict[str, tuple[Scorer, CoverageRecord]],
+    precision: PrecisionGate | None,
 ) -> list[RunJob]:
     """One job per model run (and batch-1 rerun), then one per reference chooser."""
     runs: list[tuple[str, SignallingConfig, ScorerOpener]] = []
     for spec in models:
         if isinstance(spec, str):
             for name, config, opts in _model_runs(spec, options, batch_one, base):
-                runs.append((name, config, model_scorer(spec, opts, ray, processes)))
+                model = model_scorer(spec, opts, ray, processes, precision=precision)
+                runs.append((name, config, model))
         else:  # an already-loaded scorer, named by its description
             desc = spec.describe()
             label = str(desc.get("model") or desc.get("name") or type(spec).__name__)
@@ -344,6 +347,7 @@ def run_signalling(
     batch_one: bool = False,
     allow_partial_coverage: bool = False,
     workers: int | ProcessSettings = 1,
+    precision_gate: PrecisionGate | None = DEFAULT_PRECISION_GATE,
 ) -> list[Path]:
     """Score the frozen renderings with every model (a spec for ``load_scorer``, or a loaded
     scorer) and reference chooser; return the run directories (models first, then choosers, in
@@ -356,7 +360,9 @@ def run_signalling(
     analysis reports the batch-1 flip rate per tile against the batched run (§I-K scores the
     size tile at batch size 1). An association chooser that cannot score every frozen item is
     refused (§I-B) unless ``allow_partial_coverage``, which is recorded in its run with the
-    coverage.
+    coverage. A model run in a reduced precision (``dtype`` in ``scorer_options``) is first
+    gated on a sample of its own queries (``precision_gate``; ``None`` opts out, which is
+    recorded): see :class:`~choiceaudit.audit.PrecisionGate`.
 
     >>> import tempfile
     >>> out = tempfile.mkdtemp()
@@ -416,6 +422,7 @@ def run_signalling(
         swow=swow,
         conceptnet=conceptnet,
         checked=checked,
+        precision=precision_gate,
     )
     summaries = run_jobs(jobs, chunk_size=chunk_size, command=command, progress=progress)
     return [summary.path for summary in summaries]

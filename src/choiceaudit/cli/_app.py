@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.text import Text
 from typer.core import TyperGroup
 
-from choiceaudit.audit import RaySettings
+from choiceaudit.audit import PrecisionGate, RaySettings
 from choiceaudit.errors import ChoiceAuditError
 
 __all__ = [
@@ -241,6 +241,42 @@ WorkersOpt = Annotated[
         "each loading it and taking its share of the cores as torch threads; 1: this process.",
     ),
 ]
+
+PrecisionGateOpt = Annotated[
+    bool,
+    typer.Option(
+        "--precision-gate/--no-precision-gate",
+        help="With -o dtype=bfloat16 or float16: measure the precision's noise floor and flip "
+        "rate on a sample of the run's queries against float32, and float32 against float64, "
+        "before scoring (stored in the manifest, shown in the report). --no-precision-gate "
+        "skips it; the skip is recorded.",
+    ),
+]
+MaxFlipRateOpt = Annotated[
+    float,
+    typer.Option(
+        help="Refuse a reduced-precision run whose gate flips more than this share of the "
+        "choices under any rule (the tool's threshold, not the paper's)."
+    ),
+]
+AcceptFlipsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--accept-precision-flips",
+        help="Score a reduced-precision run whose flip rate is above --max-flip-rate anyway "
+        "(recorded in the manifest and the report).",
+    ),
+]
+
+
+def precision_settings(
+    gate: bool, max_flip_rate: float, accept_flips: bool
+) -> PrecisionGate | None:
+    """The precision-gate options as a :class:`~choiceaudit.audit.PrecisionGate` (``None``:
+    opted out)."""
+    if not gate:
+        return None
+    return PrecisionGate(max_flip_rate=max_flip_rate, accept_flips=accept_flips)
 
 
 def ray_settings(ray: str | None, workers: int | None, gpus: float) -> RaySettings | None:

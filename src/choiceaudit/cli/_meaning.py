@@ -16,12 +16,16 @@ from typing_extensions import TypedDict
 
 from choiceaudit.audit import (
     DEFAULT_MEANING_EXPERIMENTS,
+    MAX_FLIP_RATE,
     MeaningDryRun,
     analyse_runs,
     dry_run_meaning,
     run_meaning,
 )
 from choiceaudit.cli._app import (
+    AcceptFlipsOpt,
+    MaxFlipRateOpt,
+    PrecisionGateOpt,
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,
@@ -32,6 +36,7 @@ from choiceaudit.cli._app import (
     labelled_progress,
     out,
     parse_options,
+    precision_settings,
     progress_bar,
     ray_settings,
 )
@@ -223,6 +228,9 @@ def run_command(
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
     workers: WorkersOpt = 1,
+    precision_gate: PrecisionGateOpt = True,
+    max_flip_rate: MaxFlipRateOpt = MAX_FLIP_RATE,
+    accept_flips: AcceptFlipsOpt = False,
     split_seed: SplitSeedOpt = None,
     dry_run: DryRunOpt = False,
 ) -> None:
@@ -270,6 +278,7 @@ def run_command(
             chunk_size=chunk_size,
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
             workers=workers,
+            precision_gate=precision_settings(precision_gate, max_flip_rate, accept_flips),
             progress=advance,
             command=["choiceaudit", *sys.argv[1:]],
         )

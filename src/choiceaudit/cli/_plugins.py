@@ -12,8 +12,18 @@ from typing import Annotated
 
 import typer
 
-from choiceaudit.audit import run_instrument
-from choiceaudit.cli._app import guarded, labelled_progress, out, parse_options, progress_bar
+from choiceaudit.audit import MAX_FLIP_RATE, run_instrument
+from choiceaudit.cli._app import (
+    AcceptFlipsOpt,
+    MaxFlipRateOpt,
+    PrecisionGateOpt,
+    guarded,
+    labelled_progress,
+    out,
+    parse_options,
+    precision_settings,
+    progress_bar,
+)
 from choiceaudit.cli._groups import run_app
 from choiceaudit.errors import ChoiceAuditError
 from choiceaudit.instruments import plugin_instruments
@@ -35,6 +45,9 @@ def _command(name: str) -> Callable[..., None]:
             list[str] | None,
             typer.Option("--option", "-o", help="key=value for the scorer (repeatable)."),
         ] = None,
+        precision_gate: PrecisionGateOpt = True,
+        max_flip_rate: MaxFlipRateOpt = MAX_FLIP_RATE,
+        accept_flips: AcceptFlipsOpt = False,
     ) -> None:
         plan = {k: str(v) for k, v in parse_options(plan_option or []).items()}
         with progress_bar() as bar:
@@ -46,6 +59,7 @@ def _command(name: str) -> Callable[..., None]:
                 scorer_options=parse_options(option or []),
                 command=["choiceaudit", *sys.argv[1:]],
                 progress=labelled_progress(bar, name),
+                precision_gate=precision_settings(precision_gate, max_flip_rate, accept_flips),
             )
         for path in paths:
             out.print(f"{path}", highlight=False)

@@ -11,8 +11,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from choiceaudit.audit import repair_run, score_file
+from choiceaudit.audit import MAX_FLIP_RATE, repair_run, score_file
 from choiceaudit.cli._app import (
+    AcceptFlipsOpt,
+    MaxFlipRateOpt,
+    PrecisionGateOpt,
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,
@@ -25,6 +28,7 @@ from choiceaudit.cli._app import (
     out,
     panel,
     parse_options,
+    precision_settings,
     progress_bar,
     ray_settings,
 )
@@ -91,6 +95,9 @@ def score(
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
     workers: WorkersOpt = 1,
+    precision_gate: PrecisionGateOpt = True,
+    max_flip_rate: MaxFlipRateOpt = MAX_FLIP_RATE,
+    accept_flips: AcceptFlipsOpt = False,
 ) -> None:
     """Score a JSONL query file with one model.
 
@@ -121,6 +128,7 @@ def score(
             progress=advance,
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
             workers=workers,
+            precision_gate=precision_settings(precision_gate, max_flip_rate, accept_flips),
         )
     for line, fld, msg in result.skipped_lines:
         console.print(f"[yellow]skipped[/yellow] {queries}:{line}: {fld}: {_escape(msg)}")

@@ -16,12 +16,16 @@ from rich.table import Table
 
 from choiceaudit.audit import (
     DEFAULT_SEED,
+    MAX_FLIP_RATE,
     analyse_runs,
     build_instrument,
     check_signalling,
     run_signalling,
 )
 from choiceaudit.cli._app import (
+    AcceptFlipsOpt,
+    MaxFlipRateOpt,
+    PrecisionGateOpt,
     RayGpusOpt,
     RayOpt,
     RayWorkersOpt,
@@ -31,6 +35,7 @@ from choiceaudit.cli._app import (
     labelled_progress,
     out,
     parse_options,
+    precision_settings,
     progress_bar,
     ray_settings,
 )
@@ -364,6 +369,9 @@ def run_signalling_command(
     ray_workers: RayWorkersOpt = None,
     ray_gpus_per_worker: RayGpusOpt = 0.0,
     workers: WorkersOpt = 1,
+    precision_gate: PrecisionGateOpt = True,
+    max_flip_rate: MaxFlipRateOpt = MAX_FLIP_RATE,
+    accept_flips: AcceptFlipsOpt = False,
 ) -> None:
     """Run the signalling instrument on models and references.
 
@@ -403,6 +411,7 @@ def run_signalling_command(
             command=["choiceaudit", *sys.argv[1:]],
             ray=ray_settings(ray, ray_workers, ray_gpus_per_worker),
             workers=workers,
+            precision_gate=precision_settings(precision_gate, max_flip_rate, accept_flips),
             batch_one=batch_one,
             allow_partial_coverage=allow_partial_coverage,
             progress=advance,

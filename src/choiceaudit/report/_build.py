@@ -19,6 +19,7 @@ from choiceaudit.report._generic import scoring_section
 from choiceaudit.report._html import Section, write_report
 from choiceaudit.report._human import human_sections
 from choiceaudit.report._meaning import meaning_sections
+from choiceaudit.report._precision import with_precision
 from choiceaudit.report._signalling import signalling_sections
 from choiceaudit.report._tables import DOCS_URL
 
@@ -44,7 +45,8 @@ def build_report(
     a type a plug-in instrument declares a layout for) into ``out``; return the path of
     ``index.html``. A result no layout knows is an :class:`~choiceaudit.errors.InputError`.
     Each table and figure links the page of the documentation site at ``docs_url`` that
-    defines it.
+    defines it. A section with runs scored in a reduced precision opens with their precision
+    gate's figures, and every row of such a run carries its noise floor and flip rate.
 
     >>> import json, pathlib, tempfile
     >>> from choiceaudit.audit import analyse_runs, score_file
@@ -75,7 +77,7 @@ def build_report(
                     f"the report layout of {kind.__name__} returned a {type(section).__name__}, "
                     "not a choiceaudit.report.Section"
                 )
-            sections.append(section)
+            sections.append(with_precision(section))
     return write_report(sections, Path(out), title=title, docs_url=docs_url)
 
 

@@ -74,7 +74,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers only (importing the
     from choiceaudit.scorers._lm_choice import LMChoiceScorer
     from choiceaudit.scorers._prefix_cache import PrefixCache
     from choiceaudit.scorers._prompt import NextToken, PromptLogprobs, next_token, prompt_logprobs
-    from choiceaudit.scorers._reference import reference_scores
+    from choiceaudit.scorers._reference import has_reference, reference_scores
 
 _LAZY = {
     "EngineOptions": "choiceaudit.scorers._hf",
@@ -90,6 +90,7 @@ _LAZY = {
     "sequence_logprobs": "choiceaudit.scorers._engine",
     "next_token_logits": "choiceaudit.scorers._engine",
     "reference_scores": "choiceaudit.scorers._reference",
+    "has_reference": "choiceaudit.scorers._reference",
 }
 
 
@@ -145,6 +146,7 @@ __all__ = [
     "causal_lm_of",
     "check_options",
     "conversions_this_process",
+    "has_reference",
     "hashed_content",
     "load_causal_lm",
     "load_embedder",

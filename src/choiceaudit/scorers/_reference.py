@@ -22,7 +22,7 @@ from choiceaudit.scorers._hf import HFScorer
 from choiceaudit.scorers._tokenize import InPlace
 from choiceaudit.types import FloatArray, Query
 
-__all__ = ["reference_scores"]
+__all__ = ["has_reference", "reference_scores"]
 
 
 def _option_logprob(model: Any, encoded: InPlace) -> float:
@@ -37,6 +37,12 @@ def _option_logprob(model: Any, encoded: InPlace) -> float:
     positions = torch.arange(encoded.first_scored, len(encoded.ids), device=model.device)
     targets = ids[0, encoded.first_scored :]
     return float(logprobs[positions - 1, targets].sum())
+
+
+def has_reference(scorer: Any) -> bool:
+    """Whether ``scorer`` is the in-process engine, which the float64 reference re-computes
+    (a causal LM asked for a key, ``lm-choice:``, reads another distribution: it has none)."""
+    return isinstance(scorer, HFScorer)
 
 
 def reference_scores(scorer: Any, queries: Sequence[Query]) -> list[dict[str, FloatArray]]:

@@ -128,6 +128,9 @@ class Manifest(_Record):
     truncated_rows: int | None = None
     rows_with_choice: int | None = None
     choice_not_argmax_rows: int | None = None
+    #: what the precision gate measured before a run in a reduced precision (its noise floor
+    #: against float32, the float64 check), or that it was opted out of; outside ``config``
+    precision_gate: Mapping[str, Any] | None = None
 
     @property
     def instrument(self) -> str:
