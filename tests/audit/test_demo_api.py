@@ -17,6 +17,7 @@ from choiceaudit.errors import InputError
         ({"size": "huge"}, "--size must be one of small, default, full"),
         ({"norms": "swow"}, "--norms must be one of lancaster, things"),
         ({"norms": "things"}, "--norms things needs --data DIR"),
+        ({"dtype": "int8"}, "--dtype must be one of float32, bfloat16, float16"),
     ],
 )
 def test_run_demo_refuses_bad_options_before_writing(
@@ -57,3 +58,48 @@ def test_small_leaves_gemma_out_unless_asked(monkeypatch: pytest.MonkeyPatch) ->
             run_demo(out=Path("unused"), size=size, gemma=gemma)
     assert seen == [False, True, True, False]
     assert not DEMO_SIZES["small"].gemma and DEMO_SIZES["default"].gemma
+
+
+def test_a_reduced_precision_reaches_every_causal_lm_run_with_its_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``dtype`` goes to the causal LMs of both instruments (and their keyed-menu arm), never to
+    the decision models, and each of their runs is gated as asked."""
+    from choiceaudit.audit import PrecisionGate, _demo
+
+    calls: list[tuple[str, dict[str, object]]] = []
+
+    def record(name: str) -> object:
+        def run(models: object, *args: object, **kwargs: object) -> list[Path]:
+            calls.append((name, kwargs))
+            return []
+
+        return run
+
+    monkeypatch.setattr(_demo, "run_signalling", record("signalling"))
+    monkeypatch.setattr(_demo, "run_meaning", record("meaning"))
+    monkeypatch.setattr(_demo, "analyse_runs", lambda runs: [])
+    monkeypatch.setattr(_demo, "capabilities_of", lambda spec: _Engine())
+    gate = PrecisionGate(n_queries=8, n_reference=2)
+    run_demo(
+        out=tmp_path,
+        size="small",
+        lm=["lm"],
+        decision_model=["dm"],
+        workers=1,
+        dtype="bfloat16",
+        precision_gate=gate,
+    )
+    signalling = [kw for name, kw in calls if name == "signalling"]
+    (meaning,) = [kw for name, kw in calls if name == "meaning"]
+    assert all(kw["scorer_options"] == {"dtype": "bfloat16"} for kw in signalling)
+    assert meaning["scorer_options"] == {
+        "lm-choice:lm": {"dtype": "bfloat16"},
+        "lm": {"dtype": "bfloat16"},
+    }
+    assert all(kw["precision_gate"] is gate for _, kw in calls)
+
+
+class _Engine:
+    engine = True
+    local_compute = True

@@ -225,3 +225,15 @@ def test_a_run_in_float32_or_of_a_model_without_dtype_runs_no_gate(tmp_path: Pat
     queries.write_text('{"state": "s", "options": ["a", "b"]}\n', encoding="utf-8")
     score_file(queries, "fake", out=tmp_path / "run")
     assert RunStore(tmp_path / "run").manifest().precision_gate is None
+
+
+def test_a_skipped_float64_check_is_stored_as_not_measured() -> None:
+    from choiceaudit.audit._precision_gate import precision_record
+
+    floor = (RuleShift("probs", 4, 12, 0.001, 0.004, 0.005, 0),)
+    report = PrecisionReport(
+        "lm-choice:m", "bfloat16", "s", 4, floor, 0, (), 1e-3, reference_skipped="no path"
+    )
+    record = precision_record(report, PrecisionGate())
+    assert record["reference_max_abs"] is None and record["reference_ok"] is True
+    assert record["reference_skipped"] == "no path"

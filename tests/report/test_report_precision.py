@@ -62,7 +62,7 @@ def test_a_section_opens_with_the_gate_and_marks_the_models_rows() -> None:
     gate, cells = section.tables
     assert gate.name == "precision-signalling" and gate.computed is not None
     (row,) = gate.records()
-    assert (row["model"], row["run"], row["dtype"], row["sum_max_abs"]) == (
+    assert (row["model"], row["run"], row["dtype"], row["floor_max_abs"]) == (
         "smollm2",
         "smollm2",
         "bfloat16",
@@ -141,7 +141,7 @@ def test_the_report_of_a_float16_run_carries_its_gate(
         "True",
         "4",
     )
-    assert float(row["sum_max_abs"]) > 0 and float(row["fp32_vs_fp64_max_abs"]) < 1e-4
+    assert float(row["floor_max_abs"]) > 0 and float(row["fp32_vs_fp64_max_abs"]) < 1e-4
     accuracy = list(csv.DictReader(io.StringIO((tables / "accuracy.csv").read_text("utf-8"))))
     marked = {r["model"]: r["precision"] for r in accuracy}
     assert marked["fake"] == "" and marked[f"hf:{f16.parent / 'tiny'}"].startswith(
@@ -149,3 +149,21 @@ def test_the_report_of_a_float16_run_carries_its_gate(
     )
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert "Precision gate: the noise floor" in page
+
+
+def test_a_model_without_a_summed_log_probability_shows_its_first_rule() -> None:
+    record = _record(
+        floor=[{"rule": "probs", "median_abs": 0.001, "max_abs": 0.004, "flip_rate": 0.0}],
+        largest_flip_rate=0.0,
+        largest_flip_rule="probs",
+        n_reference=0,
+        reference_max_abs=None,
+    )
+    runs = [("m/lm-choice-smollm2", _manifest("lm-choice:smollm2", record))]
+    assert precision_notes(runs)["lm-choice:smollm2"] == "bfloat16: |Δ probs| ≤ 0.004, flips 0.0%"
+    (row,) = with_precision(_section(runs)).tables[0].records()
+    assert (row["floor_rule"], row["floor_max_abs"], row["fp32_vs_fp64_max_abs"]) == (
+        "probs",
+        0.004,
+        None,
+    )

@@ -13,7 +13,14 @@ function here, so a Python user and a command-line user run the same code.
 
 from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
 from choiceaudit.audit._backend import ProcessSettings, RaySettings, available_cores
-from choiceaudit.audit._demo import DEMO_SIZES, SIGNALLING_VARIANTS, DemoResult, DemoSize, run_demo
+from choiceaudit.audit._demo import (
+    DEMO_DTYPES,
+    DEMO_SIZES,
+    SIGNALLING_VARIANTS,
+    DemoResult,
+    DemoSize,
+    run_demo,
+)
 from choiceaudit.audit._demo_timing import PhaseTimer
 from choiceaudit.audit._fanout import RayFanout
 from choiceaudit.audit._gate import GateResult, ThresholdsFile, gate_runs
@@ -50,6 +57,7 @@ from choiceaudit.audit._signalling_build import DEFAULT_SEED, build_instrument, 
 __all__ = [
     "DEFAULT_MEANING_EXPERIMENTS",
     "DEFAULT_SEED",
+    "DEMO_DTYPES",
     "DEMO_SIZES",
     "MAX_FLIP_RATE",
     "QUERIES_FILE",

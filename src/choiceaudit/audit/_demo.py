@@ -18,6 +18,7 @@ from choiceaudit.audit._analysis import AnalysisResult, analyse_runs
 from choiceaudit.audit._backend import ProcessSettings, available_cores
 from choiceaudit.audit._demo_timing import PhaseTimer
 from choiceaudit.audit._meaning import run_meaning
+from choiceaudit.audit._precision_gate import DEFAULT_PRECISION_GATE, PrecisionGate
 from choiceaudit.audit._processes import start_worker_server
 from choiceaudit.audit._runs import JobProgress
 from choiceaudit.audit._signalling import run_signalling
@@ -25,6 +26,7 @@ from choiceaudit.errors import InputError
 from choiceaudit.scorers import BUILTIN_MODELS, capabilities_of
 
 __all__ = [
+    "DEMO_DTYPES",
     "DEMO_SIZES",
     "SIGNALLING_VARIANTS",
     "DemoResult",
@@ -40,6 +42,10 @@ SIGNALLING_VARIANTS = {
     "tiles, offline), not the paper's THINGS item set",
     "things": "on the paper's THINGS/THINGSplus norms (§I-B, §I-C)",
 }
+
+
+#: the precisions the demo scores its causal LMs in (float32 unless asked)
+DEMO_DTYPES = ("float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,8 @@ def run_demo(
     command: Sequence[str] | None = None,
     progress: JobProgress | None = None,
     on_phase: Callable[[str, Sequence[AnalysisResult], PhaseTimer], None] | None = None,
+    dtype: str = "float32",
+    precision_gate: PrecisionGate | None = DEFAULT_PRECISION_GATE,
 ) -> DemoResult:
     """Run and analyse the signalling then the meaning instrument on the demo's models under
     ``out``. ``gemma`` includes gemma3-270m when installed; ``None`` takes the size's own
@@ -130,6 +138,9 @@ def run_demo(
     each instrument's analysis is done, so a caller can show its summary before the next one
     starts; with more than one causal LM, signalling is also analysed once after its first LM
     and the reference choosers (``"signalling: first model"``), before the other LMs are scored.
+    ``dtype`` (``bfloat16``, ``float16``) scores the causal LMs in that precision, each run
+    gated first by ``precision_gate`` (see :class:`~choiceaudit.audit.PrecisionGate`; ``None``
+    opts out); a demo in another precision than an earlier one needs its own ``out``.
 
     >>> import pathlib, tempfile
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
@@ -143,6 +154,9 @@ def run_demo(
         raise InputError(f"--norms must be one of {', '.join(SIGNALLING_VARIANTS)}")
     if norms == "things" and data is None:
         raise InputError("--norms things needs --data DIR (see `choiceaudit data fetch things`)")
+    if dtype not in DEMO_DTYPES:
+        raise InputError(f"--dtype must be one of {', '.join(DEMO_DTYPES)}", field="--dtype")
+    lm_options: dict[str, object] = {} if dtype == "float32" else {"dtype": dtype}
     out = Path(out)
     plan = DEMO_SIZES[size]
     with_gemma = plan.gemma if gemma is None else gemma
@@ -171,6 +185,8 @@ def run_demo(
             label_forms=("bare",),
             progress=timer.progress("signalling", bar("signalling")),
             workers=processes or 1,
+            scorer_options=lm_options,
+            precision_gate=precision_gate,
         )
 
     # The first model with the reference choosers first, analysed and shown at once, so a
@@ -201,6 +217,8 @@ def run_demo(
         progress=timer.progress("meaning", bar("meaning")),
         command=command,
         workers=processes or 1,
+        scorer_options={m: lm_options for m in marker + lms},
+        precision_gate=precision_gate,
     )
     meaning_results = analyse_runs(meaning)
     if on_phase is not None:

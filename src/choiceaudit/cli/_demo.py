@@ -7,14 +7,26 @@ prints each instrument's summary as soon as that instrument is analysed, and wri
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from choiceaudit.audit import DEMO_SIZES, SIGNALLING_VARIANTS, DemoSize
-from choiceaudit.cli._app import app, console, guarded, labelled_progress, out, panel, progress_bar
+from choiceaudit.audit import DEMO_SIZES, MAX_FLIP_RATE, SIGNALLING_VARIANTS, DemoSize
+from choiceaudit.cli._app import (
+    AcceptFlipsOpt,
+    MaxFlipRateOpt,
+    PrecisionGateOpt,
+    app,
+    console,
+    guarded,
+    labelled_progress,
+    out,
+    panel,
+    precision_settings,
+    progress_bar,
+)
 
 __all__ = ["DEMO_SIZES", "SIGNALLING_VARIANTS", "DemoSize", "demo"]
 
@@ -25,6 +37,50 @@ DemoWorkersOpt = Annotated[
         "--workers",
         help="Processes scoring each causal LM, each on its share of the cores (default: 2 on a "
         "machine with 2 or more cores; 0 or 1 scores in this process).",
+    ),
+]
+
+
+def _phase_printer(norms: str) -> Callable[[str, Sequence[Any], Any], None]:
+    """What the demo prints as each instrument's analysis is done: its summary table, and how
+    long the first table took."""
+    from choiceaudit.audit import AnalysisResult, PhaseTimer
+    from choiceaudit.cli._meaning import print_meaning_summary
+    from choiceaudit.cli._signalling import print_signalling_summary
+    from choiceaudit.instruments.meaning import MeaningAnalysis
+    from choiceaudit.instruments.signalling import SignallingAnalysis
+
+    shown: list[str] = []
+
+    def summary(name: str, results: Sequence[AnalysisResult], timer: PhaseTimer) -> None:
+        if name.startswith("signalling"):
+            first = name != "signalling"
+            if first or not shown:
+                console.print(f"signalling variant: {SIGNALLING_VARIANTS[norms]}", highlight=False)
+            if first:
+                console.print(
+                    "signalling so far (the first model and the references; the table of "
+                    "every model follows when the others are scored):",
+                    highlight=False,
+                )
+            print_signalling_summary([r for r in results if isinstance(r, SignallingAnalysis)])
+            if not shown:
+                console.print(f"first table after {timer.elapsed():.0f} s", highlight=False)
+            shown.append(name)
+        else:
+            print_meaning_summary(
+                [rec for r in results if isinstance(r, MeaningAnalysis) for rec in r.summary()]
+            )
+
+    return summary
+
+
+DemoDtypeOpt = Annotated[
+    str,
+    typer.Option(
+        help="Precision of the causal LMs: float32, bfloat16 (faster on CPUs with bf16 "
+        "instructions) or float16; a reduced one is gated first (see check precision). "
+        "Use a new --out for it."
     ),
 ]
 
@@ -73,6 +129,10 @@ def demo(
         typer.Option("--data", help="Directory with the THINGS files (for --norms things)."),
     ] = None,
     workers: DemoWorkersOpt = None,
+    dtype: DemoDtypeOpt = "float32",
+    precision_gate: PrecisionGateOpt = True,
+    max_flip_rate: MaxFlipRateOpt = MAX_FLIP_RATE,
+    accept_flips: AcceptFlipsOpt = False,
 ) -> None:
     """Audit the built-in models with both instruments.
 
@@ -85,35 +145,10 @@ def demo(
     \b
       choiceaudit demo
       choiceaudit demo --size small --out runs/demo
+      choiceaudit demo --dtype bfloat16 --out runs/demo-bf16
     """
-    from choiceaudit.audit import AnalysisResult, PhaseTimer, run_demo
-    from choiceaudit.cli._meaning import print_meaning_summary
-    from choiceaudit.cli._signalling import print_signalling_summary
-    from choiceaudit.instruments.meaning import MeaningAnalysis
-    from choiceaudit.instruments.signalling import SignallingAnalysis
+    from choiceaudit.audit import run_demo
     from choiceaudit.report import build_report
-
-    shown: list[str] = []
-
-    def summary(name: str, results: Sequence[AnalysisResult], timer: PhaseTimer) -> None:
-        if name.startswith("signalling"):
-            first = name != "signalling"
-            if first or not shown:
-                console.print(f"signalling variant: {SIGNALLING_VARIANTS[norms]}", highlight=False)
-            if first:
-                console.print(
-                    "signalling so far (the first model and the references; the table of "
-                    "every model follows when the others are scored):",
-                    highlight=False,
-                )
-            print_signalling_summary([r for r in results if isinstance(r, SignallingAnalysis)])
-            if not shown:
-                console.print(f"first table after {timer.elapsed():.0f} s", highlight=False)
-            shown.append(name)
-        else:
-            print_meaning_summary(
-                [rec for r in results if isinstance(r, MeaningAnalysis) for rec in r.summary()]
-            )
 
     with progress_bar() as bar:
         done = run_demo(
@@ -127,7 +162,9 @@ def demo(
             data=data,
             command=["choiceaudit", *sys.argv[1:]],
             progress=labelled_progress(bar),
-            on_phase=summary,
+            on_phase=_phase_printer(norms),
+            dtype=dtype,
+            precision_gate=precision_settings(precision_gate, max_flip_rate, accept_flips),
         )
     index = build_report(
         list(done.results),
