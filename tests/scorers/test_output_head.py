@@ -146,3 +146,22 @@ def test_vocabulary_chunks_never_end_in_a_sliver(
 ) -> None:
     monkeypatch.setattr(_output_head, "VOCAB_CHUNK", chunk)
     assert _output_head._vocab_edges(vocab) == edges
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_a_bfloat16_rows_numbers_do_not_depend_on_its_group(
+    tiny_model: Callable[..., Any],
+    one_thread: None,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+) -> None:
+    """A bfloat16 head streams chunk by chunk too: one row per group, a few, all in one, the
+    same bits; and within a bfloat16 step of the whole head run row by row."""
+    model = tiny_model(kind, max_positions=128).to(torch.bfloat16)
+    work = groups(np.random.default_rng(12), 16)
+    whole = run(model, work, 0)
+    monkeypatch.setattr(_output_head, "VOCAB_CHUNK", 13)
+    alone, few, all_in_one = (run(model, work, mb) for mb in (1e-9, 0.01, 512))
+    same(alone, few)
+    same(alone, all_in_one)
+    same(alone, whole, atol=2 * 2.0**-4)  # a bfloat16 step at 8 is 2**-4

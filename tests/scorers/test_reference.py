@@ -78,3 +78,22 @@ def test_a_reference_that_cannot_run_in_float64_is_one_error_naming_why(
     monkeypatch.setattr(_reference, "_option_logprob", no_kernel)
     with pytest.raises(ScorerError, match="float64 reference could not run on cpu: no float64"):
         reference_scores(load_scorer(f"hf:{tiny}"), QUERIES)
+
+
+def test_a_log_probability_that_is_not_finite_is_refused_by_name(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reduced precision that overflows (Gemma 3 in float16 on the CPU) gives NaN
+    log-probabilities: the scorer says so and what to do, rather than failing on a Decision."""
+    from choiceaudit.scorers import ScorerError
+
+    scorer = load_scorer(f"hf:{tiny}")
+    real = sequence_logprobs
+
+    def overflowed(*args: Any, **kwargs: Any) -> Any:
+        rows = real(*args, **kwargs)
+        return [[x * np.nan for x in group] for group in rows]
+
+    monkeypatch.setattr(hf, "sequence_logprobs", overflowed)
+    with pytest.raises(ScorerError, match="in float32: a log-probability of this query is not"):
+        scorer.score(QUERIES)

@@ -131,6 +131,8 @@ def with_precision(section: Section) -> Section:
         [_row(label, run_dir, record) for label, run_dir, record in gated],
         note="A run's scores move by up to its floor between float32 and its precision; a "
         "choice decided by less may be the precision's. Rows marked not gated were opted out.",
+        # six decimals: float32 against float64 is a few 1e-5 and must not read as 0.000
+        digits=6,
         computed=PRECISION,
     )
     notes = precision_notes(section.runs)

@@ -102,6 +102,15 @@ class HFScorer(CausalLMScorer):
             prefix_cache=self.prefix_cache,
             output_group_mb=self.engine.output_group_mb,
         )
+        for q, lp in zip(queries, logprobs, strict=True):
+            if not all(np.isfinite(x).all() for x in lp):
+                # a reduced precision's overflow (Gemma 3 in float16): no choice can be read
+                raise ScorerError(
+                    f"{self.lm.source.name} in {self.lm.dtype}: a log-probability of this query "
+                    "is not finite (the model overflows this precision); score it in float32 "
+                    "or bfloat16",
+                    query_id=q.id,
+                )
         return [
             _decision(q, p, n, lp) for q, (p, n), lp in zip(queries, encoded, logprobs, strict=True)
         ]

@@ -76,10 +76,13 @@ def normalised_reads(
     (both built-in models' vocabularies are whole multiples of ``VOCAB_CHUNK``, measured on
     this project's machine; a narrower last chunk may round a logit's last float32 bit
     differently), and the log-sum-exp is the whole-row one up to the order of its float64
-    additions (a few 1e-15). ``group_mb`` bounds the chunk logits a group holds (12 bytes per
-    read and vocabulary row of a chunk: float32, then float64). With ``group_mb=0``, and
-    anywhere else (an accelerator, another dtype, a head that is not a plain linear layer),
-    each row runs the whole head (at least 16 rows) and one float64 log-sum-exp over it."""
+    additions (a few 1e-15). A bfloat16 head takes the same path (its chunk products are
+    bfloat16, widened to float64 as the whole head's are): without it a 262k-token vocabulary
+    runs whole per row, and Gemma 3 in bfloat16 gained a tenth of the speed-up SmolLM2 did.
+    ``group_mb`` bounds the chunk logits a group holds (12 bytes per read and vocabulary row of
+    a chunk: float32, then float64). With ``group_mb=0``, and anywhere else (an accelerator,
+    float16, a head that is not a plain linear layer), each row runs the whole head (at least
+    16 rows) and one float64 log-sum-exp over it."""
     head = model.get_output_embeddings()
     weight = getattr(head, "weight", None)
     chunked = (
@@ -88,7 +91,7 @@ def normalised_reads(
         and head.bias is None
         and weight is not None
         and weight.device.type == "cpu"
-        and weight.dtype == torch.float32
+        and weight.dtype in (torch.float32, torch.bfloat16)
     )
     if not chunked:
         for hidden, (node, target) in zip(states, picks, strict=True):
