@@ -97,3 +97,28 @@ def test_a_log_probability_that_is_not_finite_is_refused_by_name(
     monkeypatch.setattr(hf, "sequence_logprobs", overflowed)
     with pytest.raises(ScorerError, match="in float32: a log-probability of this query is not"):
         scorer.score(QUERIES)
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_projecting_only_the_read_positions_changes_no_bit(
+    tiny_model: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reference asks the model's forward for the read positions' logits only; the same
+    float64 forward over every position gives the same sums, bit for bit."""
+    import torch
+
+    from choiceaudit.scorers import _reference
+    from choiceaudit.scorers._tokenize import InPlace
+
+    model = tiny_model(kind, max_positions=64).to(torch.float64)
+    encoded = InPlace(ids=(1, 7, 9, 11, 3, 5, 8), first_scored=4, crosses_join=False)
+    kept = _reference._option_logprob(model, encoded)
+    forward = type(model).forward
+
+    def every_position(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if "logits_to_keep" in kwargs:  # as a forward that does not take it
+            raise TypeError("forward() got an unexpected keyword argument 'logits_to_keep'")
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "forward", every_position)
+    assert _reference._option_logprob(model, encoded) == kept

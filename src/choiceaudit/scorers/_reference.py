@@ -3,7 +3,8 @@
 Each option string is tokenized exactly as the engine tokenizes it (in place, by the scorer's
 own renderer), and then scored by a path that shares nothing else with the engine: one
 forward of the whole string at batch size 1 — no padding, no packing, no block cache, no
-chunked output projection — through a float64 copy of the model, the option's tokens read from
+chunked output projection — through a float64 copy of the model (the model's own forward
+projecting only the positions that are read, ``logits_to_keep``), the option's tokens read from
 a float64 log-softmax. The signalling paper gates correctness this way (§I-J): reduced
 precision moves scores by its noise floor, float32 must agree with float64 to rounding, and a
 bug (a wrong mask, position or padding) would survive float32 at full magnitude.
@@ -31,12 +32,20 @@ def _option_logprob(model: Any, encoded: InPlace) -> float:
     if encoded.first_scored < 1:
         raise ScorerError("an option whose first token starts the string has no context to score")
     ids = torch.tensor([list(encoded.ids)], dtype=torch.long, device=model.device)
+    # the logits of the positions that predict the option's tokens, and of the last (which
+    # predicts nothing): the model's own forward projects only those onto the vocabulary, as
+    # a whole-string forward would compute them (Gemma 3's 262k-token head at every position
+    # cost more than the rest of the reference)
+    keep = len(encoded.ids) - encoded.first_scored + 1
     with torch.no_grad():
-        logits = model(input_ids=ids).logits[0].to(torch.float64)
-    logprobs = torch.log_softmax(logits, dim=-1)
-    positions = torch.arange(encoded.first_scored, len(encoded.ids), device=model.device)
+        try:
+            logits = model(input_ids=ids, logits_to_keep=keep).logits[0]
+        except TypeError:  # a forward without logits_to_keep projects every position
+            logits = model(input_ids=ids).logits[0]
+    logits = logits[-keep:]  # the last positions, whichever forward gave them
+    logprobs = torch.log_softmax(logits.to(torch.float64), dim=-1)
     targets = ids[0, encoded.first_scored :]
-    return float(logprobs[positions - 1, targets].sum())
+    return float(logprobs[torch.arange(keep - 1, device=model.device), targets].sum())
 
 
 def has_reference(scorer: Any) -> bool:
