@@ -166,22 +166,15 @@ def measure_precision(
     del reduced
     from choiceaudit.scorers import has_reference, reference_scores
 
-    if not has_reference(full):
-        return PrecisionReport(
-            model=model,
-            dtype=dtype,
-            source=source,
-            n_queries=len(sample),
-            floor=floor,
-            n_reference=0,
-            reference=(),
-            tolerance=tolerance,
-            reference_skipped=f"{type(full).__name__} has no float64 reference path",
+    skipped = "" if has_reference(full) else f"{type(full).__name__} has no float64 reference path"
+    checked = [] if skipped else list(sample[:n_reference])
+    reference = (
+        rule_shifts(
+            [{k: v for k, v in s.items() if k != "probs"} for s in _scores(fp32[: len(checked)])],
+            reference_scores(full, checked),
         )
-    checked = list(sample[:n_reference])
-    reference = rule_shifts(
-        [{k: v for k, v in s.items() if k != "probs"} for s in _scores(fp32[:n_reference])],
-        reference_scores(full, checked),
+        if checked
+        else ()
     )
     return PrecisionReport(
         model=model,
@@ -192,4 +185,5 @@ def measure_precision(
         n_reference=len(checked),
         reference=reference,
         tolerance=tolerance,
+        reference_skipped=skipped,
     )
