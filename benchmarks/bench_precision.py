@@ -25,6 +25,11 @@ repeat so a load peak of a shared machine falls on all of them alike (time = bes
 
 Float32 is checked once per model against the float64 reference (the gate's diagnostic).
 
+``bfloat16-untiled`` is bfloat16 with the engine's fixed-shape products turned off for that
+model (every product at the batch's own number of rows, as before the engine tiled them): what
+keeping a row's bits independent of its batch costs in bfloat16, measured beside it. It is a
+benchmark's switch only; the engine has no such option.
+
     python benchmarks/bench_precision.py                    # both models, ~15 min on 2 cores
     python benchmarks/bench_precision.py --smoke --model smollm2
 """
@@ -55,7 +60,33 @@ from bench_engine import (
     signalling_queries,
 )
 
-DTYPES = ("float32", "bfloat16", "float16")
+DTYPES = ("float32", "bfloat16", "bfloat16-untiled", "float16")
+UNTILED = "-untiled"
+#: what the engine calls to run a reduced precision's products in fixed tiles (patched by name)
+TILES = "choiceaudit.scorers._engine.fix_tiles"
+HEAD_TILES = "choiceaudit.scorers._output_head.needs_fixed_tiles"
+
+
+def untiled_patches(models: Sequence[Any]) -> list[Any]:
+    """Patches under which ``models`` run without fixed tiles (body and output head) and every
+    other model as the engine runs it."""
+    import importlib
+
+    def real(target: str) -> Any:
+        module_name, _, attribute = target.rpartition(".")
+        return getattr(importlib.import_module(module_name), attribute)
+
+    fix, needs = real(TILES), real(HEAD_TILES)
+    skip = {id(m) for m in models}
+    weights = {id(m.get_output_embeddings().weight) for m in models}
+
+    def fix_unless(model: Any) -> int:
+        return 0 if id(model) in skip else int(fix(model))
+
+    def needs_unless(weight: Any) -> bool:
+        return False if id(weight) in weights else bool(needs(weight))
+
+    return [mock.patch(TILES, fix_unless), mock.patch(HEAD_TILES, needs_unless)]
 
 
 class TokenCounter:
@@ -123,13 +154,17 @@ def bench_model(
     from choiceaudit.metrics import rule_shifts
     from choiceaudit.scorers import ScorerError, load_scorer
 
-    scorers: dict[str, Any] = {d: load_scorer(model_name, dtype=d) for d in args.dtypes}
+    scorers: dict[str, Any] = {
+        d: load_scorer(model_name, dtype=d.removesuffix(UNTILED)) for d in args.dtypes
+    }
     failed: dict[str, str] = {}  # dtype -> why it cannot score this model
     counters = {d: TokenCounter(s.lm.model) for d, s in scorers.items()}
-    patch = mock.patch(
-        HEAD, counting_head({id(s.lm.model): counters[d] for d, s in scorers.items()})
-    )
-    patch.start()
+    patches = [
+        mock.patch(HEAD, counting_head({id(s.lm.model): counters[d] for d, s in scorers.items()})),
+        *untiled_patches([s.lm.model for d, s in scorers.items() if d.endswith(UNTILED)]),
+    ]
+    for patch in patches:
+        patch.start()
     full = scorers["float32"]
     model = full.lm.model
     workloads = (
@@ -191,7 +226,7 @@ def bench_model(
                     * 2
                     * n_params
                     / gemm["float32"],
-                    "of_dtype_gemm_run": flops / best[dtype] / gemm[dtype],
+                    "of_dtype_gemm_run": flops / best[dtype] / gemm[dtype.removesuffix(UNTILED)],
                     "sum_max_abs": None if summed is None else summed.max_abs,
                     "sum_p95_abs": None if summed is None else summed.p95_abs,
                     "flip_rate": worst.flip_rate,
@@ -214,7 +249,8 @@ def bench_model(
             "reference_max_abs": max(s.max_abs for s in reference),
         }
     )
-    patch.stop()
+    for patch in reversed(patches):
+        patch.stop()
     return rows
 
 
@@ -275,7 +311,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
     load = os.getloadavg()
-    gemm = {d: gemm_flops(args.threads, dtype=d) for d in args.dtypes}
+    gemm = {
+        d: gemm_flops(args.threads, dtype=d)
+        for d in dict.fromkeys(d.removesuffix(UNTILED) for d in args.dtypes)
+    }
     rows: list[dict[str, Any]] = []
     for model_name in args.model or ["smollm2", "gemma3-270m"]:
         rows.extend(bench_model(model_name, args, gemm))

@@ -174,17 +174,17 @@ def naive_logprobs() -> Callable[[Any, Sequence[int], int], np.ndarray]:
 
 @pytest.fixture(scope="session")
 def tiny_model() -> Callable[..., Any]:
-    """``tiny_model("llama" | "gemma3", max_positions=…, sliding_window=…)``: a random model of
-    vocabulary 50 and width 32 (seeded, in eval mode); the Gemma 3 one mixes sliding-window and
-    full-attention layers as Gemma 3 does."""
+    """``tiny_model("llama" | "gemma3", max_positions=…, sliding_window=…, width=…)``: a random
+    model of vocabulary 50 and width 32 (seeded, in eval mode; ``width`` widens it, its MLP twice
+    as wide); the Gemma 3 one mixes sliding-window and full-attention layers as Gemma 3 does."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
 
-    def make(kind: str, *, max_positions: int, sliding_window: int = 4) -> Any:
+    def make(kind: str, *, max_positions: int, sliding_window: int = 4, width: int = 32) -> Any:
         shared = {
             "vocab_size": 50,
-            "hidden_size": 32,
-            "intermediate_size": 64,
+            "hidden_size": width,
+            "intermediate_size": 2 * width,
             "max_position_embeddings": max_positions,
             "initializer_range": 0.3,
         }

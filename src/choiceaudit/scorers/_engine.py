@@ -43,6 +43,7 @@ from choiceaudit.scorers._blocks import (
     head_states,
     stacked_cache,
 )
+from choiceaudit.scorers._fixed_tiles import fix_tiles
 from choiceaudit.scorers._output_head import DEFAULT_OUTPUT_GROUP_MB, normalised_reads
 from choiceaudit.scorers._prefix_cache import PrefixCache
 from choiceaudit.scorers._protocol import ScorerError
@@ -205,6 +206,7 @@ def _run(
         raise ValueError(f"output_group_mb must be 0 or more, got {output_group_mb!r}")
     cache = prefix_cache if prefix_cache is not None else PrefixCache(model, CALL_CACHE_MB)
     cache.check_model(model)
+    fix_tiles(model)  # a reduced precision's products at one shape: a row's bits are its own
     results: list[tuple[FloatArray, FloatArray]] = [(np.empty((0, 0)), np.empty(0)) for _ in tries]
     # Callers merge the rows a call asks twice, so only a cache that outlives the call can be
     # asked a row again: without one, no row is digested or kept.

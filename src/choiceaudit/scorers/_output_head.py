@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from choiceaudit.scorers._fixed_tiles import needs_fixed_tiles, tiled_linear
+
 __all__ = ["DEFAULT_OUTPUT_GROUP_MB", "VOCAB_CHUNK", "normalised_reads", "padded"]
 
 #: megabytes of float32 logits held at once while the CPU output projection streams its
@@ -79,6 +81,9 @@ def normalised_reads(
     additions (a few 1e-15). A bfloat16 head takes the same path (its chunk products are
     bfloat16, widened to float64 as the whole head's are): without it a 262k-token vocabulary
     runs whole per row, and Gemma 3 in bfloat16 gained a tenth of the speed-up SmolLM2 did.
+    A reduced-precision head on the CPU runs every product, chunked or whole, in tiles of one
+    shape (:mod:`._fixed_tiles`): its kernels, unlike float32's, pick their blocking by the
+    number of rows.
     ``group_mb`` bounds the chunk logits a group holds (12 bytes per read and vocabulary row of
     a chunk: float32, then float64). With ``group_mb=0``, and anywhere else (an accelerator,
     float16, a head that is not a plain linear layer), each row runs the whole head (at least
@@ -93,9 +98,15 @@ def normalised_reads(
         and weight.device.type == "cpu"
         and weight.dtype in (torch.float32, torch.bfloat16)
     )
+    tiled = type(head) is torch.nn.Linear and weight is not None and needs_fixed_tiles(weight)
     if not chunked:
         for hidden, (node, target) in zip(states, picks, strict=True):
-            logits = _widened(model, head(padded(hidden))[: hidden.shape[0]])
+            if tiled:
+                assert weight is not None
+                raw = tiled_linear(hidden, weight, head.bias)
+            else:
+                raw = head(padded(hidden))[: hidden.shape[0]]
+            logits = _widened(model, raw)
             yield logits[node, target], torch.logsumexp(logits, dim=-1)
         return
     assert weight is not None
@@ -124,7 +135,11 @@ def normalised_reads(
         peaks = torch.empty((n, chunks), dtype=torch.float64)
         sums = torch.empty((n, chunks), dtype=torch.float64)
         for c, (lo, hi) in enumerate(itertools.pairwise(edges)):
-            wide = _widened(model, torch.nn.functional.linear(stacked, weight[lo:hi])[:n])
+            if tiled:
+                raw = tiled_linear(stacked, weight[lo:hi])
+            else:
+                raw = torch.nn.functional.linear(stacked, weight[lo:hi])
+            wide = _widened(model, raw[:n])
             peak = wide.amax(dim=1)
             peaks[:, c] = peak
             sums[:, c] = torch.exp(wide - peak[:, None]).sum(dim=1)

@@ -1,0 +1,125 @@
+"""A reduced precision's products run at one fixed shape, so a row's bits are its own.
+
+Bfloat16 GEMMs on the CPU pick their reduction blocking by the number of rows (measured on an
+Intel Xeon with AMX: a row of a 512 → 1024 product rounds differently in products of 64 and
+1,100 rows), so the engine runs every product of a reduced-precision model in tiles of one shape.
+These tests hold the property itself — a row's result is the same whatever rows it is computed
+with — so they pass on hardware whose kernels never had the dependence and catch a regression on
+hardware whose kernels have it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from choiceaudit.scorers import (  # noqa: E402
+    EngineOptions,
+    HFScorer,
+    ScoreSpec,
+    sequence_logprobs,
+)
+from choiceaudit.scorers._fixed_tiles import (  # noqa: E402
+    FixedTileLinear,
+    _pack,
+    fix_tiles,
+    tiled_linear,
+)
+
+
+def _packed_or_not(weight: Any) -> list[Any]:
+    """The plain fallback always, and the packed oneDNN path where this build has it."""
+    packed = _pack(weight)
+    return [None] if packed is None else [None, packed]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_rows_product_is_the_same_whatever_rows_it_is_computed_with(
+    one_thread: None, dtype: str
+) -> None:
+    kind = getattr(torch, dtype)
+    gen = torch.Generator().manual_seed(3)
+    weight = torch.randn((1024, 512), generator=gen).to(kind)
+    bias = torch.randn(1024, generator=gen).to(kind)
+    x = torch.randn((300, 512), generator=gen).to(kind)
+    for packed in _packed_or_not(weight):
+        whole = tiled_linear(x, weight, bias, packed)
+        assert whole.shape == (300, 1024) and whole.dtype == kind
+        for lo, hi in ((0, 1), (7, 40), (33, 97), (5, 300), (250, 300)):
+            assert torch.equal(tiled_linear(x[lo:hi], weight, bias, packed), whole[lo:hi])
+        # batch dimensions are flattened into rows and restored
+        batched = tiled_linear(x[:96].reshape(3, 32, 512), weight, bias, packed)
+        assert torch.equal(batched.reshape(96, 1024), whole[:96])
+        # the same product as an untiled one, up to the precision's rounding
+        plain = torch.nn.functional.linear(x.float(), weight.float(), bias.float())
+        torch.testing.assert_close(whole.float(), plain, rtol=2e-2, atol=0.25)
+
+
+def test_only_a_reduced_precision_body_on_the_cpu_is_tiled(
+    tiny_model: Callable[..., Any],
+) -> None:
+    full = tiny_model("llama", max_positions=64)
+    assert fix_tiles(full) == 0  # float32 keeps its own kernels
+    model = tiny_model("llama", max_positions=64).to(torch.bfloat16)
+    keys = list(model.state_dict())
+    linears = sum(type(m) is torch.nn.Linear for m in model.model.modules())
+    assert fix_tiles(model) == linears == 2 * 7  # q, k, v, o, gate, up, down per layer
+    assert fix_tiles(model) == 0  # idempotent
+    assert type(model.lm_head) is torch.nn.Linear  # the output head tiles its own chunks
+    assert list(model.state_dict()) == keys  # the weights keep their names
+
+
+def _groups(n: int) -> list[list[ScoreSpec]]:
+    rng = np.random.default_rng(5)
+    out = []
+    for _ in range(n):
+        context = [int(t) for t in rng.integers(0, 50, rng.integers(20, 90))]
+        options = [[int(t) for t in rng.integers(0, 50, rng.integers(1, 12))] for _ in range(4)]
+        out.append([ScoreSpec(tuple(context + o), len(context)) for o in options])
+    return out
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_a_bfloat16_rows_scores_do_not_depend_on_its_batch(
+    tiny_model: Callable[..., Any], one_thread: None, kind: str
+) -> None:
+    """Wide enough (512, MLP 1,024) that, untiled, this CPU's bfloat16 kernels change a row's
+    bits with its batch; alone, in one call of all, and through a cache: the same bits."""
+    model = tiny_model(kind, max_positions=256, width=512).to(torch.bfloat16)
+    work = _groups(12)
+    together = sequence_logprobs(model, work)
+    alone = [sequence_logprobs(model, [g])[0] for g in work]
+    for a, b in zip(alone, together, strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
+    assert isinstance(model.model.layers[0].mlp.up_proj, FixedTileLinear)
+
+
+@pytest.mark.models
+def test_smollm2_in_bfloat16_keeps_the_engines_contract(one_thread: None) -> None:
+    """SmolLM2 in bfloat16: each query scored alone, all in one call, and again from a warm
+    cache give the same bits (untiled they differed by up to 0.16 on this project's machine)."""
+    from test_hf_models import signalling_like_queries
+
+    from choiceaudit.scorers import load_causal_lm
+
+    lm = load_causal_lm("smollm2", dtype="bfloat16")
+    queries = signalling_like_queries()
+
+    def scores(scorer: HFScorer, batch: list[Any]) -> list[np.ndarray]:
+        return [np.concatenate([d.scores["sum"], d.scores["pmi"]]) for d in scorer.score(batch)]
+
+    together = scores(HFScorer(lm), queries)
+    alone = [scores(HFScorer(lm), [q])[0] for q in queries]
+    cached = HFScorer(lm, engine=EngineOptions(prefix_cache_mb=256))
+    scores(cached, queries)
+    warm = scores(cached, queries)
+    for a, b, c in zip(alone, together, warm, strict=True):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(c, b)
