@@ -140,6 +140,8 @@ def _bucket_width(length: int, multiple: int) -> int:
     whether it runs alone or in a batch. CPU kernels pick their reduction order by shape (MKL's
     sgemm changes kernels below 16 rows; attention splits by key length), so this is what makes
     a batched fp32 score *bitwise* equal to the batch-1 score on one thread, not merely close.
+    A reduced precision's kernels also pick their reduction by the number of rows; its products
+    run in fixed tiles (:mod:`._fixed_tiles`), which gives it the same property.
     """
     return max(16, -(-length // multiple) * multiple)
 
