@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from choiceaudit.audit import PhaseTimer
 from choiceaudit.audit._demo_timing import TIMING_FILE
 
@@ -84,3 +86,37 @@ def test_a_resumed_job_has_an_empty_scoring_phase() -> None:
         ("load", 2.0, None),
         ("score", 0.0, 7),
     ]
+
+
+def test_a_conversion_and_a_precision_gate_are_split_off_the_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model opened in bfloat16 converts its GGUF, gates the run, then loads: the record says
+    how long each took, and the CPU time is shared in the same proportion."""
+    conversions: list[tuple[str, float]] = []
+    gates: list[tuple[str, float]] = [("earlier", 9.0)]  # measured before the timer started
+    monkeypatch.setattr(
+        "choiceaudit.audit._demo_timing.conversions_this_process", lambda: tuple(conversions)
+    )
+    monkeypatch.setattr("choiceaudit.audit._demo_timing.gates_this_process", lambda: tuple(gates))
+    clock, cpu = Clock(), Clock()
+    timer = PhaseTimer(clock, cpu)
+    advance = timer.progress("meaning")
+    conversions.append(("model.gguf", 4.0))
+    gates.append(("gemma3-270m", 10.0))
+    clock.now, cpu.now = 116.0, 132.0  # 16 s: 4 converting, 10 gating, 2 loading
+    advance("gemma3-270m", 0, 3)
+    clock.now = 120.0
+    advance("gemma3-270m", 3, 3)
+    got = [(p.name, p.kind, p.seconds, p.ended_at, p.cpu_seconds) for p in timer.phases]
+    assert got == [
+        ("meaning · gemma3-270m: convert GGUF", "convert", 4.0, 4.0, 8.0),
+        ("meaning · gemma3-270m: precision gate", "gate", 10.0, 14.0, 20.0),
+        ("meaning · gemma3-270m: open", "load", 2.0, 16.0, 4.0),
+        ("meaning · gemma3-270m: scoring", "score", 4.0, 20.0, 0.0),
+    ]
+    # a second model with no gate of its own is all load
+    clock.now = 121.0
+    advance("sparrow", 0, 1)
+    last = timer.phases[-1]
+    assert (last.name, last.kind, last.seconds) == ("meaning · sparrow: open", "load", 1.0)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.audit._precision_gate import gates_this_process
 from choiceaudit.audit._processes import worker_cpu_seconds
 from choiceaudit.audit._runs import JobProgress
 from choiceaudit.files import atomic_write_text, make_dir
@@ -36,7 +37,7 @@ TIMING_FILE = "timing.json"
 @dataclass(frozen=True)
 class Phase:
     """One timed phase: ``name`` (e.g. ``signalling · smollm2: scoring``), its ``kind``
-    (``convert``, ``load``, ``score``, ``analyse``, ``report``), its wall-clock ``seconds``,
+    (``convert``, ``gate``, ``load``, ``score``, ``analyse``, ``report``), its wall-clock ``seconds``,
     the seconds since the timer started when it ended (``ended_at``), the rows it scored and
     the process CPU seconds it used (``cpu_seconds``)."""
 
@@ -71,6 +72,7 @@ class PhaseTimer:
         self._open: set[str] = set()
         self._scored: set[str] = set()
         self._conversions = len(conversions_this_process())
+        self._gates = len(gates_this_process())
         self.phases: list[Phase] = []
 
     def elapsed(self) -> float:
@@ -100,20 +102,25 @@ class PhaseTimer:
         self._end(name, kind)
 
     def _opened(self, name: str) -> None:
-        """A scorer is open: split the time since the last phase into conversion and load (the
-        conversion reports its wall seconds only, so the CPU time is split in that proportion)."""
+        """A scorer is open: split the time since the last phase into conversion, precision
+        gate and load (the first two report their wall seconds only, so the CPU time is split in
+        that proportion)."""
         now, cpu = self._clock(), self._cpu_clock()
-        done = conversions_this_process()[self._conversions :]
-        self._conversions += len(done)
-        converting = min(sum(seconds for _, seconds in done), now - self._mark)
-        if converting > 0:
-            ended = self._mark + converting - self._start
-            share = (cpu - self._cpu_mark) * converting / (now - self._mark)
-            self.phases.append(
-                Phase(f"{name}: convert GGUF", "convert", converting, ended, None, share)
-            )
-            self._mark += converting
-            self._cpu_mark += share
+        converted = conversions_this_process()[self._conversions :]
+        self._conversions += len(converted)
+        gated = gates_this_process()[self._gates :]
+        self._gates += len(gated)
+        for seconds, label, kind in (
+            (sum(s for _, s in converted), "convert GGUF", "convert"),
+            (sum(s for _, s in gated), "precision gate", "gate"),
+        ):
+            part = min(seconds, now - self._mark)
+            if part > 0:
+                share = (cpu - self._cpu_mark) * part / (now - self._mark)
+                ended = self._mark + part - self._start
+                self.phases.append(Phase(f"{name}: {label}", kind, part, ended, None, share))
+                self._mark += part
+                self._cpu_mark += share
         self._end(f"{name}: open", "load")
 
     def progress(self, prefix: str, inner: JobProgress | None = None) -> JobProgress:

@@ -22,6 +22,7 @@ A resumed run keeps the result its first session stored. Opting out (``precision
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,7 @@ __all__ = [
     "PrecisionGate",
     "PrecisionGateError",
     "gate_sample",
+    "gates_this_process",
     "precision_record",
     "run_precision_gate",
 ]
@@ -180,6 +182,16 @@ def _verdict(record: Mapping[str, Any], model: str) -> None:
         )
 
 
+#: ``(model, seconds)`` of every gate this process measured, so a caller timing a run's open
+#: (the demo's per-phase record) can tell the gate apart from the model's load
+_GATES: list[tuple[str, float]] = []
+
+
+def gates_this_process() -> tuple[tuple[str, float], ...]:
+    """``(model, seconds)`` of each precision gate this process measured (refused ones too)."""
+    return tuple(_GATES)
+
+
 def run_precision_gate(
     model: str,
     options: Mapping[str, Any],
@@ -202,10 +214,25 @@ def run_precision_gate(
     sample = gate_sample(queries, gate.n_queries)
     if not sample:
         return {"gated": False, "dtype": dtype, "opted_out": False, "no_queries": True}
+    started = time.monotonic()
+    try:
+        return _measured(model, options, queries, sample, gate)
+    finally:
+        _GATES.append((model, time.monotonic() - started))
+
+
+def _measured(
+    model: str,
+    options: Mapping[str, Any],
+    queries: Sequence[Query],
+    sample: Sequence[Query],
+    gate: PrecisionGate,
+) -> dict[str, Any]:
+    dtype = str(options["dtype"])
     report = measure_precision(
         model,
         sample,
-        dtype=str(dtype),
+        dtype=dtype,
         source=f"{len(sample)} of the run's {len(queries)} queries, evenly spaced",
         n_reference=min(gate.n_reference, len(sample)),
         scorer_options={k: v for k, v in options.items() if k != "dtype"},
