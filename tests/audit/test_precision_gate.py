@@ -19,6 +19,8 @@ from choiceaudit.audit import (
     PrecisionGate,
     PrecisionGateError,
     PrecisionReport,
+    gate_summary,
+    precision_summaries,
     score_file,
 )
 from choiceaudit.cli import app
@@ -200,11 +202,17 @@ def test_the_command_line_refuses_then_accepts(
     done = CliRunner().invoke(app, [*args, "--accept-precision-flips"], env={"COLUMNS": "200"})
     assert done.exit_code == 0, done.output
     assert _manifest(tmp_path / "run")["precision_gate"]["accepted_flips"] is True
+    # the terminal says what the gate measured, as the manifest stores it
+    said = " ".join(done.output.split())
+    assert "precision gate (the noise floor against float32" in said
+    assert "run: float16 on 20 queries: |Δ sum| median 0.01, p95 0.05, max 0.2" in said
+    assert "flips 10.0% (sum), threshold 5.0%, accepted; float32 against float64 2e-07 on 2" in said
     skipped = CliRunner().invoke(
         app, [*args[:-3], str(tmp_path / "off"), "-o", "dtype=float16", "--no-precision-gate"]
     )
     assert skipped.exit_code == 0, skipped.output
     assert _manifest(tmp_path / "off")["precision_gate"]["opted_out"] is True
+    assert "off: float16: not gated (opted out)" in " ".join(skipped.output.split())
 
 
 @pytest.mark.parametrize(
@@ -225,6 +233,36 @@ def test_a_run_in_float32_or_of_a_model_without_dtype_runs_no_gate(tmp_path: Pat
     queries.write_text('{"state": "s", "options": ["a", "b"]}\n', encoding="utf-8")
     score_file(queries, "fake", out=tmp_path / "run")
     assert RunStore(tmp_path / "run").manifest().precision_gate is None
+    assert precision_summaries([tmp_path / "run"]) == []
+    printed = CliRunner().invoke(
+        app, ["score", str(queries), "-m", "fake", "--out", str(tmp_path / "cli")]
+    )
+    assert printed.exit_code == 0 and "precision gate" not in printed.output
+
+
+def test_the_gate_summary_says_what_the_record_holds() -> None:
+    from choiceaudit.audit._precision_gate import precision_record
+
+    floor = (
+        RuleShift("sum", 64, 256, 0.073, 0.301, 0.499, 2),
+        RuleShift("pmi", 64, 256, 0.09, 0.345, 0.726, 14),
+    )
+    reference = (RuleShift("sum", 4, 16, 1e-6, 2e-5, 3.2e-5, 0),)
+    report = PrecisionReport("smollm2", "bfloat16", "s", 64, floor, 4, reference, 1e-3)
+    accepted = precision_record(report, PrecisionGate(accept_flips=True))
+    assert gate_summary(accepted) == (
+        "bfloat16 on 64 queries: |Δ sum| median 0.073, p95 0.301, max 0.499; flips 21.9% (pmi), "
+        "threshold 5.0%, accepted; float32 against float64 3.2e-05 on 4"
+    )
+    skipped = PrecisionReport(
+        "lm-choice:m", "bfloat16", "s", 64, floor[1:], 0, (), 1e-3, reference_skipped="no path"
+    )
+    line = gate_summary(precision_record(skipped, PrecisionGate(max_flip_rate=0.5)))
+    assert "|Δ pmi| median 0.09" in line and "threshold 50.0%;" in line
+    assert line.endswith("float32 against float64 no float64 path")
+    assert gate_summary({"gated": False, "dtype": "float16", "opted_out": True}) == (
+        "float16: not gated (opted out)"
+    )
 
 
 def test_a_skipped_float64_check_is_stored_as_not_measured() -> None:

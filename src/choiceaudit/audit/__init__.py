@@ -46,6 +46,8 @@ from choiceaudit.audit._precision_gate import (
     MAX_FLIP_RATE,
     PrecisionGate,
     PrecisionGateError,
+    gate_summary,
+    precision_summaries,
 )
 from choiceaudit.audit._processes import ProcessFanout
 from choiceaudit.audit._runs import by_prompt
@@ -91,6 +93,7 @@ __all__ = [
     "default_chat_template",
     "dry_run_meaning",
     "gate_runs",
+    "gate_summary",
     "git_commit",
     "import_decisions",
     "import_human",
@@ -98,6 +101,7 @@ __all__ = [
     "import_lm_eval",
     "load_meaning_corpus",
     "meaning_run_dir",
+    "precision_summaries",
     "queries_for",
     "repair_run",
     "resolve_embedder",

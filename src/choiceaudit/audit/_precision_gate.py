@@ -25,6 +25,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from choiceaudit.audit._precision import (
@@ -35,6 +36,7 @@ from choiceaudit.audit._precision import (
 )
 from choiceaudit.errors import InputError, ScorerError
 from choiceaudit.metrics import RuleShift
+from choiceaudit.store import RunStore
 from choiceaudit.types import Query
 
 __all__ = [
@@ -43,8 +45,10 @@ __all__ = [
     "PrecisionGate",
     "PrecisionGateError",
     "gate_sample",
+    "gate_summary",
     "gates_this_process",
     "precision_record",
+    "precision_summaries",
     "run_precision_gate",
 ]
 
@@ -241,3 +245,61 @@ def _measured(
     record = precision_record(report, gate)
     _verdict(record, model)
     return record
+
+
+def gate_summary(record: Mapping[str, Any]) -> str:
+    """One line of what a run's ``precision_gate`` record says, for a terminal: the sample, the
+    noise floor of the summed log-probability (or the first rule measured), the largest flip
+    rate against the threshold, and float32 against float64."""
+    dtype = record.get("dtype")
+    if not record.get("gated"):
+        why = "opted out" if record.get("opted_out") else "no queries to sample"
+        return f"{dtype}: not gated ({why})"
+    floor = list(record.get("floor", ()))
+    shown = next((r for r in floor if r.get("rule") == "sum"), floor[0] if floor else {})
+
+    def num(key: str) -> str:
+        value = shown.get(key)
+        return "–" if value is None else f"{value:.3g}"
+
+    rate, limit = record.get("largest_flip_rate"), record.get("max_flip_rate")
+    flips = "–" if rate is None else f"{rate:.1%} ({record.get('largest_flip_rule')})"
+    if limit is not None:
+        flips += f", threshold {limit:.1%}"
+        if rate is not None and rate > limit and record.get("accepted_flips"):
+            flips += ", accepted"
+    n_reference, reference = record.get("n_reference"), record.get("reference_max_abs")
+    if not n_reference:
+        checked = "no float64 path"
+    elif reference is None:
+        checked = f"not finite on {n_reference}"
+    else:
+        checked = f"{reference:.2g} on {n_reference}"
+    return (
+        f"{dtype} on {record.get('n_queries')} queries: |Δ {shown.get('rule', '–')}| median "
+        f"{num('median_abs')}, p95 {num('p95_abs')}, max {num('max_abs')}; flips {flips}; "
+        f"float32 against float64 {checked}"
+    )
+
+
+def precision_summaries(runs: Sequence[Path]) -> list[tuple[Path, str]]:
+    """``(run directory, gate_summary)`` of each run in ``runs`` whose manifest holds a
+    precision-gate record (a run in a reduced precision), in the order given: what the
+    commands print when they end. A run in float32 has none, so it gives no line:
+
+    >>> import pathlib, tempfile
+    >>> from choiceaudit.audit import score_file
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "q.jsonl").write_text('{"state": "2 + 2 =", "options": ["4", "5"]}\\n')
+    >>> precision_summaries([score_file(tmp / "q.jsonl", "fake", out=tmp / "run").summary.path])
+    []
+
+    A run of ``-m smollm2 -o dtype=bfloat16`` gives a line such as ``bfloat16 on 64 queries:
+    |Δ sum| median 0.073, p95 0.301, max 0.499; flips 21.9% (pmi), threshold 5.0%, accepted;
+    float32 against float64 3.2e-05 on 4``."""
+    out = []
+    for run in runs:
+        record = RunStore(run).manifest().precision_gate
+        if record is not None:
+            out.append((Path(run), gate_summary(record)))
+    return out

@@ -10,7 +10,8 @@ import functools
 import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
@@ -27,7 +28,7 @@ from rich.progress import (
 from rich.text import Text
 from typer.core import TyperGroup
 
-from choiceaudit.audit import PrecisionGate, RaySettings
+from choiceaudit.audit import PrecisionGate, RaySettings, precision_summaries
 from choiceaudit.errors import ChoiceAuditError
 
 __all__ = [
@@ -277,6 +278,16 @@ def precision_settings(
     if not gate:
         return None
     return PrecisionGate(max_flip_rate=max_flip_rate, accept_flips=accept_flips)
+
+
+def print_precision(runs: Sequence[Path]) -> None:
+    """What each reduced-precision run's gate measured, a line per run (nothing for a run in
+    float32): the manifest and the report hold it too, but a user reads the terminal first."""
+    lines = precision_summaries(runs)
+    if lines:
+        out.print("precision gate (the noise floor against float32, stored in each manifest):")
+        for run, line in lines:
+            out.print(f"  {run.name}: {line}", highlight=False)
 
 
 def ray_settings(ray: str | None, workers: int | None, gpus: float) -> RaySettings | None:

@@ -25,6 +25,7 @@ from choiceaudit.cli._app import (
     out,
     panel,
     precision_settings,
+    print_precision,
     progress_bar,
 )
 
@@ -172,6 +173,7 @@ def demo(
         title=f"choiceaudit demo: embedded default models; signalling {done.variant}",
     )
     done.timer.lap("report: tables, figures, HTML", "report")
+    print_precision([*done.signalling_runs, *done.meaning_runs])
     record = done.timer.write(out_dir)
     console.print("time by phase (every phase of a second or more):", highlight=False)
     for line in done.timer.lines():

@@ -37,6 +37,7 @@ from choiceaudit.cli._app import (
     out,
     parse_options,
     precision_settings,
+    print_precision,
     progress_bar,
     ray_settings,
 )
@@ -283,6 +284,7 @@ def run_command(
             command=["choiceaudit", *sys.argv[1:]],
         )
     print_meaning_summary(meaning_summary(paths))
+    print_precision(paths)
     for path in paths:
         out.print(f"run: {path}")
     console.print(f"report: choiceaudit report {' '.join(str(p) for p in paths)} --out REPORT_DIR")

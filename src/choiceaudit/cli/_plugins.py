@@ -22,6 +22,7 @@ from choiceaudit.cli._app import (
     out,
     parse_options,
     precision_settings,
+    print_precision,
     progress_bar,
 )
 from choiceaudit.cli._groups import run_app
@@ -63,6 +64,7 @@ def _command(name: str) -> Callable[..., None]:
             )
         for path in paths:
             out.print(f"{path}", highlight=False)
+        print_precision(paths)
 
     run.__doc__ = (
         f"Run the {name} instrument (a plug-in) on each model.\n\n"

@@ -29,6 +29,7 @@ from choiceaudit.cli._app import (
     panel,
     parse_options,
     precision_settings,
+    print_precision,
     progress_bar,
     ray_settings,
 )
@@ -139,6 +140,7 @@ def score(
         f"{len(result.skipped_lines)} invalid line(s) skipped; rows = {summary.manifest.rows}",
         highlight=False,
     )
+    print_precision([summary.path])
 
 
 @app.command(rich_help_panel=panel("repair"))

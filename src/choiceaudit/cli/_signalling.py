@@ -36,6 +36,7 @@ from choiceaudit.cli._app import (
     out,
     parse_options,
     precision_settings,
+    print_precision,
     progress_bar,
     ray_settings,
 )
@@ -422,6 +423,7 @@ def run_signalling_command(
     start = time.perf_counter()
     print_signalling_summary(signalling_summary(run_dirs))
     analysis_s = time.perf_counter() - start
+    print_precision(run_dirs)
     n_items_run = len(load_instrument(run_dirs[0] / "instrument", verify_files=False).items)
     for label, (t0, t1, _done, total) in timings.items():
         out.print(
