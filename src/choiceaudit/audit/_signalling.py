@@ -55,8 +55,8 @@ __all__ = [
 #: (docs/benchmarks.md, ``benchmarks/noise_floor.py``: SmolLM2 on CPU, 32 signalling-like queries).
 BFLOAT16_WARNING = (
     "bfloat16 scoring: the paper rules it out (§I-J: every rung at one precision, fp16). "
-    "Measured noise floor against fp32: max |delta| of the summed log-probability 0.92 under "
-    "bfloat16 against 0.093 under float16 (PMI 0.45 against 0.075); use -o dtype=float16"
+    "Measured noise floor against fp32: max |delta| of the summed log-probability 1.17 under "
+    "bfloat16 against 0.094 under float16 (PMI 0.41 against 0.072); use -o dtype=float16"
 )
 
 #: Choosers by their command-line name (§I-K): conditions 1 (cosine), 2 (swow), 3 (conceptnet),
