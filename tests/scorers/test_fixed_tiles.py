@@ -10,6 +10,7 @@ hardware whose kernels have it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
+
+from torch import nn  # noqa: E402
 
 from choiceaudit.scorers import (  # noqa: E402
     EngineOptions,
@@ -123,3 +126,51 @@ def test_smollm2_in_bfloat16_keeps_the_engines_contract(one_thread: None) -> Non
     for a, b, c in zip(alone, together, warm, strict=True):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(c, b)
+
+
+def test_gpt2s_conv1d_layers_are_tiled_too(one_thread: None) -> None:
+    """GPT-2 keeps its products in transformers' ``Conv1D`` (weight stored transposed): tiled
+    like a linear layer, the same product, and a row's scores do not depend on its batch."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        vocab_size=50, n_positions=256, n_embd=512, n_layer=2, n_head=8, n_inner=1024
+    )
+    model = transformers.GPT2LMHeadModel(config).eval().to(torch.bfloat16)
+    layer = model.transformer.h[0].mlp.c_fc
+    x = torch.randn((70, 512), generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+    want = torch.addmm(layer.bias.float(), x.float(), layer.weight.float())
+    keys = list(model.state_dict())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every matrix of GPT-2's body is tiled: no warning
+        assert fix_tiles(model) == 2 * 4  # c_attn, c_proj, c_fc, mlp c_proj per layer
+    tiled = model.transformer.h[0].mlp.c_fc
+    assert isinstance(tiled, FixedTileLinear) and tiled.weight is layer.weight
+    assert list(model.state_dict()) == keys
+    torch.testing.assert_close(tiled(x).float(), want, rtol=2e-2, atol=0.25)
+    work = _groups(6)
+    together = sequence_logprobs(model, work)
+    for g, b in zip(work, together, strict=True):
+        for x_, y in zip(sequence_logprobs(model, [g])[0], b, strict=True):
+            np.testing.assert_array_equal(x_, y)
+
+
+def test_a_layer_that_cannot_be_tiled_is_warned_about(
+    tiny_model: Callable[..., Any],
+) -> None:
+    class Scaled(nn.Module):  # a matrix product of its own, outside any linear layer
+        def __init__(self, width: int) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.eye(width))
+
+        def forward(self, x: Any) -> Any:
+            return x @ self.weight
+
+    model = tiny_model("llama", max_positions=64).to(torch.bfloat16)
+    model.model.layers[0].extra = Scaled(32).to(torch.bfloat16)
+    with pytest.warns(UserWarning, match="Scaled layers of this model are not plain linear"):
+        fix_tiles(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fix_tiles(model)  # once per model
+        fix_tiles(tiny_model("llama", max_positions=64))  # float32: nothing to say

@@ -20,7 +20,8 @@ run through ``torch.nn.functional.linear``, which has the same fixed shape.
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, cast
 
 import torch
 
@@ -77,30 +78,83 @@ def tiled_linear(
 
 
 class FixedTileLinear(torch.nn.Module):
-    """A linear layer whose products always have ``TILE`` rows (see the module's docstring)."""
+    """A linear layer whose products always have ``TILE`` rows (see the module's docstring):
+    made from a ``torch.nn.Linear`` or from transformers' ``Conv1D`` (GPT-2's layers, whose
+    weight is stored transposed)."""
 
-    def __init__(self, layer: torch.nn.Linear) -> None:
+    def __init__(self, layer: torch.nn.Module) -> None:
         super().__init__()
-        self.in_features = layer.in_features
-        self.out_features = layer.out_features
-        # the plain weight stays for anything that reads it (a tied embedding, a state dict)
-        self.weight = layer.weight
-        self.bias = layer.bias
-        self.packed = _pack(layer.weight)
+        weight = cast(torch.Tensor, layer.weight)
+        # the plain weight stays under its name for anything that reads it (a state dict)
+        self.weight = weight
+        self.bias = cast("torch.Tensor | None", layer.bias)
+        # (out, in) as a plain tensor sharing the weight's storage, so it is not registered as
+        # a second parameter
+        product = weight.detach()
+        if not isinstance(layer, torch.nn.Linear):
+            product = product.t().contiguous()
+        self.in_features = int(product.shape[1])
+        self.out_features = int(product.shape[0])
+        self._product = product
+        self.packed = _pack(product)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return tiled_linear(x, self.weight, self.bias, self.packed)
+        return tiled_linear(x, self._product, self.bias, self.packed)
+
+
+def _is_conv1d(module: torch.nn.Module) -> bool:
+    """transformers' ``Conv1D``: ``x @ weight + bias`` with ``weight`` of shape (in, out)."""
+    weight = getattr(module, "weight", None)
+    return (
+        type(module).__name__ == "Conv1D"
+        and type(module).__module__.startswith("transformers")
+        and isinstance(weight, torch.Tensor)
+        and weight.ndim == 2
+    )
+
+
+def _untiled(body: torch.nn.Module) -> list[str]:
+    """The kinds of layer in ``body`` that hold a matrix in a reduced precision on the CPU but
+    are neither tiled nor an embedding (a lookup, no product): products this module cannot
+    make batch-invariant."""
+    kinds = set()
+    for module in body.modules():
+        weight = getattr(module, "weight", None)
+        if (
+            isinstance(weight, torch.Tensor)
+            and weight.ndim == 2
+            and needs_fixed_tiles(weight)
+            and not isinstance(module, (FixedTileLinear, torch.nn.Embedding))
+        ):
+            kinds.add(type(module).__name__)
+    return sorted(kinds)
 
 
 def fix_tiles(model: Any) -> int:
-    """Replace every plain linear layer of ``model``'s body (not its output head, which the
-    engine's output projection tiles itself) by a :class:`FixedTileLinear` where its weight is a
-    reduced precision on the CPU; return how many were replaced. Idempotent."""
+    """Replace every plain linear layer of ``model``'s body (``torch.nn.Linear`` and
+    transformers' ``Conv1D``; not its output head, which the engine's output projection tiles
+    itself) by a :class:`FixedTileLinear` where its weight is a reduced precision on the CPU;
+    return how many were replaced. Idempotent. A layer of another kind holding a matrix in a
+    reduced precision is warned about once per model: its products may round a row by its
+    batch."""
     body = getattr(model, "base_model", model)
     replaced = 0
     for module in list(body.modules()):
         for name, child in list(module.named_children()):
-            if type(child) is torch.nn.Linear and needs_fixed_tiles(child.weight):
+            plain = type(child) is torch.nn.Linear or _is_conv1d(child)
+            if plain and needs_fixed_tiles(child.weight):
                 setattr(module, name, FixedTileLinear(child))
                 replaced += 1
+    if not getattr(model, "_choiceaudit_tiles_checked", False):
+        others = _untiled(body)
+        if others:
+            warnings.warn(
+                f"reduced precision on the CPU: {', '.join(others)} layers of this model are not "
+                "plain linear layers, so the engine cannot run their products in fixed tiles and "
+                "a row's scores may differ by a rounding step with the rows computed with it; "
+                "score in float32 where runs must agree bit for bit",
+                UserWarning,
+                stacklevel=2,
+            )
+        model._choiceaudit_tiles_checked = True
     return replaced

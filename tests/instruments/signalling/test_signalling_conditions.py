@@ -267,7 +267,7 @@ def test_unselected_candidates_and_user_filters_are_recorded(tmp_path: Path) -> 
 
 
 def test_bfloat16_warns_with_the_measured_noise_floor(tmp_path: Path) -> None:
-    with pytest.warns(UserWarning, match=r"bfloat16 .* 0\.92 .* 0\.093"):
+    with pytest.warns(UserWarning, match=r"bfloat16 .* 1\.17 .* 0\.094"):
         run_signalling(
             [],
             ["uniform"],
