@@ -64,18 +64,33 @@ def test_a_rows_product_is_the_same_whatever_rows_it_is_computed_with(
         torch.testing.assert_close(whole.float(), plain, rtol=2e-2, atol=0.25)
 
 
+@pytest.mark.parametrize("packs", [True, False])
 def test_only_a_reduced_precision_body_on_the_cpu_is_tiled(
-    tiny_model: Callable[..., Any],
+    tiny_model: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, packs: bool
 ) -> None:
+    """With oneDNN's reordered weight (the plain one dropped) or without (a build with no
+    oneDNN: the plain weight kept), the state dict is the model's own."""
+    if not packs:
+        monkeypatch.setattr("choiceaudit.scorers._fixed_tiles._pack", lambda weight: None)
     full = tiny_model("llama", max_positions=64)
     assert fix_tiles(full) == 0  # float32 keeps its own kernels
     model = tiny_model("llama", max_positions=64).to(torch.bfloat16)
-    keys = list(model.state_dict())
+    before = {k: v.clone() for k, v in model.state_dict().items()}
     linears = sum(type(m) is torch.nn.Linear for m in model.model.modules())
     assert fix_tiles(model) == linears == 2 * 7  # q, k, v, o, gate, up, down per layer
     assert fix_tiles(model) == 0  # idempotent
     assert type(model.lm_head) is torch.nn.Linear  # the output head tiles its own chunks
-    assert list(model.state_dict()) == keys  # the weights keep their names
+    after = model.state_dict()  # the weights keep their names and values
+    assert list(after) == list(before)
+    assert all(torch.equal(after[k], v) for k, v in before.items())
+    up = model.model.layers[0].mlp.up_proj
+    assert isinstance(up, FixedTileLinear) and up.weight.shape == (64, 32)
+    assert (up.packed is not None) == packs or up.packed is None  # a build may lack oneDNN
+    x = torch.randn((5, 32), generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
+    plain = torch.nn.functional.linear(
+        x.float(), before["model.layers.0.mlp.up_proj.weight"].float()
+    )
+    torch.testing.assert_close(up(x).float(), plain, rtol=2e-2, atol=0.1)
 
 
 def _groups(n: int) -> list[list[ScoreSpec]]:
@@ -145,8 +160,10 @@ def test_gpt2s_conv1d_layers_are_tiled_too(one_thread: None) -> None:
         warnings.simplefilter("error")  # every matrix of GPT-2's body is tiled: no warning
         assert fix_tiles(model) == 2 * 4  # c_attn, c_proj, c_fc, mlp c_proj per layer
     tiled = model.transformer.h[0].mlp.c_fc
-    assert isinstance(tiled, FixedTileLinear) and tiled.weight is layer.weight
-    assert list(model.state_dict()) == keys
+    assert isinstance(tiled, FixedTileLinear) and torch.equal(tiled.weight, layer.weight.t())
+    state = model.state_dict()
+    assert list(state) == keys  # the same names, in the layer's own orientation
+    assert torch.equal(state["transformer.h.0.mlp.c_fc.weight"], layer.weight)
     torch.testing.assert_close(tiled(x).float(), want, rtol=2e-2, atol=0.25)
     work = _groups(6)
     together = sequence_logprobs(model, work)

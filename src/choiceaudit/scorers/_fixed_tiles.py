@@ -55,11 +55,12 @@ def _pack(weight: torch.Tensor) -> torch.Tensor | None:
 
 def tiled_linear(
     x: torch.Tensor,
-    weight: torch.Tensor,
+    weight: torch.Tensor | None,
     bias: torch.Tensor | None = None,
     packed: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """``x @ weight.T + bias`` computed ``TILE`` rows at a time (``x`` of any leading shape)."""
+    """``x @ weight.T + bias`` computed ``TILE`` rows at a time (``x`` of any leading shape),
+    through ``packed`` (the weight reordered by :func:`_pack`) where given, else ``weight``."""
     shape = x.shape
     flat = x.reshape(-1, shape[-1])
     rows = int(flat.shape[0])
@@ -72,6 +73,7 @@ def tiled_linear(
             torch.ops.mkldnn._linear_pointwise(tile, packed, bias, "none", [], "") for tile in tiles
         ]
     else:
+        assert weight is not None
         parts = [torch.nn.functional.linear(tile, weight, bias) for tile in tiles]
     out = torch.cat(parts) if len(parts) > 1 else parts[0]
     return out[:rows].reshape(*shape[:-1], out.shape[-1])
@@ -80,26 +82,45 @@ def tiled_linear(
 class FixedTileLinear(torch.nn.Module):
     """A linear layer whose products always have ``TILE`` rows (see the module's docstring):
     made from a ``torch.nn.Linear`` or from transformers' ``Conv1D`` (GPT-2's layers, whose
-    weight is stored transposed)."""
+    weight is stored transposed).
+
+    Where the weight is reordered for oneDNN the layer keeps only that copy (a model's body would
+    otherwise be held twice: 200 MB more for SmolLM2, 16 GB for an 8B model in bfloat16); its
+    ``weight`` is then rebuilt from it when read, the same values, and a state dict still holds it
+    under its name (in the original layer's orientation)."""
 
     def __init__(self, layer: torch.nn.Module) -> None:
         super().__init__()
-        weight = cast(torch.Tensor, layer.weight)
-        # the plain weight stays under its name for anything that reads it (a state dict)
-        self.weight = weight
+        original = cast(torch.Tensor, layer.weight)
+        self._conv1d = not isinstance(layer, torch.nn.Linear)
         self.bias = cast("torch.Tensor | None", layer.bias)
-        # (out, in) as a plain tensor sharing the weight's storage, so it is not registered as
-        # a second parameter
-        product = weight.detach()
-        if not isinstance(layer, torch.nn.Linear):
+        product = original.detach()  # (out, in)
+        if self._conv1d:
             product = product.t().contiguous()
         self.in_features = int(product.shape[1])
         self.out_features = int(product.shape[0])
-        self._product = product
         self.packed = _pack(product)
+        # without the reordered copy the products read the plain weight, kept as the parameter
+        self._plain = (
+            None if self.packed is not None else torch.nn.Parameter(product, requires_grad=False)
+        )
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The weight as ``torch.nn.Linear`` holds it, ``(out, in)``."""
+        if self._plain is not None:
+            return self._plain
+        assert self.packed is not None
+        return self.packed.to_dense()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return tiled_linear(x, self._product, self.bias, self.packed)
+        return tiled_linear(x, self._plain, self.bias, self.packed)
+
+    def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
+        weight = self.weight if keep_vars else self.weight.detach()
+        destination[prefix + "weight"] = weight.t() if self._conv1d else weight
+        if self.bias is not None:
+            destination[prefix + "bias"] = self.bias if keep_vars else self.bias.detach()
 
 
 def _is_conv1d(module: torch.nn.Module) -> bool:
