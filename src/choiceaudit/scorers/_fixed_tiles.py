@@ -4,8 +4,8 @@ The engine's contract is that a row's scores are the same bits whatever rows are
 it. In float32 on the CPU that follows from batching only rows of one shape and giving every
 product at least 16 rows: MKL's sgemm computes a row the same way from 16 rows up. Bfloat16
 products do not have that property: oneDNN picks its blocking of the reduction by the number of
-rows, so on an Intel Xeon with AMX a row of SmolLM2's MLP product rounds differently in a
-product of 33 rows than in one of 1,100, and two bfloat16 runs of the same queries that batch
+rows, so on an Intel Xeon with AMX a row of SmolLM2's MLP down-projection (1,536 → 576) rounds
+differently in a product of 33 rows than in one of 1,100, and two bfloat16 runs of the same queries that batch
 them differently (another cache history, another share of the parts between worker processes)
 stored scores a bfloat16 step apart. Here every product of a reduced-precision model on the CPU
 runs as products of exactly ``TILE`` rows (the last one padded with zeros and cut), so every
