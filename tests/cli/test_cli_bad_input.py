@@ -301,3 +301,25 @@ def test_out_naming_a_file_is_one_error_in_every_command_that_writes(tmp_path: P
             assert f"{a_file} is a file" in text or f"{a_file}: is a file" in text, (name, text)
     assert a_file.read_text(encoding="utf-8") == "x"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "d.jsonl", "q.jsonl"]
+
+
+def test_a_warning_is_one_line_that_says_what_it_warns_of(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A library warning reaches the terminal as ``warning: …``, without the library's source
+    file, line and code, and the caller's own warning handling is left as it was."""
+    import warnings
+
+    from choiceaudit.cli import guarded
+
+    @guarded
+    def command() -> int:
+        warnings.warn("bfloat16 scoring: the paper rules it out", UserWarning, stacklevel=1)
+        return 7
+
+    before = warnings.showwarning
+    assert command() == 7
+    err = capsys.readouterr().err
+    assert "warning: bfloat16 scoring: the paper rules it out" in err
+    assert "UserWarning" not in err and ".py:" not in err
+    assert warnings.showwarning is before

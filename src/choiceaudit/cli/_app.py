@@ -10,6 +10,7 @@ import functools
 import inspect
 import json
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
@@ -199,15 +200,31 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A warning as one ``warning:`` line on standard error: what it says, not the library's
+    source file and line, which tell a user of the command nothing."""
+    console.print(f"[yellow]warning:[/yellow] {_escape(str(message))}", highlight=False)
+
+
 def guarded(command: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Run ``command`` with choiceaudit's errors shown as one ``error:`` line (exit 1)."""
+    """Run ``command`` with choiceaudit's errors shown as one ``error:`` line (exit 1) and its
+    warnings as ``warning:`` lines."""
 
     @functools.wraps(command)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        try:
-            return command(*args, **kwargs)
-        except ChoiceAuditError as exc:
-            raise _fail(_escape(str(exc))) from None
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            try:
+                return command(*args, **kwargs)
+            except ChoiceAuditError as exc:
+                raise _fail(_escape(str(exc))) from None
 
     return wrapper
 
