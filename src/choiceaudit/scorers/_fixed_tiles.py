@@ -124,14 +124,14 @@ class FixedTileLinear(torch.nn.Module):
 
 
 def _is_conv1d(module: torch.nn.Module) -> bool:
-    """transformers' ``Conv1D``: ``x @ weight + bias`` with ``weight`` of shape (in, out)."""
+    """transformers' ``Conv1D``: ``x @ weight + bias`` with ``weight`` of shape (in, out). The
+    type is asked first: reading a tiled layer's ``weight`` rebuilds it, and the engine walks a
+    model's layers on every call."""
+    kind = type(module)
+    if kind.__name__ != "Conv1D" or not kind.__module__.startswith("transformers"):
+        return False
     weight = getattr(module, "weight", None)
-    return (
-        type(module).__name__ == "Conv1D"
-        and type(module).__module__.startswith("transformers")
-        and isinstance(weight, torch.Tensor)
-        and weight.ndim == 2
-    )
+    return isinstance(weight, torch.Tensor) and weight.ndim == 2
 
 
 def _untiled(body: torch.nn.Module) -> list[str]:
@@ -140,13 +140,10 @@ def _untiled(body: torch.nn.Module) -> list[str]:
     make batch-invariant."""
     kinds = set()
     for module in body.modules():
+        if isinstance(module, (FixedTileLinear, torch.nn.Embedding)):
+            continue
         weight = getattr(module, "weight", None)
-        if (
-            isinstance(weight, torch.Tensor)
-            and weight.ndim == 2
-            and needs_fixed_tiles(weight)
-            and not isinstance(module, (FixedTileLinear, torch.nn.Embedding))
-        ):
+        if isinstance(weight, torch.Tensor) and weight.ndim == 2 and needs_fixed_tiles(weight):
             kinds.add(type(module).__name__)
     return sorted(kinds)
 
