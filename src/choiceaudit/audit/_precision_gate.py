@@ -35,7 +35,7 @@ from choiceaudit.audit._precision import (
     measure_precision,
 )
 from choiceaudit.errors import InputError, ScorerError
-from choiceaudit.metrics import RuleShift
+from choiceaudit.metrics import RuleShift, floor_shown
 from choiceaudit.store import RunStore
 from choiceaudit.types import Query
 
@@ -255,8 +255,7 @@ def gate_summary(record: Mapping[str, Any]) -> str:
     if not record.get("gated"):
         why = "opted out" if record.get("opted_out") else "no queries to sample"
         return f"{dtype}: not gated ({why})"
-    floor = list(record.get("floor", ()))
-    shown = next((r for r in floor if r.get("rule") == "sum"), floor[0] if floor else {})
+    shown = floor_shown(list(record.get("floor", ())))
 
     def num(key: str) -> str:
         value = shown.get(key)

@@ -63,7 +63,7 @@ from choiceaudit.metrics._gold import (
     confidence_values,
     gold_rows,
 )
-from choiceaudit.metrics._precision import RuleShift, rule_shifts
+from choiceaudit.metrics._precision import RuleShift, floor_shown, rule_shifts
 
 __all__ = [
     "CELL_FIELDS",
@@ -95,6 +95,7 @@ __all__ = [
     "calibration_cells",
     "calibration_scores",
     "confidence_values",
+    "floor_shown",
     "gold_credit",
     "gold_rows",
     "order_audit_cells",

@@ -12,7 +12,7 @@ import numpy as np
 
 from choiceaudit.types import FloatArray, tied_argmax
 
-__all__ = ["RuleShift", "rule_shifts"]
+__all__ = ["RuleShift", "floor_shown", "rule_shifts"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,11 @@ def rule_shifts(
             )
         )
     return tuple(shifts)
+
+
+def floor_shown(floor: Sequence[Mapping[str, object]]) -> Mapping[str, object]:
+    """Of a gate's stored shifts (one mapping per rule, as a manifest holds them), the one a
+    reader is shown as the noise floor: the summed log-probability where the run has it (the
+    paper's floor), else the first rule measured (``probs`` of a model that returns a
+    distribution over keys); empty when none was measured."""
+    return next((r for r in floor if r.get("rule") == "sum"), floor[0] if floor else {})

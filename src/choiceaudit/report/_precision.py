@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from choiceaudit.metrics import floor_shown
 from choiceaudit.report._html import Section
 from choiceaudit.report._tables import Computed, ReportTable
 from choiceaudit.types import Manifest
@@ -34,11 +35,8 @@ PRECISION = Computed(
 
 
 def _floor(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The rule whose distances the report shows: the summed log-probability where the run has
-    it (the paper's noise floor), else the first rule measured (``probs`` of a model that
-    returns a distribution over keys)."""
-    floor = list(record.get("floor", ()))
-    return next((r for r in floor if r.get("rule") == "sum"), floor[0] if floor else {})
+    """The rule whose distances the report shows (:func:`choiceaudit.metrics.floor_shown`)."""
+    return floor_shown(list(record.get("floor", ())))
 
 
 def _row(label: str, run_dir: str, record: Mapping[str, Any]) -> dict[str, object]:
