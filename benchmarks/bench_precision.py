@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pkgutil
 import platform
 import sys
 import time
@@ -70,13 +71,7 @@ HEAD_TILES = "choiceaudit.scorers._output_head.needs_fixed_tiles"
 def untiled_patches(models: Sequence[Any]) -> list[Any]:
     """Patches under which ``models`` run without fixed tiles (body and output head) and every
     other model as the engine runs it."""
-    import importlib
-
-    def real(target: str) -> Any:
-        module_name, _, attribute = target.rpartition(".")
-        return getattr(importlib.import_module(module_name), attribute)
-
-    fix, needs = real(TILES), real(HEAD_TILES)
+    fix, needs = pkgutil.resolve_name(TILES), pkgutil.resolve_name(HEAD_TILES)
     skip = {id(m) for m in models}
     weights = {id(m.get_output_embeddings().weight) for m in models}
 
@@ -111,10 +106,7 @@ HEAD = "choiceaudit.scorers._engine.normalised_reads"
 
 def counting_head(counters: dict[int, TokenCounter]) -> Any:
     """The engine's output head, counting each model's projected states into its counter."""
-    import importlib
-
-    module_name, _, attribute = HEAD.rpartition(".")
-    real = getattr(importlib.import_module(module_name), attribute)
+    real = pkgutil.resolve_name(HEAD)
 
     def head(model: Any, states: Sequence[Any], *args: Any, **kwargs: Any) -> Any:
         counter = counters.get(id(model))

